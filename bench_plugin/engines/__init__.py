@@ -1,0 +1,1 @@
+"""Engines: turn a case into a transcript by calling models."""

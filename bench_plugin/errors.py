@@ -1,0 +1,128 @@
+"""The exception tree: every error the plugin raises on purpose.
+
+    BenchError
+     +-- SuiteError                 the YAML is wrong: file, line, key path, expected, found
+     |    +-- CaseError             one case cannot run (unknown model, template error); it fails alone
+     +-- ProviderError              a model call did not give a usable answer
+     |    +-- TransientProviderError    worth retrying: timeout, connection, 429, 5xx, bad body
+     |    +-- AuthError                 401/403 or a missing key: retrying cannot help
+     |    +-- ReplayMissError           an offline replay has no recorded answer: the case is skipped
+     +-- JudgeError                 a judge answered but its verdict cannot be read: unscored
+
+Lower layers (httpx, json, jinja2) are translated at the boundary and chained with `raise ... from`.
+"""
+
+from __future__ import annotations
+
+
+class BenchError(Exception):
+    """Base of every error the plugin raises on purpose."""
+
+
+class SuiteError(BenchError):
+    """A problem in a suite file, shown to the suite author without a traceback.
+
+    Args:
+        message: what was expected and what was found.
+        path: the suite file, as the user would type it.
+        line: 0-based line of the offending key, or None when unknown.
+        key: the key path, e.g. ``tasks[3].scorers[1].weight``.
+        hint: an optional suggestion printed on its own line.
+        excerpt: optional source lines quoted under the message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+        excerpt: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.key = key
+        self.hint = hint
+        self.excerpt = excerpt
+
+    def located(self, path: str | None = None, line: int | None = None, key: str | None = None) -> SuiteError:
+        """Return a copy that fills in location fields this error does not have yet."""
+        return type(self)(
+            self.message,
+            path=self.path or path,
+            line=self.line if self.line is not None else line,
+            key=self.key or key,
+            hint=self.hint,
+            excerpt=self.excerpt,
+        )
+
+    def __str__(self) -> str:
+        where = self.path or "<suite>"
+        if self.line is not None:
+            where = f"{where}:{self.line + 1}"
+        head = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+        parts = [head]
+        if self.excerpt:
+            parts.append(self.excerpt)
+        if self.hint:
+            parts.append(f"  hint: {self.hint}")
+        return "\n".join(parts)
+
+
+class CaseError(SuiteError):
+    """A problem confined to one case; that case fails and the rest of the run goes on."""
+
+
+class ProviderError(BenchError):
+    """A model call that did not give a usable answer.
+
+    Args:
+        message: what went wrong, already free of API keys.
+        status: the HTTP status when there was one.
+        retry_after: seconds the server asked us to wait, when it said so.
+        kind: a short class of failure for records (see ``kind``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        kind: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self._kind = kind
+
+    @property
+    def kind(self) -> str:
+        """A short stable name for records and reports: ``timeout``, ``connection``, ``http_429``,
+        ``http_5xx``, ``malformed``, ``auth``, ``http_4xx``, ``replay_miss``... Defaults from the class."""
+        if self._kind:
+            return self._kind
+        if self.status is not None:
+            return f"http_{self.status}"
+        return {"AuthError": "auth", "ReplayMissError": "replay_miss"}.get(type(self).__name__, "provider")
+
+
+class TransientProviderError(ProviderError):
+    """A failure that may go away if the same call is made again."""
+
+
+class AuthError(ProviderError):
+    """The endpoint refused our credentials, or the key variable is not set."""
+
+
+class ReplayMissError(ProviderError):
+    """An offline replay has no recorded answer for this call; the case is skipped, not failed."""
+
+
+class JudgeError(BenchError):
+    """A judge replied, but no verdict could be read from the reply: the case is unscored."""

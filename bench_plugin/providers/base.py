@@ -1,0 +1,137 @@
+"""What every provider speaks: one async ``complete`` plus small policy methods with defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol, runtime_checkable
+
+from bench_plugin.errors import ProviderError, TransientProviderError
+from bench_plugin.suite.spec import Message, ModelSpec, ProviderSpec
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts as the endpoint reported them; None when it did not say."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """One call to one model.
+
+    ``task``, ``run`` and ``turn`` (1-based index of this call in the conversation) identify the call
+    for offline providers; HTTP providers ignore them. ``purpose`` is ``candidate`` or ``judge``.
+    """
+
+    model: ModelSpec
+    messages: tuple[Message, ...]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    task: str = ""
+    run: int = 1
+    turn: int = 1
+    purpose: str = "candidate"
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer and what it cost. ``latency_s`` is wall time of the successful attempt."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+    request_id: str | None = None
+    attempts: int = 1
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A translator for one wire format (or an offline source of answers)."""
+
+    spec: ProviderSpec
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Make one attempt at the call; retries belong to the caller."""
+        ...
+
+    def should_retry(self, exc: BaseException) -> bool:
+        """Whether ``exc`` from ``complete`` is worth another attempt."""
+        ...
+
+    def connection_key(self) -> str:
+        """The scope shared by rate limits and connection pools (e.g. the base URL)."""
+        ...
+
+    def max_concurrency(self) -> int | None:
+        """An upper bound on calls in flight to this provider, or None for the runner's default."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release clients; called once, inside the runner's event loop."""
+        ...
+
+
+class BaseProvider:
+    """Defaults for the policy methods, so a provider only has to write ``complete``."""
+
+    def __init__(self, spec: ProviderSpec) -> None:
+        self.spec = spec
+
+    async def complete(self, request: CompletionRequest) -> Completion:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def should_retry(self, exc: BaseException) -> bool:
+        return isinstance(exc, TransientProviderError)
+
+    def connection_key(self) -> str:
+        return self.spec.base_url or f"{self.spec.type}:{self.spec.name}"
+
+    def max_concurrency(self) -> int | None:
+        return self.spec.concurrency
+
+    async def aclose(self) -> None:
+        return None
+
+
+def apply_system_policy(messages: tuple[Message, ...], model: ModelSpec) -> tuple[Message, ...]:
+    """Rewrite system messages for models that take no system role.
+
+    ``native`` leaves them alone; ``drop`` removes them; ``fold`` joins them and prepends the result,
+    through the model's ``system_fold_template``, to the first user message (or adds a user message
+    when there is none), the way some harnesses talk to models without a system role.
+    """
+    if model.system_prompt == "native":
+        return messages
+    system_text = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    rest = [m for m in messages if m.role != "system"]
+    if model.system_prompt == "drop" or not system_text:
+        return tuple(rest)
+    from bench_plugin.suite.templates import render_standalone
+
+    prefix = render_standalone(model.system_fold_template, {"system": system_text})
+    for index, message in enumerate(rest):
+        if message.role == "user":
+            rest[index] = Message(role="user", content=prefix + message.content, name=message.name)
+            return tuple(rest)
+    return tuple([*rest, Message(role="user", content=prefix.rstrip())])
+
+
+def require_text(value: Any, what: str) -> str:
+    """Check a field of a response body is a string, or raise a retryable bad-body error."""
+    if not isinstance(value, str):
+        raise TransientProviderError(f"malformed response: {what} is {type(value).__name__}, expected a string")
+    return value
+
+
+__all__ = [
+    "BaseProvider",
+    "Completion",
+    "CompletionRequest",
+    "Provider",
+    "ProviderError",
+    "Usage",
+    "apply_system_policy",
+    "require_text",
+]

@@ -1,0 +1,1 @@
+"""Reports built from case records: markdown, pytest-html and JSON."""

@@ -1,0 +1,1 @@
+"""Scoring: deterministic checks, LLM judges and the composite."""

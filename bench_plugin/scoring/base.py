@@ -1,0 +1,99 @@
+"""What scorers take and give: a ScoringContext in, a ComponentScore out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Mapping, Protocol
+
+from bench_plugin.providers.base import Completion, CompletionRequest
+from bench_plugin.suite.spec import CaseSpec, Message, ScorerSpec
+
+CallModel = Callable[[CompletionRequest], Awaitable[Completion]]
+
+
+@dataclass(frozen=True)
+class ComponentScore:
+    """One named component of a case's score.
+
+    ``value`` is normalised to 0..1 (None means unscored: the grader could not decide, and the
+    component is left out of averages). ``raw`` is the value on the scorer's own scale (a judge's
+    8 out of 10). ``detail`` is the evidence a person reads; ``judge_output`` the judge's full reply.
+    """
+
+    name: str
+    value: float | None
+    raw: float | None = None
+    passed: bool | None = None
+    detail: str = ""
+    judge_output: str | None = None
+    error: str | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def unscored(self) -> bool:
+        return self.value is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": self.value,
+            "raw": self.raw,
+            "passed": self.passed,
+            "detail": self.detail,
+            "judge_output": self.judge_output,
+            "error": self.error,
+            "usage": dict(self.usage),
+        }
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """Everything a scorer may look at for one case.
+
+    ``response`` is the final answer text; ``transcript`` the whole conversation including it.
+    ``call_model`` is the runner's way to make a model call (judges use it), with its retries and
+    concurrency limits: scorers never make HTTP calls of their own.
+    """
+
+    case: CaseSpec
+    response: str
+    transcript: tuple[Message, ...]
+    call_model: CallModel
+
+
+class Scorer(Protocol):
+    """A scorer type, registered by name (``contains``, ``llm_judge``...)."""
+
+    def validate(self, spec: ScorerSpec) -> None:
+        """Check options that the JSON Schema cannot (a regex compiles...); raise ValueError."""
+        ...
+
+    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
+        """Score one case. Raise nothing for a bad answer: that is a low score."""
+        ...
+
+
+@dataclass(frozen=True)
+class ScoreSet:
+    """All components of one case plus the composite and the verdict.
+
+    ``composite`` is None when the case is unscored (``unscored_reason`` says why) or has no
+    scorers; ``passed`` is None only when unscored.
+    """
+
+    components: tuple[ComponentScore, ...]
+    composite: float | None
+    passed: bool | None
+    threshold: float
+    composite_detail: str = ""
+    unscored_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "components": {c.name: c.to_dict() for c in self.components},
+            "composite": self.composite,
+            "passed": self.passed,
+            "threshold": self.threshold,
+            "composite_detail": self.composite_detail,
+            "unscored_reason": self.unscored_reason,
+        }

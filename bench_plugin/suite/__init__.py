@@ -1,0 +1,1 @@
+"""Suite files: loading, validation, specs, templates and expansion into cases."""

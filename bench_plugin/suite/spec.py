@@ -1,0 +1,141 @@
+"""Frozen specs: the typed form of a suite after validation, shared by every later stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from bench_plugin.errors import CaseError
+    from bench_plugin.suite.templates import TemplateRenderer
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message. ``name`` is the speaker in multi-party conversations."""
+
+    role: str
+    content: str
+    name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """US dollars per million tokens, used to put a cost on every call."""
+
+    input_per_mtok: float = 0.0
+    output_per_mtok: float = 0.0
+
+    def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
+        if input_tokens is None and output_tokens is None:
+            return None
+        return ((input_tokens or 0) * self.input_per_mtok + (output_tokens or 0) * self.output_per_mtok) / 1e6
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """How to reach one endpoint. ``options`` holds type-specific keys (e.g. a replay file)."""
+
+    name: str
+    type: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 60.0
+    max_retries: int = 2
+    concurrency: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model as a suite names it.
+
+    ``name`` is the suite's key for the model and appears in test ids; ``id`` is what the API is sent.
+    ``system_prompt`` is ``native`` (send a system role), ``fold`` (prepend it to the first user
+    message through ``system_fold_template``) or ``drop``.
+    """
+
+    name: str
+    provider: ProviderSpec
+    id: str
+    label: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    system_prompt: str = "native"
+    system_fold_template: str = "{{ system }}\n\n"
+    headers: Mapping[str, str] = field(default_factory=dict)
+    pricing: Pricing | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScorerSpec:
+    """One scorer; ``name`` is the component name a composite formula refers to."""
+
+    name: str
+    type: str
+    options: Mapping[str, Any]
+    key: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """Count component ``component`` only when ``when`` holds; otherwise drop it and renormalise."""
+
+    component: str
+    when: str
+
+
+@dataclass(frozen=True)
+class CompositeSpec:
+    """How component scores combine into one number per case.
+
+    With no formula the composite is the plain mean of the components. ``on_missing`` says what an
+    unscored component does: ``unscored`` makes the whole case unscored, ``renormalize`` drops its
+    term and rescales the remaining weights.
+    """
+
+    formula: str | None = None
+    gates: tuple[GateSpec, ...] = ()
+    on_missing: str = "unscored"
+    key: str = "composite"
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One pytest item's worth of work: a task, a model and a run number, fully rendered.
+
+    ``problem`` is set when the case cannot run; the item then fails alone with that message.
+    """
+
+    suite: str
+    path: str
+    task: str
+    model_name: str
+    model: ModelSpec | None
+    run: int
+    messages: tuple[Message, ...]
+    scorers: tuple[ScorerSpec, ...]
+    composite: CompositeSpec
+    pass_threshold: float
+    variables: Mapping[str, Any]
+    tags: tuple[str, ...] = ()
+    judges: Mapping[str, ModelSpec] = field(default_factory=dict)
+    templates: TemplateRenderer | None = None
+    suite_dir: Path | None = None
+    line: int | None = None
+    problem: CaseError | None = None
+
+    @property
+    def case_id(self) -> str:
+        """The pytest item name, e.g. ``capital-france[gpt-4o-run2]``."""
+        return f"{self.task}[{self.model_name}-run{self.run}]"

@@ -1,0 +1,118 @@
+"""Jinja2 rendering in a sandbox with StrictUndefined: prompts, ids, derived variables.
+
+Suites are data written by people we may not know, so templates render in
+``SandboxedEnvironment``; a missing variable is an error rather than an empty string. A value that
+is exactly one ``{{ expression }}`` keeps its native type (a number stays a number), which is what
+derived variables and dataset filters want.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from bench_plugin.errors import CaseError
+
+_SINGLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>.*?)\}\}\s*$", re.DOTALL)
+
+
+def _make_env(loader: jinja2.BaseLoader | None) -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )
+    env.filters["tojson"] = lambda value, indent=None: json.dumps(value, ensure_ascii=False, indent=indent)
+    return env
+
+
+class TemplateRenderer:
+    """Renders templates for one suite; ``{% include %}`` resolves inside the suite's folder only.
+
+    Args:
+        root: the folder that holds the suite; includes and template files are looked up there.
+        path: the suite file as shown in messages.
+    """
+
+    def __init__(self, root: Path | None, path: str = "<suite>") -> None:
+        self.root = root
+        self.path = path
+        loader = jinja2.FileSystemLoader(str(root)) if root is not None else None
+        self.env = _make_env(loader)
+
+    def render(self, source: str, variables: Mapping[str, Any], *, key: str = "", line: int | None = None) -> str:
+        """Render ``source`` as a template.
+
+        Raises:
+            CaseError: naming the key and line, when a variable is missing or the template is broken.
+        """
+        try:
+            return self.env.from_string(source).render(variables)
+        except jinja2.TemplateError as exc:
+            raise self._error(exc, key, line) from exc
+
+    def render_file(self, name: str, variables: Mapping[str, Any], *, key: str = "", line: int | None = None) -> str:
+        """Render a template file that sits next to the suite (or below it)."""
+        try:
+            return self.env.get_template(name).render(variables)
+        except jinja2.TemplateNotFound as exc:
+            raise CaseError(
+                f"template file '{exc.name}' not found under {self.root}",
+                path=self.path,
+                line=line,
+                key=key,
+            ) from exc
+        except jinja2.TemplateError as exc:
+            raise self._error(exc, key, line) from exc
+
+    def evaluate(self, source: str, variables: Mapping[str, Any], *, key: str = "", line: int | None = None) -> Any:
+        """Render a value, keeping the native type when it is one ``{{ expression }}``.
+
+        Non-string values are returned unchanged, so data may mix literals and templates.
+        """
+        if not isinstance(source, str):
+            return source
+        match = _SINGLE_EXPRESSION.match(source)
+        if match is None:
+            return self.render(source, variables, key=key, line=line)
+        return self.expression(match.group("expr"), variables, key=key, line=line)
+
+    def expression(self, source: str, variables: Mapping[str, Any], *, key: str = "", line: int | None = None) -> Any:
+        """Evaluate a bare jinja2 expression such as ``category == 'math'``."""
+        try:
+            compiled = self.env.compile_expression(source, undefined_to_none=False)
+            value = compiled(**variables)
+        except jinja2.TemplateError as exc:
+            raise self._error(exc, key, line) from exc
+        if isinstance(value, jinja2.Undefined):
+            value._fail_with_undefined_error()
+        return value
+
+    def _error(self, exc: jinja2.TemplateError, key: str, line: int | None) -> CaseError:
+        if isinstance(exc, jinja2.UndefinedError):
+            message = f"template error: {exc.message}"
+            hint = "define it under variables:, in the task's vars:, or as a matrix or dataset field"
+        else:
+            message = f"template error: {getattr(exc, 'message', None) or exc}"
+            hint = None
+        return CaseError(message, path=self.path, line=line, key=key, hint=hint)
+
+
+@lru_cache(maxsize=1)
+def _standalone_env() -> ImmutableSandboxedEnvironment:
+    return _make_env(None)
+
+
+def render_standalone(source: str, variables: Mapping[str, Any]) -> str:
+    """Render a small template that belongs to no suite (e.g. a model's system-fold wrapper)."""
+    try:
+        return _standalone_env().from_string(source).render(variables)
+    except jinja2.TemplateError as exc:
+        raise CaseError(f"template error: {getattr(exc, 'message', None) or exc}") from exc
