@@ -14,6 +14,12 @@ Lower layers (httpx, json, jinja2) are translated at the boundary and chained wi
 
 from __future__ import annotations
 
+from typing import TypeVar
+
+from typing_extensions import Self
+
+SuiteErrorT = TypeVar("SuiteErrorT", bound="SuiteError")
+
 
 class BenchError(Exception):
     """Base of every error the plugin raises on purpose."""
@@ -49,7 +55,9 @@ class SuiteError(BenchError):
         self.hint = hint
         self.excerpt = excerpt
 
-    def located(self, path: str | None = None, line: int | None = None, key: str | None = None) -> SuiteError:
+    def located(
+        self, path: str | None = None, line: int | None = None, key: str | None = None
+    ) -> Self:
         """Return a copy that fills in location fields this error does not have yet."""
         return type(self)(
             self.message,

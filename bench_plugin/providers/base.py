@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from bench_plugin.errors import ProviderError, TransientProviderError
 from bench_plugin.suite.spec import Message, ModelSpec, ProviderSpec
@@ -21,8 +22,9 @@ class Usage:
 class CompletionRequest:
     """One call to one model.
 
-    ``task``, ``run`` and ``turn`` (1-based index of this call in the conversation) identify the call
-    for offline providers; HTTP providers ignore them. ``purpose`` is ``candidate`` or ``judge``.
+    ``task``, ``run``, ``turn`` (1-based index of this call in the conversation) and the case's
+    ``variables`` identify the call for offline providers; HTTP providers ignore them. ``purpose`` is
+    ``candidate`` or ``judge``.
     """
 
     model: ModelSpec
@@ -32,6 +34,7 @@ class CompletionRequest:
     run: int = 1
     turn: int = 1
     purpose: str = "candidate"
+    variables: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ def apply_system_policy(messages: tuple[Message, ...], model: ModelSpec) -> tupl
         if message.role == "user":
             rest[index] = Message(role="user", content=prefix + message.content, name=message.name)
             return tuple(rest)
-    return tuple([*rest, Message(role="user", content=prefix.rstrip())])
+    return (*rest, Message(role="user", content=prefix.rstrip()))
 
 
 def require_text(value: Any, what: str) -> str:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping, Protocol
+from typing import Any, Protocol
 
 from bench_plugin.providers.base import Completion, CompletionRequest
 from bench_plugin.suite.spec import CaseSpec, Message, ScorerSpec

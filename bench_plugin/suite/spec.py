@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bench_plugin.errors import CaseError
@@ -134,8 +135,39 @@ class CaseSpec:
     suite_dir: Path | None = None
     line: int | None = None
     problem: CaseError | None = None
+    engine: str = "single_turn"
+    index: int = 0
 
     @property
     def case_id(self) -> str:
         """The pytest item name, e.g. ``capital-france[gpt-4o-run2]``."""
         return f"{self.task}[{self.model_name}-run{self.run}]"
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """A validated suite before expansion: the typed parts plus the raw task entries.
+
+    ``model_problems`` and ``judge_problems`` hold models that cannot run (unknown provider...);
+    their cases fail alone while the rest of the suite runs.
+    """
+
+    name: str
+    path: str
+    root: Path
+    data_dir: Path
+    models: Mapping[str, ModelSpec]
+    judges: Mapping[str, ModelSpec]
+    providers: Mapping[str, ProviderSpec]
+    tasks: tuple[Mapping[str, Any], ...]
+    scorers: tuple[ScorerSpec, ...] = ()
+    composite: CompositeSpec = field(default_factory=CompositeSpec)
+    pass_threshold: float = 1.0
+    runs: int = 1
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    matrix: Mapping[str, list[Any]] = field(default_factory=dict)
+    derived: Mapping[str, Any] = field(default_factory=dict)
+    system: str | None = None
+    default_models: tuple[str, ...] = ()
+    model_problems: Mapping[str, CaseError] = field(default_factory=dict)
+    judge_problems: Mapping[str, CaseError] = field(default_factory=dict)

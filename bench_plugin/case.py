@@ -1,0 +1,115 @@
+"""One case from spec to record: engine, scorers, verdict, and which of the outcomes it was.
+
+Three kinds of bad news are kept apart: the model did badly (a low score, FAILED), the grader could
+not decide (UNSCORED, left out of averages) and the infrastructure failed (ERROR, re-runnable).
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from datetime import datetime, timezone
+from typing import Any
+
+from bench_plugin import record as rec
+from bench_plugin.engines.base import Transcript, get_engine
+from bench_plugin.errors import CaseError, ProviderError, ReplayMissError
+from bench_plugin.record import CaseRecord, json_safe
+from bench_plugin.scoring.base import CallModel, ScoreSet, ScoringContext
+from bench_plugin.scoring.score import score_case
+from bench_plugin.suite.spec import CaseSpec
+
+
+async def execute_case(case: CaseSpec, nodeid: str, call_model: CallModel) -> CaseRecord:
+    """Run and score one case. Never raises for a problem of the case: it becomes the record's status."""
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = time.perf_counter()
+    transcript: Transcript | None = None
+    try:
+        if case.problem is not None:
+            raise case.problem
+        transcript = await get_engine(case.engine)(case, call_model)
+        scores = await score_case(ScoringContext(case, transcript.response, transcript.messages, call_model))
+        status, reason = _verdict(scores)
+        return build_record(case, nodeid, status, reason, transcript=transcript, scores=scores,
+                            started_at=started_at, duration_s=time.perf_counter() - started)
+    except CaseError as exc:
+        error: dict[str, Any] = {"kind": "suite", "type": type(exc).__name__, "message": str(exc)}
+        return build_record(case, nodeid, rec.INVALID, str(exc), transcript=transcript, error=error,
+                            started_at=started_at, duration_s=time.perf_counter() - started)
+    except ProviderError as exc:
+        status = rec.SKIPPED if isinstance(exc, ReplayMissError) else rec.ERROR
+        error = {"kind": exc.kind, "type": type(exc).__name__, "message": exc.message, "status": exc.status}
+        return build_record(case, nodeid, status, f"{exc.kind}: {exc.message}", transcript=transcript,
+                            error=error, started_at=started_at, duration_s=time.perf_counter() - started)
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: keep the run going, keep the evidence
+        message = f"internal error in bench_plugin: {type(exc).__name__}: {exc}"
+        error = {"kind": "internal", "type": type(exc).__name__, "message": message,
+                 "traceback": traceback.format_exc()}
+        return build_record(case, nodeid, rec.ERROR, message, transcript=transcript, error=error,
+                            started_at=started_at, duration_s=time.perf_counter() - started)
+
+
+def _verdict(scores: ScoreSet) -> tuple[str, str]:
+    if scores.passed is None:
+        return rec.UNSCORED, scores.unscored_reason or "the grader could not decide"
+    failing = [c for c in scores.components if c.passed is False or (c.value is not None and c.value < 1)]
+    shown = "; ".join(f"{c.name}={c.value:.4g}: {c.detail}" for c in failing[:3] if c.value is not None)
+    if scores.composite is None:
+        return rec.PASSED, "no scorers: the call succeeded"
+    comparison = ">=" if scores.passed else "<"
+    head = f"score {scores.composite:.4f} {comparison} threshold {scores.threshold:g}"
+    return (rec.PASSED if scores.passed else rec.FAILED), (f"{head} ({shown})" if shown and not scores.passed else head)
+
+
+def build_record(
+    case: CaseSpec,
+    nodeid: str,
+    status: str,
+    reason: str,
+    *,
+    transcript: Transcript | None = None,
+    scores: ScoreSet | None = None,
+    error: dict[str, Any] | None = None,
+    started_at: str | None = None,
+    duration_s: float | None = None,
+) -> CaseRecord:
+    """The record of a case in any state; also used for cases that never ran (invalid)."""
+    model = case.model
+    completions = transcript.completions if transcript else ()
+    input_tokens = _sum(c.usage.input_tokens for c in completions)
+    output_tokens = _sum(c.usage.output_tokens for c in completions)
+    cost = model.pricing.cost(input_tokens, output_tokens) if model and model.pricing else None
+    return CaseRecord(
+        nodeid=nodeid,
+        suite=case.suite,
+        path=case.path,
+        task=case.task,
+        model=case.model_name,
+        model_id=model.id if model else case.model_name,
+        model_label=model.label if model else case.model_name,
+        provider=model.provider.name if model else "",
+        run=case.run,
+        status=status,
+        reason=reason,
+        tags=list(case.tags),
+        variables=json_safe(dict(case.variables)),
+        messages=[m.to_dict() for m in case.messages],
+        transcript=[m.to_dict() for m in transcript.messages] if transcript else [],
+        response=transcript.response if transcript else None,
+        scores=scores.to_dict() if scores else None,
+        composite=scores.composite if scores else None,
+        threshold=case.pass_threshold,
+        usage={"input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost,
+               "calls": len(completions), "attempts": sum(c.attempts for c in completions)},
+        latency_s=sum(c.latency_s for c in completions) if completions else None,
+        duration_s=duration_s,
+        started_at=started_at,
+        error=error,
+        case_index=case.index,
+    )
+
+
+def _sum(values: Any) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None

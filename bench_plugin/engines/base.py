@@ -1,0 +1,32 @@
+"""What an engine gives back, and engines by name (single turn now; multi-turn and agents later)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bench_plugin.providers.base import Completion
+from bench_plugin.scoring.base import CallModel
+from bench_plugin.suite.spec import CaseSpec, Message
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """The conversation a case produced: prompt plus answers, the final answer, and every call made."""
+
+    messages: tuple[Message, ...]
+    response: str
+    completions: tuple[Completion, ...]
+
+
+Engine = Callable[[CaseSpec, CallModel], Awaitable[Transcript]]
+
+
+def get_engine(name: str) -> Engine:
+    """The engine that runs cases of this kind."""
+    from bench_plugin.engines.single_turn import run_single_turn
+
+    engines: dict[str, Engine] = {"single_turn": run_single_turn}
+    if name not in engines:
+        raise KeyError(f"unknown engine '{name}'; choose from: {', '.join(engines)}")
+    return engines[name]

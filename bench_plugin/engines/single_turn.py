@@ -1,0 +1,24 @@
+"""One prompt, one answer: the model sees the rendered messages and replies once."""
+
+from __future__ import annotations
+
+from bench_plugin.engines.base import Transcript
+from bench_plugin.providers.base import CompletionRequest
+from bench_plugin.scoring.base import CallModel
+from bench_plugin.suite.spec import CaseSpec, Message
+
+
+async def run_single_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
+    """Send the case's messages to its model and return the conversation with the answer appended."""
+    assert case.model is not None, "cases without a model never reach an engine"
+    request = CompletionRequest(
+        model=case.model,
+        messages=case.messages,
+        task=case.task,
+        run=case.run,
+        turn=1,
+        variables=case.variables,
+    )
+    completion = await call_model(request)
+    answer = Message(role="assistant", content=completion.text, name=case.model.label)
+    return Transcript(messages=(*case.messages, answer), response=completion.text, completions=(completion,))

@@ -1,0 +1,101 @@
+"""SuiteFile(pytest.File) and CaseItem(pytest.Item), nothing else."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bench_plugin import record as rec
+from bench_plugin.case import build_record
+from bench_plugin.errors import SuiteError
+from bench_plugin.record import CaseRecord
+from bench_plugin.state import STATE_KEY, BenchState
+from bench_plugin.suite.build import build_suite
+from bench_plugin.suite.expand import expand_suite
+from bench_plugin.suite.loader import load_suite_file
+from bench_plugin.suite.spec import CaseSpec
+
+RECORD_KEY = pytest.StashKey[CaseRecord]()
+_MARKER_UNSAFE = re.compile(r"\W+")
+
+
+class CaseFailed(Exception):
+    """The case ran and did not pass, or could not run: the message is all the user needs."""
+
+
+class InfrastructureError(Exception):
+    """The model call failed (timeout, 5xx, bad body): raised in setup so pytest shows ERROR."""
+
+
+class SuiteFile(pytest.File):
+    """A YAML suite: one item per model x task x run."""
+
+    def collect(self) -> Iterator[CaseItem]:
+        state: BenchState = self.config.stash[STATE_KEY]
+        try:
+            loaded = load_suite_file(self.path, display_path=self.nodeid)
+            suite = build_suite(loaded, state.build_options)
+            cases = expand_suite(suite, loaded, state.expand_options)
+        except SuiteError as exc:
+            raise self.CollectError(str(exc)) from None
+        state.seen_models.update(suite.models)
+        state.seen_models.update(suite.model_problems)
+        state.seen_providers.update(suite.providers)
+        for case in cases:
+            # An explicit nodeid: pytest >= 9.2 parses stored ids (--lf cache) into name + [params],
+            # and a name with brackets only matches when the item's id is parsed the same way.
+            item = CaseItem.from_parent(self, name=case.case_id, nodeid=f"{self.nodeid}::{case.case_id}", case=case)
+            for marker in case_markers(case):
+                state.register_marker(self.config, marker)
+                item.add_marker(marker)
+            yield item
+
+
+def case_markers(case: CaseSpec) -> list[str]:
+    """``bench``, ``model_<name>``, ``provider_<name>`` and one per tag (``category=math`` -> ``category_math``)."""
+    names = ["bench", f"model_{case.model_name}"]
+    if case.model is not None:
+        names.append(f"provider_{case.model.provider.name}")
+    names.extend(case.tags)
+    return [_MARKER_UNSAFE.sub("_", n).strip("_") for n in names if n]
+
+
+class CaseItem(pytest.Item):
+    """One case. Its work runs on the runner's loop; the item waits for the record and reports it."""
+
+    def __init__(self, *, case: CaseSpec, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def setup(self) -> None:
+        if self.case.problem is not None:
+            return
+        state: BenchState = self.config.stash[STATE_KEY]
+        record = state.scheduler.result(self.nodeid, self.case)
+        self.stash[RECORD_KEY] = record
+        if record.status == rec.ERROR:
+            raise InfrastructureError(f"{record.reason}\n(infrastructure failure, not a model failure: re-run this case)")
+
+    def runtest(self) -> None:
+        if self.case.problem is not None:
+            self.stash[RECORD_KEY] = build_record(
+                self.case, self.nodeid, rec.INVALID, str(self.case.problem),
+                error={"kind": "suite", "type": type(self.case.problem).__name__, "message": str(self.case.problem)},
+            )
+            raise CaseFailed(str(self.case.problem))
+        record = self.stash[RECORD_KEY]
+        if record.status in (rec.FAILED, rec.INVALID):
+            raise CaseFailed(record.reason)
+        if record.status in (rec.UNSCORED, rec.SKIPPED):
+            pytest.skip(f"{record.status}: {record.reason}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
+        if isinstance(excinfo.value, (CaseFailed, InfrastructureError, SuiteError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, self.case.line, f"{self.case.suite}::{self.name}"

@@ -1,0 +1,100 @@
+"""Command-line and ini options, checked once and turned into what the suite layer wants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bench_plugin.suite.build import BuildOptions
+from bench_plugin.suite.expand import ExpandOptions
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    concurrency: int
+    output_dir: Path
+    build: BuildOptions
+    expand: ExpandOptions
+
+
+def read_options(config: pytest.Config) -> BenchOptions:
+    """Parse the --bench-* options.
+
+    Raises:
+        pytest.UsageError: naming the option, what it expects and what it got.
+    """
+    concurrency = config.getoption("bench_concurrency")
+    if concurrency is None:
+        concurrency = _ini_int(config, "bench_concurrency")
+    if concurrency < 1:
+        raise pytest.UsageError(f"--bench-concurrency: expected a whole number >= 1, got {concurrency}")
+    runs = config.getoption("bench_runs")
+    if runs is not None and runs < 1:
+        raise pytest.UsageError(f"--bench-runs: expected a whole number >= 1, got {runs}")
+    models = _split_models(config.getoption("bench_models"))
+    judge = config.getoption("bench_judge")
+    if judge is not None and ":" not in judge:
+        raise pytest.UsageError(f"--bench-judge: expected PROVIDER:MODEL such as openai:gpt-4o, got {judge!r}")
+    output = Path(config.getoption("bench_output") or config.getini("bench_output"))
+    if not output.is_absolute():
+        output = config.rootpath / output
+    return BenchOptions(
+        concurrency=concurrency,
+        output_dir=output,
+        build=BuildOptions(base_urls=_base_urls(config.getoption("bench_base_url")), judge=judge),
+        expand=ExpandOptions(models=models, runs=runs),
+    )
+
+
+def _ini_int(config: pytest.Config, name: str) -> int:
+    raw = config.getini(name)
+    try:
+        return int(str(raw))
+    except ValueError:
+        raise pytest.UsageError(f"ini option {name}: expected a whole number, got {raw!r}") from None
+
+
+def _split_models(values: list[str] | None) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    names = tuple(dict.fromkeys(n.strip() for v in values for n in v.split(",") if n.strip()))
+    if not names:
+        raise pytest.UsageError("--bench-models: expected at least one model name")
+    return names
+
+
+def _base_urls(values: list[str]) -> dict[str, str]:
+    urls: dict[str, str] = {}
+    for value in values:
+        name, sep, url = value.partition("=")
+        if not sep or not name or not url.startswith(("http://", "https://")):
+            raise pytest.UsageError(
+                f"--bench-base-url: expected PROVIDER=URL such as vllm=http://127.0.0.1:8000/v1, got {value!r}"
+            )
+        urls[name] = url
+    return urls
+
+
+def wants_html_report(config: pytest.Config, output_dir: Path) -> Path | None:
+    """Where to write the pytest-html report by default: only when suites are being run and the user
+    has not chosen (``--html``) or declined (``--bench-html off``)."""
+    if not hasattr(config.option, "htmlpath") or config.option.htmlpath or config.option.collectonly:
+        return None
+    choice = config.getoption("bench_html")
+    if choice == "off":
+        return None
+    if choice:
+        return Path(choice)
+    return output_dir / "report.html" if _args_name_suites(config) else None
+
+
+def _args_name_suites(config: pytest.Config) -> bool:
+    for arg in config.args:
+        path = config.invocation_params.dir / arg.split("::")[0]
+        if path.suffix in (".yaml", ".yml"):
+            return True
+        if path.is_dir() and any(p.suffix in (".yaml", ".yml") for p in [*path.glob("*"), *path.glob("*/*")]):
+            return True
+    return False

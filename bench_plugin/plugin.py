@@ -1,0 +1,116 @@
+"""pytest hooks only: options, collection, scheduling after deselection, reports. Each hook is thin."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench_plugin import __version__
+from bench_plugin.nodes import RECORD_KEY, CaseItem, SuiteFile
+from bench_plugin.options import read_options, wants_html_report
+from bench_plugin.state import STATE_KEY, BenchState
+
+_SUITE_SUFFIXES = (".yaml", ".yml")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("bench", "LLM benchmarks (bench_plugin)")
+    group.addoption("--bench-models", action="append", default=None, metavar="NAMES",
+                    help="models to run, comma-separated: names from the suite or provider:model-id "
+                         "(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, ollama:llama3.2)")
+    group.addoption("--bench-runs", type=int, default=None, metavar="N", help="repeat every case N times")
+    group.addoption("--bench-concurrency", type=int, default=None, metavar="N",
+                    help="cases in flight at once (default: ini bench_concurrency, 16)")
+    group.addoption("--bench-output", default=None, metavar="DIR",
+                    help="folder for results.jsonl, report.md, summary.json and report.html "
+                         "(default: ini bench_output, bench-results)")
+    group.addoption("--bench-judge", default=None, metavar="PROVIDER:MODEL",
+                    help="judge every llm_judge scorer with this model instead of the suite's judges")
+    group.addoption("--bench-base-url", action="append", default=[], metavar="PROVIDER=URL",
+                    help="point a provider at another endpoint, e.g. vllm=http://gpu-box:8000/v1")
+    group.addoption("--bench-html", default=None, metavar="PATH|off",
+                    help="HTML report path (default: <output>/report.html when suites are run)")
+    parser.addini("bench_output", "folder for benchmark results", default="bench-results")
+    parser.addini("bench_concurrency", "cases in flight at once", default="16")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    options = read_options(config)
+    config.stash[STATE_KEY] = BenchState(options.concurrency, options.build, options.expand)
+    config.addinivalue_line("markers", "bench: every case collected from a bench_plugin suite")
+    if hasattr(config, "workerinput"):
+        return  # controller only: workers must not write reports
+    html_path = wants_html_report(config, options.output_dir)
+    if html_path is not None:
+        config.option.htmlpath = str(html_path)
+        config.option.self_contained_html = True
+    from bench_plugin.reporter import BenchReporter
+
+    config.pluginmanager.register(BenchReporter(config, options.output_dir), "bench_reporter")
+    if getattr(config.option, "htmlpath", None):
+        from bench_plugin.report.html import HtmlReportHooks
+
+        config.pluginmanager.register(HtmlReportHooks(), "bench_html")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE_KEY, None)
+    if state is not None:
+        state.close()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile | None:
+    if file_path.suffix not in _SUITE_SUFFIXES:
+        return None
+    if parent.session.isinitpath(file_path) or _looks_like_suite(file_path):
+        return SuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _looks_like_suite(path: Path) -> bool:
+    """A YAML file found by directory walk is a suite when it has a top-level ``tasks:`` key."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return any(line.startswith("tasks:") for line in handle)
+    except OSError:
+        return False
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start work only now, after -k/-m/--lf deselection; xdist workers start each case lazily."""
+    state: BenchState = session.config.stash[STATE_KEY]
+    state.check_model_names(session)
+    if session.config.option.collectonly or hasattr(session.config, "workerinput"):
+        return
+    cases = [(item.nodeid, item.case) for item in session.items if isinstance(item, CaseItem)]
+    if cases:
+        state.scheduler.plan(cases)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """Put the case record on the report as plain data, so it reaches the controller under xdist too."""
+    report = yield
+    record = item.stash.get(RECORD_KEY, None) if isinstance(item, CaseItem) else None
+    if record is not None and (call.when == "call" or (call.when == "setup" and report.failed)):
+        data = record.to_dict()
+        report.bench_record = data
+        properties = [
+            ("bench_model", record.model),
+            ("bench_task", record.task),
+            ("bench_status", record.status),
+            ("bench_score", "" if record.composite is None else f"{record.composite:.4f}"),
+        ]
+        item.user_properties.extend(properties)  # junitxml reads them from the teardown report
+        report.user_properties = [*report.user_properties, *properties]
+    return report
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    state: BenchState = config.stash[STATE_KEY]
+    return f"bench_plugin {__version__}: concurrency {state.concurrency}"

@@ -1,0 +1,161 @@
+"""The Anthropic Messages API wire format."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench_plugin.errors import ProviderError
+from bench_plugin.http import (
+    HttpPool,
+    api_key_from_env,
+    error_for_status,
+    malformed,
+    merge_headers,
+    optional_int,
+    optional_str,
+    post_json,
+    redact,
+)
+from bench_plugin.providers.base import BaseProvider, Completion, CompletionRequest, Usage, require_text
+from bench_plugin.suite.spec import Message, ProviderSpec
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 1024
+# The API wants the conversation to open with a user turn; this stands in when it does not.
+CONVERSATION_START = "(conversation start)"
+# the HTTP status Anthropic documents for each error type
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+class AnthropicProvider(BaseProvider):
+    """One attempt at ``POST {base_url}/v1/messages``; retries belong to ``http.complete_with_retries``.
+
+    Args:
+        spec: the endpoint; ``base_url`` defaults to ``https://api.anthropic.com`` and may end in ``/v1``.
+        http: the runner's client pool.
+    """
+
+    def __init__(self, spec: ProviderSpec, http: HttpPool) -> None:
+        super().__init__(spec)
+        self._http = http
+        self._base_url = (spec.base_url or DEFAULT_BASE_URL).rstrip("/")
+
+    def connection_key(self) -> str:
+        return self._base_url
+
+    @property
+    def url(self) -> str:
+        """The messages endpoint, without doubling a ``/v1`` already in ``base_url``."""
+        versioned = self._base_url if self._base_url.endswith("/v1") else f"{self._base_url}/v1"
+        return f"{versioned}/messages"
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        api_key = api_key_from_env(self.spec)
+        secrets = (api_key,) if api_key else ()
+        data, latency = await post_json(
+            self._http,
+            self.url,
+            json_body=build_body(request),
+            headers=self._headers(request, api_key),
+            timeout_s=self.spec.timeout_s,
+            key=self.connection_key(),
+            secrets=secrets,
+        )
+        raise_for_body_error(data, secrets)
+        return parse_completion(data, latency)
+
+    def _headers(self, request: CompletionRequest, api_key: str | None) -> dict[str, str]:
+        fixed = {"anthropic-version": API_VERSION, "content-type": "application/json"}
+        if api_key:
+            fixed["x-api-key"] = api_key
+        return merge_headers(fixed, self.spec.headers, request.model.headers)
+
+
+def build_body(request: CompletionRequest) -> dict[str, Any]:
+    """The request body: model params overridden by call params (None dropped), ``stop`` renamed.
+
+    System messages become the top-level ``system`` string, joined by blank lines.
+    """
+    params = {k: v for k, v in {**request.model.params, **request.params}.items() if v is not None}
+    stop = params.pop("stop", None)
+    if stop is not None:
+        params["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    params.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+    system = "\n\n".join(m.content for m in request.messages if m.role == "system" and m.content)
+    body: dict[str, Any] = {**params, "model": request.model.id, "messages": wire_messages(request.messages)}
+    if system:
+        body["system"] = system
+    return body
+
+
+def wire_messages(messages: tuple[Message, ...]) -> list[dict[str, str]]:
+    """User and assistant turns, strictly alternating and opening with a user turn, as the API requires.
+
+    Consecutive turns of one role are merged with a blank line between them. ``name`` has no place in
+    this format and is left off (speaker labels are applied before, by the engine). A conversation that
+    opens with the assistant, or has no turns at all, gets a ``(conversation start)`` user turn first.
+
+    Raises:
+        ProviderError: a role other than system, user or assistant.
+    """
+    turns: list[dict[str, str]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.role not in ("user", "assistant"):
+            raise ProviderError(f"the Anthropic API has no {message.role!r} role (only user and assistant)")
+        if turns and turns[-1]["role"] == message.role:
+            turns[-1]["content"] += "\n\n" + message.content
+        else:
+            turns.append({"role": message.role, "content": message.content})
+    if not turns or turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": CONVERSATION_START})
+    return turns
+
+
+def raise_for_body_error(data: dict[str, Any], secrets: tuple[str, ...]) -> None:
+    """An error object in a 2xx body (``{"type": "error", "error": {...}}``) is still an error."""
+    if data.get("type") != "error":
+        return
+    error = data.get("error")
+    if not isinstance(error, dict):
+        error = {}
+    error_type = str(error.get("type", "unknown"))
+    message = redact(f"error in a 200 response: {error_type}: {str(error.get('message', ''))[:300]}", secrets)
+    raise error_for_status(_ERROR_STATUS.get(error_type, 500), message)
+
+
+def parse_completion(data: dict[str, Any], latency: float) -> Completion:
+    """Join the text blocks of a Messages response and read its usage."""
+    blocks = data.get("content")
+    if not isinstance(blocks, list):
+        raise malformed("content is missing or not a list")
+    texts = [
+        require_text(block.get("text"), f"content[{index}].text")
+        for index, block in enumerate(blocks)
+        if isinstance(block, dict) and block.get("type") == "text"
+    ]
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    return Completion(
+        text="".join(texts),
+        usage=Usage(
+            input_tokens=optional_int(usage.get("input_tokens"), "usage.input_tokens"),
+            output_tokens=optional_int(usage.get("output_tokens"), "usage.output_tokens"),
+        ),
+        latency_s=latency,
+        finish_reason=optional_str(data.get("stop_reason"), "stop_reason"),
+        request_id=optional_str(data.get("id"), "id"),
+    )

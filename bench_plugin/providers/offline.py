@@ -1,0 +1,160 @@
+"""Offline providers: echo, scripted replies and replay of recorded answers.
+
+They are real providers behind the same interface as the HTTP ones (not test doubles), so a suite
+runs end to end on a machine with no network and no key, and CI exercises every path.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import time
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from bench_plugin.errors import CaseError, ReplayMissError
+from bench_plugin.providers.base import BaseProvider, Completion, CompletionRequest
+from bench_plugin.suite.datasets import lookup
+from bench_plugin.suite.templates import render_standalone
+
+
+def last_user_text(request: CompletionRequest) -> str:
+    """The content of the last user message, which offline providers answer."""
+    for message in reversed(request.messages):
+        if message.role == "user":
+            return message.content
+    return ""
+
+
+def _completion(text: str, started: float) -> Completion:
+    return Completion(text=text, latency_s=time.perf_counter() - started, finish_reason="stop")
+
+
+class EchoProvider(BaseProvider):
+    """Answers with the last user message, after an optional ``prefix``: a smoke test of the plumbing."""
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.perf_counter()
+        prefix = str(request.model.options.get("prefix", ""))
+        return _completion(prefix + last_user_text(request), started)
+
+
+class ScriptedProvider(BaseProvider):
+    """Replies declared in YAML; the first rule whose matchers all hold answers.
+
+    Matchers: ``task`` (id or glob), ``contains`` and ``regex`` (on the last user message), ``turn``.
+    ``reply`` is a template that sees ``groups`` (the regex match), ``last_user``, ``task``, ``run``,
+    ``turn`` and the case's variables; a list of replies gives one per turn.
+    """
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.perf_counter()
+        text = last_user_text(request)
+        for rule in request.model.options.get("script", []):
+            groups = _match(rule, request, text)
+            if groups is None:
+                continue
+            reply = rule["reply"]
+            if isinstance(reply, list):
+                reply = reply[min(request.turn, len(reply)) - 1]
+            scope = {**request.variables, "groups": groups, "last_user": text, "task": request.task,
+                     "run": request.run, "turn": request.turn}
+            return _completion(render_standalone(reply, scope), started)
+        raise CaseError(
+            f"scripted model '{request.model.name}' has no rule that answers task '{request.task}' "
+            f"(turn {request.turn}, {request.purpose})",
+            hint="add a rule without matchers, e.g. {reply: \"...\"}, as the last entry of script:",
+        )
+
+
+def _match(rule: Mapping[str, Any], request: CompletionRequest, text: str) -> list[str] | None:
+    if "task" in rule and not fnmatch.fnmatchcase(request.task, str(rule["task"])):
+        return None
+    if "turn" in rule and rule["turn"] != request.turn:
+        return None
+    if "contains" in rule and str(rule["contains"]) not in text:
+        return None
+    if "regex" in rule:
+        found = re.search(str(rule["regex"]), text)
+        if found is None:
+            return None
+        return [found.group(0), *[g or "" for g in found.groups()]]
+    return [text]
+
+
+class ReplayProvider(BaseProvider):
+    """Serves answers recorded earlier, keyed by model, task, run and turn.
+
+    Options (``replay:`` on the model or provider): ``file`` (JSONL), ``model_key`` (the model's name in
+    the file, default its id), ``task_key`` (a template over the case's variables giving the task key,
+    default the task id), ``fields`` (which record fields hold model / task / run / turn / response;
+    a response may be a list, one entry per turn). A call with no recording raises ReplayMissError:
+    the case is skipped with that reason, never scored.
+    """
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.perf_counter()
+        options = request.model.options["replay"]
+        fields = {"model": "model", "task": "task", "run": "run", "turn": "turn", "response": "response"}
+        fields.update(options.get("fields", {}))
+        model_key = str(options.get("model_key", request.model.id))
+        task_key = request.task
+        if "task_key" in options:
+            task_key = render_standalone(options["task_key"], {**request.variables, "task_id": request.task})
+        index = _load_index(options["file"], json.dumps(fields, sort_keys=True))
+        text = _find(index.get((model_key, task_key), []), request.run, request.turn)
+        if text is None:
+            raise ReplayMissError(
+                f"no recorded answer for model '{model_key}', task '{task_key}', run {request.run}, "
+                f"turn {request.turn} in {Path(options['file']).name}",
+                kind="replay_miss",
+            )
+        return _completion(text, started)
+
+
+@lru_cache(maxsize=32)
+def _load_index(file: str, fields_json: str) -> dict[tuple[str, str], list[tuple[Any, Any, Any]]]:
+    """(model, task) -> [(run, turn, response)], read once per file."""
+    fields = json.loads(fields_json)
+    index: dict[tuple[str, str], list[tuple[Any, Any, Any]]] = {}
+    try:
+        lines = Path(file).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CaseError(f"cannot read replay file {file}: {exc.strerror or exc}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            key = (str(lookup(record, fields["model"])), str(lookup(record, fields["task"])))
+            response = lookup(record, fields["response"])
+        except (json.JSONDecodeError, CaseError) as exc:
+            raise CaseError(f"replay file {Path(file).name}, line {number}: {exc}") from exc
+        run = _optional(record, fields["run"])
+        turn = _optional(record, fields["turn"])
+        index.setdefault(key, []).append((run, turn, response))
+    return index
+
+
+def _optional(record: Mapping[str, Any], dotted: str) -> Any:
+    try:
+        return lookup(record, dotted)
+    except CaseError:
+        return None
+
+
+def _find(entries: list[tuple[Any, Any, Any]], run: int, turn: int) -> str | None:
+    """Prefer a recording of this exact run; a recording without a run number serves every run."""
+    for wanted_run in (run, None):
+        for rec_run, rec_turn, response in entries:
+            if (rec_run if rec_run is None else int(rec_run)) != wanted_run:
+                continue
+            if isinstance(response, list):
+                if rec_turn is None and turn <= len(response):
+                    return str(response[turn - 1])
+            elif (rec_turn is None and turn == 1) or (rec_turn is not None and int(rec_turn) == turn):
+                return str(response)
+    return None

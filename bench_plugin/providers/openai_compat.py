@@ -1,0 +1,127 @@
+"""The OpenAI chat-completions wire format, spoken by OpenAI, OpenRouter, vLLM, Ollama and many more."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bench_plugin.errors import ProviderError
+from bench_plugin.http import (
+    HttpPool,
+    api_key_from_env,
+    error_for_status,
+    malformed,
+    merge_headers,
+    optional_int,
+    optional_str,
+    post_json,
+    redact,
+)
+from bench_plugin.providers.base import BaseProvider, Completion, CompletionRequest, Usage, require_text
+from bench_plugin.suite.spec import Message, ProviderSpec
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# a reply cut short or handed to tools may legitimately carry no text
+_EMPTY_CONTENT_REASONS = frozenset({"tool_calls", "length"})
+
+
+class OpenAICompatProvider(BaseProvider):
+    """One attempt at ``POST {base_url}/chat/completions``; retries belong to ``http.complete_with_retries``.
+
+    Args:
+        spec: the endpoint; ``base_url`` includes the version, e.g. ``http://127.0.0.1:8000/v1``.
+        http: the runner's client pool.
+    """
+
+    def __init__(self, spec: ProviderSpec, http: HttpPool) -> None:
+        super().__init__(spec)
+        self._http = http
+        self._base_url = (spec.base_url or DEFAULT_BASE_URL).rstrip("/")
+
+    def connection_key(self) -> str:
+        return self._base_url
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        api_key = api_key_from_env(self.spec)
+        secrets = (api_key,) if api_key else ()
+        data, latency = await post_json(
+            self._http,
+            f"{self._base_url}/chat/completions",
+            json_body=build_body(request),
+            headers=self._headers(request, api_key),
+            timeout_s=self.spec.timeout_s,
+            key=self.connection_key(),
+            secrets=secrets,
+        )
+        raise_for_body_error(data, secrets)
+        return parse_completion(data, latency)
+
+    def _headers(self, request: CompletionRequest, api_key: str | None) -> dict[str, str]:
+        auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        return merge_headers(auth, self.spec.headers, request.model.headers)
+
+
+def build_body(request: CompletionRequest) -> dict[str, Any]:
+    """The request body: model params overridden by call params, None values dropped.
+
+    ``model`` and ``messages`` cannot be overridden by params.
+    """
+    params = {**request.model.params, **request.params}
+    body = {key: value for key, value in params.items() if value is not None}
+    body["model"] = request.model.id
+    body["messages"] = [wire_message(message) for message in request.messages]
+    return body
+
+
+def wire_message(message: Message) -> dict[str, Any]:
+    """One message; ``name`` only where OpenAI accepts it, since a bad name fails the whole call."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.name and message.role in ("user", "assistant") and _VALID_NAME.match(message.name):
+        out["name"] = message.name
+    return out
+
+
+def raise_for_body_error(data: dict[str, Any], secrets: tuple[str, ...]) -> None:
+    """Some gateways (OpenRouter) answer 200 with ``{"error": {...}}``; treat it like the status it names."""
+    error = data.get("error")
+    if not error:
+        return
+    detail = error if isinstance(error, dict) else {"message": error}
+    code = detail.get("code")
+    message = redact(f"error in a 200 response: {str(detail.get('message', detail))[:300]}", secrets)
+    if (isinstance(code, int) and not isinstance(code, bool)) or (isinstance(code, str) and code.isdigit()):
+        raise error_for_status(int(code), message)
+    raise ProviderError(message)
+
+
+def parse_completion(data: dict[str, Any], latency: float) -> Completion:
+    """Read the first choice and the usage of a chat-completions response."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise malformed("choices is missing or empty")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise malformed("choices[0].message is missing")
+    finish_reason = optional_str(choice.get("finish_reason"), "choices[0].finish_reason")
+    content = message.get("content")
+    if content is None and finish_reason in _EMPTY_CONTENT_REASONS:
+        text = ""
+    elif content is None:
+        raise malformed(f"choices[0].message.content is null (finish_reason {finish_reason!r})")
+    else:
+        text = require_text(content, "choices[0].message.content")
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    return Completion(
+        text=text,
+        usage=Usage(
+            input_tokens=optional_int(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+            output_tokens=optional_int(usage.get("completion_tokens"), "usage.completion_tokens"),
+        ),
+        latency_s=latency,
+        finish_reason=finish_reason,
+        request_id=optional_str(data.get("id"), "id"),
+    )

@@ -1,0 +1,99 @@
+"""CaseRecord: everything known about one finished case, as plain data.
+
+Records travel on pytest reports (``report.bench_record``), across xdist workers, into
+``results.jsonl`` and back out for re-scoring, so they hold only JSON builtins. Keys never reach
+them: providers redact before anything is stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+RECORD_VERSION = 1
+
+PASSED = "passed"
+FAILED = "failed"
+UNSCORED = "unscored"  # the grader could not decide: left out of averages
+ERROR = "error"  # the infrastructure failed: timeout, 5xx, bad body; shown as pytest ERROR
+INVALID = "invalid"  # the case itself is broken (suite problem): fails alone
+SKIPPED = "skipped"  # nothing to run, e.g. an offline replay with no recorded answer
+
+STATUSES = (PASSED, FAILED, UNSCORED, ERROR, INVALID, SKIPPED)
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    """The full record of one case.
+
+    Attributes:
+        nodeid: the pytest node id, e.g. ``suites/qa.yaml::capital-france[gpt-4o-run1]``.
+        status: one of ``STATUSES``; decides the pytest outcome.
+        reason: one line a person reads next to the outcome.
+        messages: the rendered prompt sent to the model, as role/content dicts.
+        transcript: the whole conversation including the model's answers.
+        response: the final answer text that scorers saw.
+        scores: ``ScoreSet.to_dict()``: components (with judge output), composite, threshold.
+        usage: candidate-model tokens, cost and number of calls (judge usage sits in components).
+        error: ``{"kind", "type", "message"}`` when status is error, invalid or skipped.
+        case_index: position of the case in its suite's expansion; orders results the same way
+            whether or not xdist ran them.
+    """
+
+    nodeid: str
+    suite: str
+    path: str
+    task: str
+    model: str
+    model_id: str
+    model_label: str
+    provider: str
+    run: int
+    status: str
+    reason: str = ""
+    tags: list[str] = field(default_factory=list)
+    variables: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    response: str | None = None
+    scores: dict[str, Any] | None = None
+    composite: float | None = None
+    threshold: float | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    latency_s: float | None = None
+    duration_s: float | None = None
+    started_at: str | None = None
+    error: dict[str, Any] | None = None
+    case_index: int = 0
+    version: int = RECORD_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain builtins only, safe for xdist transport and JSON."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
+        """Rebuild a record, ignoring keys this version does not know (newer writers)."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @property
+    def components(self) -> dict[str, dict[str, Any]]:
+        """Component name -> component dict (value, raw, detail, judge_output...)."""
+        if not self.scores:
+            return {}
+        components: dict[str, dict[str, Any]] = self.scores.get("components", {})
+        return components
+
+
+def json_safe(value: Any) -> Any:
+    """Turn variables (which may hold tuples or other odd values from YAML) into JSON builtins."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return str(value)

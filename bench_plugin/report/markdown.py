@@ -1,0 +1,194 @@
+"""Render a run's summary (``report.summary.summarize``) as a Markdown report.
+
+Every piece of text from a suite, a model or a grader goes through ``escape_cell`` or
+``code_span``: a ``|`` or a newline would break a table, and raw HTML in a reason would be
+rendered by most Markdown viewers.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MISSING = "—"
+MAX_REASON_CHARS = 500
+
+
+def render_markdown(
+    summary: Mapping[str, Any], *, title: str = "Benchmark report", max_listed: int = 50
+) -> str:
+    """The whole report: per suite a leaderboard, a task table and the cases worth a look.
+
+    Args:
+        summary: what ``summarize`` returned.
+        title: the top heading.
+        max_listed: how many failures (errors, unscored...) to list per section before
+            "… and N more".
+
+    Returns:
+        Markdown text ending with a newline; an empty run gives a short valid report.
+    """
+    lines = [f"# {escape_cell(title)}", ""]
+    suites = summary.get("suites") or []
+    if not suites:
+        lines += ["No cases were run.", ""]
+        return "\n".join(lines)
+    if len(suites) > 1:
+        lines += [describe_counts(summary["totals"]), ""]
+    for suite in suites:
+        lines += render_suite(suite, max_listed=max_listed)
+    return "\n".join(lines)
+
+
+def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
+    """The section of one suite file."""
+    heading = escape_cell(suite["suite"] or "suite")
+    if suite.get("path"):
+        heading += f" ({code_span(suite['path'])})"
+    lines = [f"## {heading}", "", describe_counts(suite["totals"]), ""]
+    lines += ["### Leaderboard", ""] + render_leaderboard(suite) + [""]
+    lines += ["### Tasks", ""] + render_task_table(suite) + [""]
+    sections = (
+        ("Failures", "failures"),
+        ("Infrastructure errors", "errors"),
+        ("Unscored", "unscored"),
+        ("Invalid cases", "invalid"),
+    )
+    for heading_text, key in sections:
+        cases = suite.get(key) or []
+        if cases:
+            lines += [f"### {heading_text} ({len(cases)})", ""] + render_case_list(cases, max_listed) + [""]
+    return lines
+
+
+def render_leaderboard(suite: Mapping[str, Any]) -> list[str]:
+    """One row per model, best mean composite first, then best pass rate; ties keep suite order."""
+    components: list[str] = list(suite["components"])
+    header = ["Model", "Cases", "Pass rate", "Mean score"]
+    header += [escape_cell(name) for name in components]
+    header += ["Unscored", "Errors", "Tokens in/out", "Cost", "Mean latency"]
+    align = ["---"] + ["---:"] * (len(header) - 1)
+    rows = []
+    for model in rank_models(suite["models"]):
+        cells = [
+            escape_cell(model["label"]),
+            str(model["cases"]),
+            format_percent(model["pass_rate"]),
+            format_score(model["mean_composite"]),
+        ]
+        cells += [format_score(model["components"].get(name)) for name in components]
+        cells += [
+            str(model["unscored"]),
+            str(model["errors"]),
+            format_tokens(model["input_tokens"], model["output_tokens"]),
+            format_cost(model["cost_usd"]),
+            format_seconds(model["mean_latency_s"]),
+        ]
+        rows.append(cells)
+    return [table_row(header), table_row(align)] + [table_row(cells) for cells in rows]
+
+
+def render_task_table(suite: Mapping[str, Any]) -> list[str]:
+    """Task x model mean composite, with the mean over all models last."""
+    models = suite["models"]
+    header = ["Task"] + [escape_cell(model["label"]) for model in models] + ["All models"]
+    align = ["---"] + ["---:"] * (len(header) - 1)
+    rows = []
+    for task in suite["tasks"]:
+        cells = [escape_cell(task["task"])]
+        cells += [format_score(task["models"].get(model["model"])) for model in models]
+        cells.append(format_score(task["mean_composite"]))
+        rows.append(cells)
+    return [table_row(header), table_row(align)] + [table_row(cells) for cells in rows]
+
+
+def render_case_list(cases: Sequence[Mapping[str, Any]], max_listed: int) -> list[str]:
+    """A bullet per case: node id and reason, capped so a bad run stays readable."""
+    lines = []
+    for case in cases[:max_listed]:
+        reason = case.get("reason") or ""
+        if len(reason) > MAX_REASON_CHARS:
+            reason = reason[: MAX_REASON_CHARS - 1] + "…"
+        line = f"- {code_span(case['nodeid'])}"
+        lines.append(f"{line}: {escape_cell(reason)}" if reason else line)
+    if len(cases) > max_listed:
+        lines.append(f"- … and {len(cases) - max_listed} more")
+    return lines
+
+
+def rank_models(models: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Models by mean composite, then pass rate, both descending; unknown values go last."""
+
+    def key(model: Mapping[str, Any]) -> tuple[bool, float, bool, float]:
+        score, pass_rate = model["mean_composite"], model["pass_rate"]
+        return (score is None, -(score or 0.0), pass_rate is None, -(pass_rate or 0.0))
+
+    return sorted(models, key=key)  # sorted() is stable: ties keep first-seen order
+
+
+def describe_counts(counts: Mapping[str, Any]) -> str:
+    """``12 cases: 7 passed, 3 failed, 1 unscored, 1 error.`` (zero counts after failed are left out)."""
+    parts = [f"{counts['passed']} passed", f"{counts['failed']} failed"]
+    for key, singular, plural in (
+        ("unscored", "unscored", "unscored"),
+        ("errors", "error", "errors"),
+        ("invalid", "invalid", "invalid"),
+        ("skipped", "skipped", "skipped"),
+    ):
+        if counts.get(key):
+            parts.append(f"{counts[key]} {singular if counts[key] == 1 else plural}")
+    noun = "case" if counts["cases"] == 1 else "cases"
+    return f"{counts['cases']} {noun}: {', '.join(parts)}."
+
+
+def format_score(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.4f}"
+
+
+def format_percent(value: float | None) -> str:
+    return MISSING if value is None else f"{value * 100:.1f}%"
+
+
+def format_tokens(input_tokens: int | None, output_tokens: int | None) -> str:
+    if input_tokens is None and output_tokens is None:
+        return MISSING
+    return " / ".join(MISSING if n is None else f"{n:,}" for n in (input_tokens, output_tokens))
+
+
+def format_cost(value: float | None) -> str:
+    return MISSING if value is None else f"${value:.4f}"
+
+
+def format_seconds(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.2f} s"
+
+
+def table_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def escape_cell(text: Any) -> str:
+    """Make any text safe inside a table cell or a list item.
+
+    Newlines become spaces (a table row is one line); ``&``, ``<`` and ``>`` become entities, which
+    every Markdown flavour renders as the characters but never as HTML; ``\\`` and ``|`` are
+    backslash-escaped, backslashes first so that ``a\\|b`` cannot un-escape its own pipe.
+    """
+    flat = " ".join(str(text).splitlines())
+    return html.escape(flat, quote=False).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def code_span(text: Any) -> str:
+    """``text`` as inline code, fenced by more backticks than it contains (node ids with brackets).
+
+    For headings and list items only: inside a table a ``|`` would still end the cell.
+    """
+    flat = " ".join(str(text).splitlines())
+    longest = run = 0
+    for char in flat:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"

@@ -1,0 +1,170 @@
+"""Turn case records into per-suite, per-model and per-task numbers that every report shares.
+
+Pure functions over ``CaseRecord``s: no pytest, no files. Models, tasks and components appear in
+the order first seen in the records given, so the caller decides the order (collection order from
+a finalized store makes ``-n 2`` and ``-n 0`` reports identical). Lists, not dicts keyed by name,
+carry the order, so it survives a ``json.dumps(..., sort_keys=True)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from bench_plugin.record import ERROR, FAILED, INVALID, PASSED, SKIPPED, UNSCORED, CaseRecord
+from bench_plugin.report.stats import mean, rate, total
+
+# status -> the count's key in every summary row
+COUNT_KEYS = {
+    PASSED: "passed",
+    FAILED: "failed",
+    UNSCORED: "unscored",
+    ERROR: "errors",
+    INVALID: "invalid",
+    SKIPPED: "skipped",
+}
+
+
+def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
+    """Aggregate finished cases for the reports.
+
+    Scored cases are those that passed or failed: pass rates and mean composites use only them.
+    Unscored cases (the grader could not decide), infrastructure errors, invalid and skipped cases
+    are counted and listed but never averaged in.
+
+    Returns:
+        ``{"totals": counts, "suites": [suite, ...]}``; each suite is ``{"suite", "path",
+        "components", "models", "tasks", "failures", "errors", "unscored", "invalid"}``, where
+        ``models`` and ``tasks`` are lists of rows and the last four are lists of
+        ``{"nodeid", "model", "task", "reason"}``.
+    """
+    groups: dict[tuple[str, str], list[CaseRecord]] = {}
+    for record in records:
+        groups.setdefault((record.suite, record.path), []).append(record)
+    return {
+        "totals": count_statuses(records),
+        "suites": [summarize_suite(suite, path, group) for (suite, path), group in groups.items()],
+    }
+
+
+def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dict[str, Any]:
+    """The summary of one suite file; see ``summarize``."""
+    components = first_seen(name for record in records for name in record.components)
+    by_model = group_by(records, "model")
+    by_task = group_by(records, "task")
+    return {
+        "suite": suite,
+        "path": path,
+        "components": components,
+        "totals": count_statuses(records),
+        "models": [summarize_model(model, group, components) for model, group in by_model.items()],
+        "tasks": [summarize_task(task, group, list(by_model)) for task, group in by_task.items()],
+        "failures": list_cases(records, FAILED),
+        "errors": list_cases(records, ERROR),
+        "unscored": list_cases(records, UNSCORED),
+        "invalid": list_cases(records, INVALID),
+    }
+
+
+def summarize_model(model: str, records: Sequence[CaseRecord], components: Sequence[str]) -> dict[str, Any]:
+    """One leaderboard row: counts, pass rate, mean scores, tokens, cost and latency of one model."""
+    row: dict[str, Any] = {"model": model, "label": records[0].model_label or model}
+    row.update(count_statuses(records))
+    row["components"] = {
+        name: mean(component_value(record, name) for record in records) for name in components
+    }
+    row["input_tokens"] = token_total(records, "input_tokens")
+    row["output_tokens"] = token_total(records, "output_tokens")
+    costs = [usage_number(r, "cost_usd") for r in records]
+    row["cost_usd"] = total(costs)
+    row["cost_known_cases"] = sum(cost is not None for cost in costs)
+    row["mean_latency_s"] = mean(record.latency_s for record in records)
+    return row
+
+
+def summarize_task(task: str, records: Sequence[CaseRecord], models: Sequence[str]) -> dict[str, Any]:
+    """One row of the task table: counts, the mean composite, and that mean for each model."""
+    row: dict[str, Any] = {"task": task}
+    row.update(count_statuses(records))
+    row["models"] = {
+        model: mean(scored_composites(r for r in records if r.model == model))
+        for model in models
+        if any(r.model == model for r in records)
+    }
+    return row
+
+
+def count_statuses(records: Sequence[CaseRecord]) -> dict[str, Any]:
+    """Case counts by status, the pass rate and the mean composite over scored cases.
+
+    An unknown status (a newer writer) is counted in ``cases`` only.
+    """
+    counts: dict[str, Any] = {"cases": len(records)}
+    counts.update({key: 0 for key in COUNT_KEYS.values()})
+    for record in records:
+        key = COUNT_KEYS.get(record.status)
+        if key is not None:
+            counts[key] += 1
+    counts["pass_rate"] = rate(counts["passed"], counts["passed"] + counts["failed"])
+    counts["mean_composite"] = mean(scored_composites(records))
+    return counts
+
+
+def scored_composites(records: Iterable[CaseRecord]) -> list[float | None]:
+    """Composites of scored cases only; unscored cases and errors never drag a mean down."""
+    return [record.composite for record in records if record.status in (PASSED, FAILED)]
+
+
+def component_value(record: CaseRecord, name: str) -> float | None:
+    value = record.components.get(name, {}).get("value")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def token_total(records: Sequence[CaseRecord], key: str) -> int | None:
+    """Tokens summed over cases that report them; None when no endpoint said (not zero)."""
+    summed = total(usage_number(record, key) for record in records)
+    return None if summed is None else int(summed)
+
+
+def usage_number(record: CaseRecord, key: str) -> float | None:
+    value = record.usage.get(key) if record.usage else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def list_cases(records: Sequence[CaseRecord], status: str) -> list[dict[str, str]]:
+    """The cases with ``status``, with the reason a person reads next to each."""
+    return [
+        {"nodeid": r.nodeid, "model": r.model, "task": r.task, "reason": reason_of(r)}
+        for r in records
+        if r.status == status
+    ]
+
+
+def reason_of(record: CaseRecord) -> str:
+    """The record's reason, else the most specific explanation the record carries."""
+    if record.reason:
+        return record.reason
+    if record.error and record.error.get("message"):
+        kind = record.error.get("kind") or record.error.get("type")
+        message = str(record.error["message"])
+        return f"{kind}: {message}" if kind else message
+    if record.scores:
+        unscored_reason = record.scores.get("unscored_reason")
+        if unscored_reason:
+            return str(unscored_reason)
+        if record.scores.get("composite_detail"):
+            return str(record.scores["composite_detail"])
+    return ""
+
+
+def group_by(records: Sequence[CaseRecord], attribute: str) -> dict[str, list[CaseRecord]]:
+    """Records grouped by one attribute, groups in first-seen order."""
+    groups: dict[str, list[CaseRecord]] = {}
+    for record in records:
+        groups.setdefault(getattr(record, attribute), []).append(record)
+    return groups
+
+
+def first_seen(names: Iterable[str]) -> list[str]:
+    """Unique names in the order they first appear."""
+    return list(dict.fromkeys(names))

@@ -1,0 +1,82 @@
+"""The controller's writer: streams records to results.jsonl, then writes report.md and summary.json.
+
+Registered only where ``workerinput`` is absent, and fed by ``pytest_runtest_logreport``, which fires
+for local and xdist reports alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench_plugin.record import FAILED, PASSED, CaseRecord
+from bench_plugin.report.markdown import render_markdown
+from bench_plugin.report.summary import summarize
+from bench_plugin.store import ResultsStore, write_atomically
+
+
+class BenchReporter:
+    """Collects case records as reports arrive and writes the run's files."""
+
+    def __init__(self, config: pytest.Config, output_dir: Path) -> None:
+        self.config = config
+        self.output_dir = output_dir
+        self.store = ResultsStore(output_dir / "results.jsonl")
+        self._opened = False
+        self._html = bool(getattr(config.option, "htmlpath", None))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "bench_record", None)
+        if data is None:
+            return
+        if self._html:  # built here, before pytest-html reads them, so records cross xdist only once
+            from bench_plugin.report.html import extras_for
+
+            report.extras = [*getattr(report, "extras", []), *extras_for(data)]  # type: ignore[attr-defined]
+        if not self._opened:  # first record: only runs that have cases touch the output folder
+            self.store.open()
+            self._opened = True
+        self.store.append(data)
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self._opened:
+            return
+        records = sorted(self.store.records, key=lambda r: (r.path, r.case_index, r.nodeid))
+        self.store.finalize([r.nodeid for r in records])
+        summary = summarize(records)
+        write_atomically(self.output_dir / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        write_atomically(self.output_dir / "report.md", render_markdown(summary))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self._opened:
+            return
+        records = self.store.records
+        terminalreporter.section("bench summary")
+        for line in summary_lines(records):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"results: {self.output_dir}{os.sep} (results.jsonl, report.md, summary.json)")
+
+
+def summary_lines(records: list[CaseRecord]) -> list[str]:
+    """One line per suite and model: counts by outcome and the mean score of scored cases."""
+    groups: dict[tuple[str, str], list[CaseRecord]] = {}
+    for record in records:
+        groups.setdefault((record.suite, record.model), []).append(record)
+    width = max((len(f"{s} {m}") for s, m in groups), default=0)
+    lines = []
+    for (suite, model), group in groups.items():
+        counts = Counter(r.status for r in group)
+        scored = [r.composite for r in group if r.composite is not None and r.status in (PASSED, FAILED)]
+        mean = f"mean {sum(scored) / len(scored):.4f}" if scored else "mean -"
+        parts = ", ".join(f"{n} {status}" for status, n in counts.items())
+        lines.append(f"{suite + ' ' + model:<{width}}  {len(group)} cases: {parts}; {mean}")
+    return lines
+

@@ -1,0 +1,124 @@
+"""The runner: one background event loop that keeps many cases in flight and owns every model call.
+
+pytest runs items one by one on the main thread; each item waits on its own future while the loop
+works ahead on the cases submitted after deselection (see ``schedule.py``). Providers and their
+httpx clients live inside this loop and are reused across cases (measured fastest in
+``design/pytest-concurrency.md``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from dataclasses import replace
+from typing import Any
+
+from bench_plugin.case import execute_case
+from bench_plugin.http import HttpPool, complete_with_retries
+from bench_plugin.providers.base import Completion, CompletionRequest, apply_system_policy
+from bench_plugin.providers.registry import create_provider
+from bench_plugin.record import CaseRecord
+from bench_plugin.suite.spec import CaseSpec, ProviderSpec
+
+_SHUTDOWN_TIMEOUT_S = 5.0
+
+
+class Runner:
+    """Runs cases concurrently on a daemon thread's event loop.
+
+    Args:
+        concurrency: most cases in flight at once (``--bench-concurrency``).
+    """
+
+    def __init__(self, concurrency: int = 16) -> None:
+        self.concurrency = concurrency
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._case_slots: asyncio.Semaphore | None = None
+        self._http: HttpPool | None = None
+        self._providers: dict[str, Any] = {}
+        self._provider_slots: dict[str, asyncio.Semaphore] = {}
+        self._futures: set[concurrent.futures.Future[CaseRecord]] = set()
+
+    def submit(self, case: CaseSpec, nodeid: str) -> concurrent.futures.Future[CaseRecord]:
+        """Start a case now; the future resolves to its record (it never raises for case problems)."""
+        loop = self._ensure_started()
+        future = asyncio.run_coroutine_threadsafe(self._run_case(case, nodeid), loop)
+        self._futures.add(future)
+        future.add_done_callback(self._futures.discard)
+        return future
+
+    async def _run_case(self, case: CaseSpec, nodeid: str) -> CaseRecord:
+        assert self._case_slots is not None
+        async with self._case_slots:
+            return await execute_case(case, nodeid, self.call_model)
+
+    async def call_model(self, request: CompletionRequest) -> Completion:
+        """Every model call of every case and judge goes through here: system policy, provider
+        concurrency limit and retries (rate limits and caching will join them here)."""
+        spec = request.model.provider
+        provider = self._provider(spec)
+        prepared = replace(request, messages=apply_system_policy(request.messages, request.model))
+        async with self._provider_slot(provider):
+            completion: Completion = await complete_with_retries(provider, prepared, max_retries=spec.max_retries)
+            return completion
+
+    def _provider(self, spec: ProviderSpec) -> Any:
+        key = repr(spec)  # specs hold dicts, so they are not hashable; their repr is complete
+        if key not in self._providers:
+            self._providers[key] = create_provider(spec, self._http)
+        return self._providers[key]
+
+    def _provider_slot(self, provider: Any) -> asyncio.Semaphore:
+        key = provider.connection_key()
+        if key not in self._provider_slots:
+            self._provider_slots[key] = asyncio.Semaphore(provider.max_concurrency() or self.concurrency)
+        return self._provider_slots[key]
+
+    def _ensure_started(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                ready = threading.Event()
+                self._thread = threading.Thread(target=self._serve, args=(ready,), name="bench-runner", daemon=True)
+                self._thread.start()
+                ready.wait()
+            assert self._loop is not None
+            return self._loop
+
+    def _serve(self, ready: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        self._case_slots = asyncio.Semaphore(self.concurrency)
+        self._http = HttpPool(size=self.concurrency)
+        ready.set()
+        loop.run_forever()
+
+    def close(self) -> None:
+        """Cancel what is still in flight (Ctrl-C, -x), close clients inside the loop, stop the thread."""
+        with self._lock:
+            loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        for future in list(self._futures):
+            future.cancel()
+        closing = asyncio.run_coroutine_threadsafe(self._aclose(), loop)
+        try:
+            closing.result(timeout=_SHUTDOWN_TIMEOUT_S)
+        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=_SHUTDOWN_TIMEOUT_S)
+
+    async def _aclose(self) -> None:
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        for provider in self._providers.values():
+            await provider.aclose()
+        if self._http is not None:
+            await self._http.aclose()

@@ -1,0 +1,61 @@
+"""Which cases to start when: a bounded look-ahead over the selected items.
+
+Work starts only after deselection (``-k``, ``-m``, ``--lf`` cost no calls). The look-ahead keeps
+about twice the concurrency submitted ahead of the item pytest is running, so ``-x`` or Ctrl-C waste
+little; an item that was never submitted (an xdist worker only learns its items one by one) submits
+itself when it runs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable, Sequence
+
+from bench_plugin.record import CaseRecord
+from bench_plugin.suite.spec import CaseSpec
+
+Submit = Callable[[CaseSpec, str], "concurrent.futures.Future[CaseRecord]"]
+
+
+class Scheduler:
+    """Hands out one future per case and keeps a window of cases running ahead.
+
+    Args:
+        submit: starts a case (the runner's ``submit``).
+        window: how many cases may be started ahead of the one pytest is on.
+    """
+
+    def __init__(self, submit: Submit, window: int) -> None:
+        self._submit = submit
+        self._window = max(1, window)
+        self._order: list[tuple[str, CaseSpec]] = []
+        self._position: dict[str, int] = {}
+        self._futures: dict[str, concurrent.futures.Future[CaseRecord]] = {}
+        self._submitted_upto = 0
+
+    def plan(self, cases: Sequence[tuple[str, CaseSpec]]) -> None:
+        """Take the selected (nodeid, case) pairs in run order and start the first window."""
+        self._order = [(nodeid, case) for nodeid, case in cases if case.problem is None]
+        self._position = {nodeid: i for i, (nodeid, _) in enumerate(self._order)}
+        self._advance(0)
+
+    def result(self, nodeid: str, case: CaseSpec) -> CaseRecord:
+        """Block until this case's record is ready, starting it (and the window after it) if needed."""
+        position = self._position.get(nodeid)
+        if position is not None:
+            self._advance(position)
+        future = self._futures.get(nodeid)
+        if future is None:
+            future = self._futures[nodeid] = self._submit(case, nodeid)
+        try:
+            return future.result()
+        finally:
+            self._futures.pop(nodeid, None)
+
+    def _advance(self, position: int) -> None:
+        target = min(len(self._order), position + self._window)
+        while self._submitted_upto < target:
+            nodeid, case = self._order[self._submitted_upto]
+            if nodeid not in self._futures:
+                self._futures[nodeid] = self._submit(case, nodeid)
+            self._submitted_upto += 1

@@ -1,0 +1,501 @@
+"""Deterministic checks (contains, regex, equals, JSON, length, numeric), each a scorer type.
+
+Every check is one row of ``CHECK_TYPES``: a function from (text, options) to (passed, evidence),
+the option keys with their defaults, and the options that may hold ``{{ templates }}``. One
+``CheckScorer`` class turns any row into a scorer, so adding a check is adding a row.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, best_match
+
+from bench_plugin.errors import CaseError
+from bench_plugin.scoring.base import ComponentScore, ScoringContext
+from bench_plugin.scoring.parse import (
+    fenced_blocks,
+    format_json_path,
+    load_json,
+    parse_json_path,
+    walk_json_path,
+)
+from bench_plugin.suite.spec import ScorerSpec
+
+Options = Mapping[str, Any]
+Outcome = tuple[bool, str]
+
+# Where the checked text comes from; the seam for checking tool calls or files later.
+TARGETS: dict[str, Callable[[ScoringContext], str]] = {"response": lambda context: context.response}
+COMMON_DEFAULTS: Mapping[str, Any] = {"target": "response"}
+_IGNORED_KEYS = frozenset({"name", "type"})  # tolerated if a spec builder leaves them in options
+
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+\u2212]?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
+)
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _number(value: float) -> str:
+    return format(value, ".10g")
+
+
+def _flags(options: Options, *names: str) -> str:
+    on = [name for name in names if options.get(name)]
+    return f" ({', '.join(on)})" if on else ""
+
+
+def _strings(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    return [str(item) for item in items]
+
+
+def _find(text: str, needle: str, ignore_case: bool) -> int:
+    match = re.search(re.escape(needle), text, re.IGNORECASE if ignore_case else 0)
+    return -1 if match is None else match.start()
+
+
+# ----------------------------------------------------------------------------- check functions
+
+
+def _run_contains(text: str, options: Options) -> Outcome:
+    needles = _strings(options["value"])
+    where = {needle: _find(text, needle, options["ignore_case"]) for needle in needles}
+    found = [needle for needle in needles if where[needle] >= 0]
+    missing = [needle for needle in needles if where[needle] < 0]
+    flags = _flags(options, "ignore_case")
+    if len(needles) == 1:
+        needle = needles[0]
+        evidence = f"found at char {where[needle]}" if found else f"not found in {len(text)} chars"
+        return bool(found), f"expected to contain {_quote(needle)}{flags} — {evidence}"
+    listed = ", ".join(map(_quote, needles))
+    if options["mode"] == "all":
+        evidence = (
+            "all found" if not missing else f"missing {', '.join(map(_quote, missing))} in {len(text)} chars"
+        )
+        return not missing, f"expected to contain all of {listed}{flags} — {evidence}"
+    evidence = f"found {', '.join(map(_quote, found))}" if found else f"none found in {len(text)} chars"
+    return bool(found), f"expected to contain any of {listed}{flags} — {evidence}"
+
+
+def _run_not_contains(text: str, options: Options) -> Outcome:
+    needles = _strings(options["value"])
+    where = {needle: _find(text, needle, options["ignore_case"]) for needle in needles}
+    present = [needle for needle in needles if where[needle] >= 0]
+    flags = _flags(options, "ignore_case")
+
+    def located(needle: str) -> str:
+        start = where[needle]
+        return (
+            f"{_quote(needle)} at char {start}: {_quote(text[max(0, start - 20) : start + len(needle) + 20])}"
+        )
+
+    if len(needles) == 1:
+        needle = needles[0]
+        evidence = f"found {located(needle)}" if present else f"absent from {len(text)} chars"
+        return not present, f"expected not to contain {_quote(needle)}{flags} — {evidence}"
+    listed = ", ".join(map(_quote, needles))
+    if options["mode"] == "all":
+        evidence = f"found {'; '.join(map(located, present))}" if present else f"none in {len(text)} chars"
+        return not present, f"expected to contain none of {listed}{flags} — {evidence}"
+    passed = len(present) < len(needles)
+    absent = [needle for needle in needles if needle not in present]
+    evidence = f"{', '.join(map(_quote, absent))} absent" if passed else "all present"
+    return passed, f"expected at least one of {listed} to be absent{flags} — {evidence}"
+
+
+def _regex_flags(options: Options) -> int:
+    flags = 0
+    for name, flag in (("ignore_case", re.IGNORECASE), ("multiline", re.MULTILINE), ("dotall", re.DOTALL)):
+        if options[name]:
+            flags |= flag
+    return flags
+
+
+def _run_regex(text: str, options: Options) -> Outcome:
+    pattern = re.compile(options["pattern"], _regex_flags(options))
+    match = pattern.fullmatch(text) if options["full_match"] else pattern.search(text)
+    flags = _flags(options, "ignore_case", "multiline", "dotall", "full_match")
+    if match is None:
+        return False, f"expected a match for /{pattern.pattern}/{flags} — no match in {len(text)} chars"
+    return (
+        True,
+        f"expected a match for /{pattern.pattern}/{flags} — matched {_quote(match.group(0))} at char {match.start()}",
+    )
+
+
+def _run_equals(text: str, options: Options) -> Outcome:
+    expected, got = str(options["value"]), text
+    if options["strip"]:
+        expected, got = expected.strip(), got.strip()
+    same = expected.casefold() == got.casefold() if options["ignore_case"] else expected == got
+    flags = _flags(options, "ignore_case", "strip")
+    evidence = "equal" if same else f"got {_quote(got)} ({len(got)} chars)"
+    return same, f"expected {_quote(expected)}{flags} — {evidence}"
+
+
+def _source_of(text: str, options: Options) -> str:
+    return " (from a fenced block)" if options["extract"] and fenced_blocks(text) else ""
+
+
+def _run_json_valid(text: str, options: Options) -> Outcome:
+    try:
+        data = load_json(text, extract=options["extract"])
+    except ValueError as exc:
+        return False, f"expected valid JSON — {exc}"
+    return True, f"expected valid JSON — got a JSON {type(data).__name__}{_source_of(text, options)}"
+
+
+def _run_json_schema(text: str, options: Options) -> Outcome:
+    try:
+        data = load_json(text, extract=options["extract"])
+    except ValueError as exc:
+        return False, f"expected JSON matching the schema — {exc}"
+    validator = Draft202012Validator(options["schema"], format_checker=Draft202012Validator.FORMAT_CHECKER)
+    errors = list(validator.iter_errors(data))
+    if not errors:
+        return True, f"expected JSON matching the schema — it matches{_source_of(text, options)}"
+    worst = best_match(errors)
+    more = f" ({len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return (
+        False,
+        f"expected JSON matching the schema — {format_json_path(list(worst.absolute_path))}: {worst.message}{more}",
+    )
+
+
+def _json_equal(left: Any, right: Any) -> bool:
+    """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``, containers compare item by item."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(_json_equal(left[k], right[k]) for k in left)
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(map(_json_equal, left, right))
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+        return left == right
+    return type(left) is type(right) and bool(left == right)
+
+
+def _run_json_path(text: str, options: Options) -> Outcome:
+    steps = parse_json_path(options["path"])
+    where = format_json_path(steps)
+    try:
+        found = walk_json_path(load_json(text, extract=options["extract"]), steps)
+    except (ValueError, LookupError) as exc:
+        return False, f"expected {where} in the JSON — {exc}"
+    shown = _quote(json.dumps(found, ensure_ascii=False))
+    if "equals" not in options:
+        return True, f"expected {where} in the JSON — found {shown}"
+    wanted = json.dumps(options["equals"], ensure_ascii=False)
+    same = _json_equal(found, options["equals"])
+    return same, f"expected {where} = {_quote(wanted)} — {'equal' if same else f'got {shown}'}"
+
+
+_MEASURES: dict[str, Callable[[str], int]] = {
+    "chars": len,
+    "words": lambda text: len(text.split()),
+    "lines": lambda text: len(text.splitlines()),
+}
+
+
+def _run_length(text: str, options: Options) -> Outcome:
+    size = _MEASURES[options["unit"]](text)
+    low, high = options.get("min"), options.get("max")
+    parts = ([f"at least {low}"] if low is not None else []) + (
+        [f"at most {high}"] if high is not None else []
+    )
+    bounds = " and ".join(parts)
+    verdict = (
+        "too short"
+        if low is not None and size < low
+        else "too long"
+        if high is not None and size > high
+        else "ok"
+    )
+    return verdict == "ok", f"expected {bounds} {options['unit']} — {size} {options['unit']}, {verdict}"
+
+
+def _to_float(value: Any) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"expected a number, got {value!r}")
+    return float(str(value).replace(",", "").replace("\u2212", "-").strip())
+
+
+def _run_numeric(text: str, options: Options) -> Outcome:
+    expected = _to_float(options["value"])
+    allowed = max(options["tolerance"], (options.get("relative_tolerance") or 0.0) * abs(expected))
+    wanted = f"{_number(expected)}" + (f" ± {_number(allowed)}" if allowed else "")
+    numbers = _NUMBER.findall(text)
+    if not numbers:
+        return False, f"expected {wanted} — no number in {len(text)} chars"
+    picked = numbers[0] if options["pick"] == "first" else numbers[-1]
+    got = _to_float(picked)
+    off = abs(got - expected)
+    # the slack absorbs float representation (0.1 + 0.2), not the model's rounding
+    passed = off <= allowed or math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
+    which = f"{options['pick']} of {len(numbers)} numbers" if len(numbers) > 1 else "the only number"
+    verdict = "within tolerance" if passed else f"off by {_number(off)}"
+    return passed, f"expected {wanted} — read {_number(got)} ({which}), {verdict}"
+
+
+# ----------------------------------------------------------------------------- option checks
+
+
+def _accept(options: Options) -> None:
+    return None
+
+
+def _check_value_strings(options: Options) -> None:
+    value = options["value"]
+    if isinstance(value, list):
+        if not value:
+            raise ValueError("value is an empty list; give at least one string")
+        if any(isinstance(item, (dict, list)) for item in value):
+            raise TypeError("value must be a string or a list of strings")
+    elif isinstance(value, (dict, type(None))):
+        raise TypeError("value must be a string or a list of strings")
+    if any(needle == "" for needle in _strings(value)):
+        raise ValueError("value contains an empty string, which every text contains")
+
+
+def _check_regex(options: Options) -> None:
+    if not isinstance(options["pattern"], str):
+        raise TypeError(f"pattern must be a string, got {type(options['pattern']).__name__}")
+    try:
+        re.compile(options["pattern"], _regex_flags(options))
+    except re.error as exc:
+        raise ValueError(f"pattern /{options['pattern']}/ does not compile: {exc}") from exc
+
+
+def _check_equals(options: Options) -> None:
+    if isinstance(options["value"], (dict, list)) or options["value"] is None:
+        raise ValueError("value must be a string or a number; use json_path to compare JSON values")
+
+
+def _check_schema(options: Options) -> None:
+    if not isinstance(options["schema"], Mapping):
+        raise TypeError("schema must be a JSON Schema object (a mapping)")
+    try:
+        Draft202012Validator.check_schema(options["schema"])
+    except SchemaError as exc:
+        raise ValueError(f"schema is not a valid JSON Schema (2020-12): {exc.message}") from exc
+
+
+def _check_path(options: Options) -> None:
+    if not isinstance(options["path"], str):
+        raise TypeError("path must be a string such as $.a.b[0].c")
+    parse_json_path(options["path"])
+
+
+def _check_length(options: Options) -> None:
+    low, high = options.get("min"), options.get("max")
+    if low is None and high is None:
+        raise ValueError("length needs min, max or both")
+    for name, bound in (("min", low), ("max", high)):
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
+            raise ValueError(f"{name} must be a whole number >= 0, got {bound!r}")
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"min ({low}) is greater than max ({high}); no text can pass")
+
+
+def _check_numeric(options: Options) -> None:
+    try:
+        _to_float(options["value"])
+    except (TypeError, ValueError):
+        raise ValueError(f"value must be a number, got {options['value']!r}") from None
+    for name in ("tolerance", "relative_tolerance"):
+        bound = options.get(name)
+        if bound is not None and (
+            isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound < 0
+        ):
+            raise ValueError(f"{name} must be a number >= 0, got {bound!r}")
+
+
+# ----------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class CheckType:
+    """One check: what it computes, its option keys (required ones have no default), what it accepts.
+
+    ``choices`` lists allowed values of enum-like options; a key whose default is a bool must be a bool.
+    ``templated`` options are rendered with the case variables before the check runs.
+    """
+
+    run: Callable[[str, Options], Outcome]
+    required: tuple[str, ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    optional: tuple[str, ...] = ()
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    templated: tuple[str, ...] = ()
+    check: Callable[[Options], None] = _accept
+
+    @property
+    def keys(self) -> list[str]:
+        return [*self.required, *self.defaults, *self.optional, *COMMON_DEFAULTS]
+
+
+_SUBSTRING = {"mode": "all", "ignore_case": False}
+_REGEX = {"ignore_case": False, "multiline": False, "dotall": False, "full_match": False}
+
+CHECK_TYPES: dict[str, CheckType] = {
+    "contains": CheckType(
+        _run_contains,
+        ("value",),
+        _SUBSTRING,
+        choices={"mode": ("all", "any")},
+        templated=("value",),
+        check=_check_value_strings,
+    ),
+    "not_contains": CheckType(
+        _run_not_contains,
+        ("value",),
+        _SUBSTRING,
+        choices={"mode": ("all", "any")},
+        templated=("value",),
+        check=_check_value_strings,
+    ),
+    "regex": CheckType(_run_regex, ("pattern",), _REGEX, templated=("pattern",), check=_check_regex),
+    "equals": CheckType(
+        _run_equals,
+        ("value",),
+        {"ignore_case": False, "strip": True},
+        templated=("value",),
+        check=_check_equals,
+    ),
+    "json_valid": CheckType(_run_json_valid, (), {"extract": True}),
+    "json_schema": CheckType(_run_json_schema, ("schema",), {"extract": True}, check=_check_schema),
+    "json_path": CheckType(
+        _run_json_path,
+        ("path",),
+        {"extract": True},
+        optional=("equals",),
+        templated=("path", "equals"),
+        check=_check_path,
+    ),
+    "length": CheckType(
+        _run_length,
+        (),
+        {"unit": "chars"},
+        optional=("min", "max"),
+        choices={"unit": tuple(_MEASURES)},
+        templated=("min", "max"),
+        check=_check_length,
+    ),
+    "numeric": CheckType(
+        _run_numeric,
+        ("value",),
+        {"tolerance": 0.0, "pick": "last"},
+        optional=("relative_tolerance",),
+        choices={"pick": ("first", "last")},
+        templated=("value", "tolerance", "relative_tolerance"),
+        check=_check_numeric,
+    ),
+}
+
+
+def _has_markup(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{{" in value or "{%" in value
+    if isinstance(value, Mapping):
+        return any(_has_markup(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_markup(item) for item in value)
+    return False
+
+
+class CheckScorer:
+    """The scorer for one row of ``CHECK_TYPES``: value 1.0 or 0.0, with the evidence in ``detail``."""
+
+    def __init__(self, type_name: str, check_type: CheckType) -> None:
+        self.type_name = type_name
+        self.check_type = check_type
+
+    def _with_defaults(self, options: Options) -> dict[str, Any]:
+        kind = self.check_type
+        unknown = [key for key in options if key not in kind.keys and key not in _IGNORED_KEYS]
+        for key in unknown:
+            close = difflib.get_close_matches(key, kind.keys, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"unknown option {key!r} for {self.type_name}{hint} (options: {', '.join(kind.keys)})"
+            )
+        missing = [key for key in kind.required if key not in options]
+        if missing:
+            raise ValueError(f"{self.type_name} needs option(s) {', '.join(missing)}")
+        merged = {
+            **COMMON_DEFAULTS,
+            **kind.defaults,
+            **{k: v for k, v in options.items() if k not in _IGNORED_KEYS},
+        }
+        for key, default in kind.defaults.items():
+            if isinstance(default, bool) and not isinstance(merged[key], bool):
+                raise TypeError(f"{key} must be true or false, got {merged[key]!r}")
+        for key, allowed in {**kind.choices, "target": tuple(TARGETS)}.items():
+            if merged[key] not in allowed:
+                raise ValueError(f"{key} must be one of {', '.join(allowed)}, got {merged[key]!r}")
+        return merged
+
+    def _checked(self, options: Options, *, rendered: bool) -> dict[str, Any]:
+        # option checks raise TypeError for a wrong type; callers of validate expect ValueError
+        try:
+            merged = self._with_defaults(options)
+            if rendered or not any(_has_markup(merged.get(key)) for key in self.check_type.templated):
+                self.check_type.check(merged)
+        except TypeError as exc:
+            raise ValueError(str(exc)) from exc
+        return merged
+
+    def validate(self, spec: ScorerSpec) -> None:
+        """Check the options; checks of options that hold templates wait until they are rendered.
+
+        Raises:
+            ValueError: naming the option and what is wrong with it.
+        """
+        self._checked(spec.options, rendered=False)
+
+    def _render(self, value: Any, spec: ScorerSpec, option: str, context: ScoringContext) -> Any:
+        templates = context.case.templates
+        if templates is None:
+            return value
+        if isinstance(value, list):
+            return [self._render(item, spec, option, context) for item in value]
+        if isinstance(value, Mapping):
+            return {key: self._render(item, spec, option, context) for key, item in value.items()}
+        key = f"{spec.key}.{option}"
+        return templates.evaluate(value, context.case.variables, key=key, line=spec.line)
+
+    def _resolve(self, spec: ScorerSpec, context: ScoringContext) -> dict[str, Any]:
+        case = context.case
+        try:
+            options = self._checked(spec.options, rendered=False)
+            for key in self.check_type.templated:
+                if key in options:
+                    options[key] = self._render(options[key], spec, key, context)
+            return self._checked(options, rendered=True)
+        except ValueError as exc:
+            raise CaseError(f"{self.type_name}: {exc}", path=case.path, line=spec.line, key=spec.key) from exc
+
+    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
+        """Run the check on the target text.
+
+        Raises:
+            CaseError: when an option is wrong once its templates are rendered.
+        """
+        options = self._resolve(spec, context)
+        passed, detail = self.check_type.run(TARGETS[options["target"]](context), options)
+        return ComponentScore(name=spec.name, value=1.0 if passed else 0.0, passed=passed, detail=detail)
+
+
+CHECK_SCORERS: dict[str, CheckScorer] = {name: CheckScorer(name, kind) for name, kind in CHECK_TYPES.items()}
+"""Every built-in check, ready to register by type name."""

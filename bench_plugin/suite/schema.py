@@ -1,0 +1,145 @@
+"""Validate suite data against the JSON Schema and say what is wrong in the suite author's words."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import ValidationError, best_match
+
+from bench_plugin.errors import SuiteError
+from bench_plugin.suite.loader import LoadedSuite, PathPart, format_key_path
+
+_TYPE_WORDS = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "number": "a number",
+    "integer": "a whole number",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+
+@lru_cache(maxsize=1)
+def suite_schema() -> dict[str, Any]:
+    """The suite JSON Schema shipped inside the package (``schemas/`` holds a checked copy)."""
+    text = resources.files("bench_plugin.suite").joinpath("suite.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(suite_schema())
+
+
+def validate_suite(loaded: LoadedSuite) -> None:
+    """Raise the most relevant schema error as a SuiteError with file, line, key path and a hint."""
+    errors = list(_validator().iter_errors(loaded.data))
+    if not errors:
+        return
+    error = _most_relevant(errors, lambda e: loaded.lines.line_of(tuple(e.absolute_path)) or 0)
+    path, message, hint = describe(error)
+    line = loaded.lines.line_of(path)
+    raise SuiteError(
+        message,
+        path=loaded.display_path,
+        line=line,
+        key=format_key_path(path) or None,
+        hint=hint,
+        excerpt=loaded.excerpt(line, context=0),
+    )
+
+
+def _most_relevant(errors: list[ValidationError], line_of: Callable[[ValidationError], int]) -> ValidationError:
+    """The first error in file order, refined into the branch of a oneOf that fits the value."""
+    # file order first; at one spot an unknown key explains a missing one (a typo), so it goes first
+    errors.sort(key=lambda e: (line_of(e), e.validator != "additionalProperties"))
+    error = errors[0]
+    while error.validator in ("oneOf", "anyOf") and error.context and not _exactly_one_of(error):
+        fitting = [e for e in error.context if e.validator != "type"]
+        if not fitting:
+            break
+        error = best_match(fitting)
+    return error
+
+
+def describe(error: ValidationError) -> tuple[tuple[PathPart, ...], str, str | None]:
+    """Turn a jsonschema error into (key path, 'expected ..., got ...', hint)."""
+    path: tuple[PathPart, ...] = tuple(error.absolute_path)
+    instance: Any = error.instance
+    kind = error.validator
+    value: Any = error.validator_value
+    schema: Any = error.schema
+    if kind == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        extra = sorted(set(instance) - set(allowed)) if isinstance(instance, dict) else []
+        key = extra[0] if extra else "?"
+        hint = _did_you_mean(key, allowed) or (f"valid keys here: {', '.join(allowed)}" if allowed else None)
+        return (*path, key), f"unknown key '{key}'", hint
+    if kind == "required":
+        missing = [k for k in value if isinstance(instance, dict) and k not in instance]
+        return path, f"missing required key '{missing[0] if missing else value[0]}'", None
+    if kind == "type":
+        wanted = " or ".join(_TYPE_WORDS.get(t, t) for t in ([value] if isinstance(value, str) else value))
+        return path, f"expected {wanted}, got {_show(instance)}", None
+    if kind == "enum":
+        choices = ", ".join(str(v) for v in value)
+        hint = _did_you_mean(str(instance), [str(v) for v in value])
+        return path, f"expected one of {choices}, got {_show(instance)}", hint
+    if kind == "const":
+        return path, f"expected {value!r}, got {_show(instance)}", None
+    if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        sign = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kind]
+        return path, f"expected a number {sign} {value}, got {_show(instance)}", None
+    if kind in ("minItems", "minProperties", "minLength"):
+        what = {"minItems": "item", "minProperties": "entry", "minLength": "character"}[kind]
+        return path, f"expected at least {value} {what}{'s' if value != 1 else ''}, got {_show(instance)}", None
+    if kind == "maxItems":
+        return path, f"expected at most {value} items, got {len(instance)}", None
+    if kind == "pattern":
+        return path, f"{_show(instance)} does not match the pattern {value}", _pattern_hint(path)
+    if kind in ("oneOf", "anyOf") and _exactly_one_of(error):
+        keys = [branch["required"][0] for branch in value]
+        present = [k for k in keys if isinstance(instance, dict) and k in instance]
+        found = f"found {', '.join(present)}" if present else "found none"
+        return path, f"expected exactly one of {', '.join(keys)}; {found}", None
+    if kind in ("oneOf", "anyOf"):
+        shapes = sorted({_TYPE_WORDS.get(str(b.get("type")), "another shape") for b in value})
+        return path, f"expected {' or '.join(shapes)}, got {_show(instance)}", None
+    return path, error.message, None
+
+
+def _exactly_one_of(error: ValidationError) -> bool:
+    branches: Any = error.validator_value
+    return isinstance(branches, list) and all(set(b) == {"required"} and len(b["required"]) == 1 for b in branches)
+
+
+def _did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def _pattern_hint(path: tuple[PathPart, ...]) -> str | None:
+    if path and path[0] in ("models", "judges"):
+        return "model names may use letters, digits and _ . : / @ + -"
+    if path and path[-1] == "name":
+        return "component names are identifiers (letters, digits, _) so formulas can use them"
+    return None
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if value is None:
+        return "nothing (null)"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,8 @@
+"""Let end-to-end tests import the shared suite texts."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

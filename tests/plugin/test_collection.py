@@ -1,0 +1,94 @@
+"""Suites become one pytest item per model x task x run, selectable like any test."""
+
+from __future__ import annotations
+
+import pytest
+
+from suites import CAPITALS  # type: ignore[import-not-found]
+
+
+@pytest.fixture
+def capitals(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makefile(".yaml", **{"suites/capitals": CAPITALS})
+    return pytester
+
+
+def test_one_item_per_model_task_and_run(capitals: pytest.Pytester) -> None:
+    result = capitals.runpytest("suites", "--collect-only", "-q", "--bench-runs", "2")
+    result.stdout.fnmatch_lines(
+        [
+            "suites/capitals.yaml::capital-france[[]atlas-run1[]]",
+            "suites/capitals.yaml::capital-france[[]atlas-run2[]]",
+            "suites/capitals.yaml::capital-france[[]parrot-run1[]]",
+            "suites/capitals.yaml::capital-france[[]parrot-run2[]]",
+            "suites/capitals.yaml::capital-japan[[]atlas-run1[]]",
+            "*8 tests collected*",
+        ]
+    )
+
+
+def test_collect_only_calls_no_model(capitals: pytest.Pytester) -> None:
+    result = capitals.runpytest("suites", "--collect-only", "-q")
+    assert result.ret == 0
+    assert not (capitals.path / "bench-results").exists(), "collect-only wrote results: something ran"
+
+
+def test_k_selects_by_model_name(capitals: pytest.Pytester) -> None:
+    result = capitals.runpytest("suites", "-k", "atlas")
+    result.assert_outcomes(passed=2)
+    lines = (capitals.path / "bench-results" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 2, "deselected cases must not run"
+
+
+def test_m_selects_by_tag_and_model_marker(capitals: pytest.Pytester) -> None:
+    capitals.runpytest("suites", "-m", "geography and model_parrot").assert_outcomes(failed=2)
+    capitals.runpytest("suites", "-m", "not geography").assert_outcomes()
+
+
+def test_strict_markers_accept_suite_markers(capitals: pytest.Pytester) -> None:
+    capitals.runpytest("suites", "--strict-markers", "-m", "provider_scripted").assert_outcomes(passed=2)
+
+
+def test_bench_models_chooses_among_suite_models(capitals: pytest.Pytester) -> None:
+    result = capitals.runpytest("suites", "--bench-models", "parrot", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*capital-france[[]parrot-run1[]]", "*2 tests collected*"])
+
+
+def test_bench_models_accepts_provider_and_model(capitals: pytest.Pytester) -> None:
+    result = capitals.runpytest("suites", "--bench-models", "echo:any-model", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*capital-france[[]echo:any-model-run1[]]", "*2 tests collected*"])
+
+
+def test_unknown_bench_model_is_a_usage_error_listing_choices(capitals: pytest.Pytester) -> None:
+    result = capitals.runpytest("suites", "--bench-models", "gpt-5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--bench-models: unknown model(s) gpt-5*atlas, parrot*"])
+
+
+def test_last_failed_reruns_only_failures(capitals: pytest.Pytester) -> None:
+    capitals.runpytest("suites").assert_outcomes(passed=2, failed=2)
+    result = capitals.runpytest("suites", "--lf")
+    result.assert_outcomes(failed=2)
+    assert len((capitals.path / "bench-results" / "results.jsonl").read_text().splitlines()) == 2
+
+
+def test_exitfirst_stops_after_first_failure(pytester: pytest.Pytester) -> None:
+    suite = CAPITALS.replace("country: [France, Japan]", "country: [France, Japan, France2]").replace(
+        "'Japan': 'Tokyo'", "'Japan': 'Tokyo', 'France2': 'Paris'"
+    )
+    pytester.makefile(".yaml", **{"suites/capitals": suite})
+    result = pytester.runpytest("suites", "-x", "--bench-models", "parrot")
+    result.assert_outcomes(failed=1)
+
+
+def test_yaml_that_is_not_a_suite_is_ignored_in_directories(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/capitals": CAPITALS, "suites/other": "name: docker-compose\n"})
+    result = pytester.runpytest("suites", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*4 tests collected*"])
+
+
+def test_junitxml_carries_model_task_and_score(capitals: pytest.Pytester) -> None:
+    capitals.runpytest("suites", "--junitxml", "junit.xml", "-k", "atlas and france")
+    xml = (capitals.path / "junit.xml").read_text()
+    assert '<property name="bench_model" value="atlas" />' in xml
+    assert '<property name="bench_score" value="0.9667" />' in xml

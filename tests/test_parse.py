@@ -1,0 +1,151 @@
+"""Reading judge verdicts, JSON in replies and paths into JSON."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench_plugin.errors import JudgeError
+from bench_plugin.scoring.parse import (
+    VERDICT_RULES,
+    load_json,
+    parse_json_path,
+    parse_verdict,
+    validate_rule,
+    walk_json_path,
+)
+
+# ----------------------------------------------------------------------------- default rule: [[N]]
+
+
+def test_default_rule_reads_mt_bench_double_brackets() -> None:
+    assert parse_verdict("The answer is thorough. Rating: [[8]]") == 8.0
+
+
+def test_default_rule_accepts_decimals_and_spaces() -> None:
+    assert parse_verdict("Rating: [[ 8.5 ]]") == 8.5
+
+
+def test_default_rule_takes_the_first_rating() -> None:
+    assert parse_verdict("Rating: [[3]] ... on reflection [[9]]") == 3.0
+
+
+def test_default_rule_ignores_single_brackets() -> None:
+    with pytest.raises(JudgeError, match=r"no \[\[N\]\] rating"):
+        parse_verdict("Rating: [8] out of 10")
+
+
+def test_empty_rule_means_the_default() -> None:
+    assert parse_verdict("[[2]]", {}) == 2.0
+
+
+# ----------------------------------------------------------------------------- regex
+
+
+def test_regex_rule_uses_group_one_when_the_pattern_has_groups() -> None:
+    rule = {"regex": r"(?i)<score>\s*(\d)\s*</score>"}
+    assert parse_verdict("<feedback>ok</feedback><SCORE> 4 </SCORE>", rule) == 4.0
+
+
+def test_regex_rule_uses_the_whole_match_without_groups() -> None:
+    assert parse_verdict("score 7/10", {"regex": r"\d+(?=/10)"}) == 7.0
+
+
+def test_regex_rule_explicit_group() -> None:
+    assert parse_verdict("a=1 b=2", {"regex": r"(a)=\d b=(\d)", "group": 2}) == 2.0
+
+
+def test_regex_rule_takes_the_first_match() -> None:
+    assert parse_verdict("Score: 3. Score: 5.", {"regex": r"Score: (\d)"}) == 3.0
+
+
+def test_regex_rule_no_match_is_a_judge_error() -> None:
+    with pytest.raises(JudgeError, match="no match for"):
+        parse_verdict("I refuse to grade this.", {"regex": r"Score: (\d)"})
+
+
+def test_regex_rule_non_numeric_capture_is_a_judge_error() -> None:
+    with pytest.raises(JudgeError, match="not a number"):
+        parse_verdict("Score: high", {"regex": r"Score: (\w+)"})
+
+
+# ----------------------------------------------------------------------------- json_field
+
+
+def test_json_field_reads_a_bare_json_reply() -> None:
+    assert parse_verdict('{"score": 0.75, "reason": "ok"}', {"json_field": "score"}) == 0.75
+
+
+def test_json_field_reads_a_fenced_block() -> None:
+    reply = 'My verdict:\n```json\n{"score": 6}\n```'
+    assert parse_verdict(reply, {"json_field": "score"}) == 6.0
+
+
+def test_json_field_reads_an_object_embedded_in_prose() -> None:
+    reply = 'Thinking {not json} ... final: {"result": {"score": "9"}} done'
+    assert parse_verdict(reply, {"json_field": "result.score"}) == 9.0
+
+
+def test_json_field_missing_field_is_a_judge_error() -> None:
+    with pytest.raises(JudgeError, match="has the field 'score'"):
+        parse_verdict('{"rating": 5}', {"json_field": "score"})
+
+
+def test_json_field_boolean_is_not_a_score() -> None:
+    with pytest.raises(JudgeError, match="not a number"):
+        parse_verdict('{"score": true}', {"json_field": "score"})
+
+
+def test_json_field_without_any_json_is_a_judge_error() -> None:
+    with pytest.raises(JudgeError, match="no JSON object"):
+        parse_verdict("just words", {"json_field": "score"})
+
+
+# ----------------------------------------------------------------------------- rule validation
+
+
+def test_rule_kinds_are_a_table_new_kinds_can_join() -> None:
+    assert set(VERDICT_RULES) >= {"regex", "json_field"}
+
+
+def test_rule_with_two_kinds_is_rejected() -> None:
+    with pytest.raises(ValueError, match="exactly one of"):
+        validate_rule({"regex": "x", "json_field": "score"})
+
+
+def test_rule_with_unknown_key_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown key"):
+        validate_rule({"regex": "(x)", "grop": 1})
+
+
+def test_rule_regex_that_does_not_compile_is_rejected() -> None:
+    with pytest.raises(ValueError, match="does not compile"):
+        validate_rule({"regex": "(unclosed"})
+
+
+def test_rule_group_beyond_the_pattern_is_rejected() -> None:
+    with pytest.raises(ValueError, match="has 1 group"):
+        validate_rule({"regex": "(x)", "group": 2})
+
+
+def test_rule_without_a_kind_key_is_rejected() -> None:
+    with pytest.raises(ValueError, match="found none"):
+        validate_rule({"group": 1})
+
+
+# ----------------------------------------------------------------------------- JSON helpers
+
+
+def test_json_path_syntaxes_agree() -> None:
+    assert parse_json_path("$.a.b[0].c") == ("a", "b", 0, "c")
+    assert parse_json_path("a.b.0.c") == ("a", "b", "0", "c")
+    assert parse_json_path("$['odd key'][1]") == ("odd key", 1)
+    assert parse_json_path("$") == ()
+
+
+def test_walk_json_path_explains_an_index_out_of_range() -> None:
+    with pytest.raises(LookupError, match=r"\$.a has 1 items, no index 3"):
+        walk_json_path({"a": [1]}, ("a", 3))
+
+
+def test_load_json_prefers_the_fenced_block() -> None:
+    assert load_json('text {"ignored": 1}\n```\n[1, 2]\n```') == [1, 2]
