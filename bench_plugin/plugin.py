@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bench_plugin import __version__
-from bench_plugin.nodes import RECORD_KEY, CaseItem, SuiteFile
+from bench_plugin.nodes import RECORD_KEY, CaseItem, InfrastructureError, SuiteFile
 from bench_plugin.options import read_options, wants_html_report
 from bench_plugin.state import STATE_KEY, BenchState
 
@@ -108,6 +108,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         ]
         item.user_properties.extend(properties)  # junitxml reads them from the teardown report
         report.user_properties = [*report.user_properties, *properties]
+        if call.when == "setup" and call.excinfo is not None and isinstance(call.excinfo.value, InfrastructureError):
+            report.longrepr = str(call.excinfo.value)  # setup errors skip repr_failure; no traceback of ours
     return report
 
 

@@ -24,6 +24,32 @@ from bench_plugin.suite.spec import CaseSpec, ProviderSpec
 _SHUTDOWN_TIMEOUT_S = 5.0
 
 
+class _Slotted:
+    """A provider whose every attempt takes a slot of its endpoint, so backoff sleeps hold none."""
+
+    def __init__(self, provider: Any, slots: asyncio.Semaphore) -> None:
+        self._provider = provider
+        self._slots = slots
+        self.spec: ProviderSpec = provider.spec
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        async with self._slots:
+            completion: Completion = await self._provider.complete(request)
+            return completion
+
+    def should_retry(self, exc: BaseException) -> bool:
+        return bool(self._provider.should_retry(exc))
+
+    def connection_key(self) -> str:
+        return str(self._provider.connection_key())
+
+    def max_concurrency(self) -> int | None:
+        return self._provider.max_concurrency()  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        await self._provider.aclose()
+
+
 class Runner:
     """Runs cases concurrently on a daemon thread's event loop.
 
@@ -59,11 +85,10 @@ class Runner:
         """Every model call of every case and judge goes through here: system policy, provider
         concurrency limit and retries (rate limits and caching will join them here)."""
         spec = request.model.provider
-        provider = self._provider(spec)
+        provider = _Slotted(self._provider(spec), self._provider_slot(self._provider(spec)))
         prepared = replace(request, messages=apply_system_policy(request.messages, request.model))
-        async with self._provider_slot(provider):
-            completion: Completion = await complete_with_retries(provider, prepared, max_retries=spec.max_retries)
-            return completion
+        completion: Completion = await complete_with_retries(provider, prepared, max_retries=spec.max_retries)
+        return completion
 
     def _provider(self, spec: ProviderSpec) -> Any:
         key = repr(spec)  # specs hold dicts, so they are not hashable; their repr is complete

@@ -36,7 +36,9 @@ async def _no_calls(request: CompletionRequest) -> Completion:
     raise AssertionError("checks must not call models")
 
 
-def run_check(type_name: str, response: str, variables: dict[str, Any] | None = None, **options: Any) -> ComponentScore:
+def run_check(
+    type_name: str, response: str, variables: dict[str, Any] | None = None, **options: Any
+) -> ComponentScore:
     spec = ScorerSpec(name="check", type=type_name, options=options, key="tasks[0].scorers[0]", line=11)
     scorer = CHECK_SCORERS[type_name]
     scorer.validate(spec)
@@ -79,13 +81,19 @@ def test_contains_is_case_sensitive_unless_ignore_case() -> None:
 def test_contains_all_names_the_missing_values() -> None:
     score = run_check("contains", "Paris and Lyon", value=["Paris", "Nice", "Lyon"])
     assert score.passed is False
-    assert "missing 'Nice'" in score.detail
+    assert score.detail == (
+        "expected to contain all of 'Paris', 'Nice', 'Lyon' — found 'Paris' at char 0, 'Lyon' at char 10; "
+        "'Nice' not found in 14 chars"
+    )
 
 
 def test_contains_any_passes_on_one_match() -> None:
     score = run_check("contains", "Lyon", value=["Paris", "Lyon"], mode="any")
     assert score.passed is True
-    assert score.detail.endswith("found 'Lyon'")
+    assert (
+        score.detail == "expected to contain any of 'Paris', 'Lyon' — found 'Lyon' at char 0; "
+        "'Paris' not found in 4 chars"
+    )
 
 
 def test_contains_renders_templated_value_with_case_variables() -> None:
@@ -111,21 +119,26 @@ def test_contains_missing_variable_is_a_case_error_with_the_option_key() -> None
 def test_not_contains_fails_and_quotes_the_context() -> None:
     score = run_check("not_contains", "I cannot help with that request.", value="cannot")
     assert score.passed is False
-    assert "found 'cannot' at char 2" in score.detail
+    expected = "expected not to contain 'cannot' — found at char 2: 'I cannot help with that requ'"
+    assert score.detail == expected
 
 
 def test_not_contains_passes_when_absent() -> None:
     score = run_check("not_contains", "Sure!", value="cannot")
-    assert (score.value, score.detail) == (1.0, "expected not to contain 'cannot' — absent from 5 chars")
+    assert (score.value, score.detail) == (1.0, "expected not to contain 'cannot' — not found in 5 chars")
 
 
 def test_not_contains_all_requires_every_value_absent() -> None:
-    assert run_check("not_contains", "sorry", value=["sorry", "cannot"]).passed is False
+    score = run_check("not_contains", "sorry", value=["sorry", "cannot"])
+    assert score.passed is False
+    assert score.detail.startswith("expected to contain none of 'sorry', 'cannot' — found 'sorry' at")
     assert run_check("not_contains", "fine", value=["sorry", "cannot"]).passed is True
 
 
 def test_not_contains_any_requires_one_value_absent() -> None:
-    assert run_check("not_contains", "sorry", value=["sorry", "cannot"], mode="any").passed is True
+    score = run_check("not_contains", "sorry", value=["sorry", "cannot"], mode="any")
+    assert score.passed is True
+    assert score.detail.startswith("expected at least one of 'sorry', 'cannot' to be absent — ")
     assert run_check("not_contains", "sorry, cannot", value=["sorry", "cannot"], mode="any").passed is False
 
 

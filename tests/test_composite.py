@@ -1,4 +1,4 @@
-"""The composite: formulas without eval, gates, renormalisation, and the ClawBench table (seed-systems 4.4)."""
+"""The composite: formulas without eval, gates, renormalisation, the ClawBench table (seed-systems 4.4)."""
 
 from __future__ import annotations
 

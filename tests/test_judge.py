@@ -54,7 +54,10 @@ class FakeJudge:
 
 
 def run_judge(
-    options: dict[str, Any], fake: FakeJudge | None = None, case: CaseSpec | None = None, response: str = "Paris."
+    options: dict[str, Any],
+    fake: FakeJudge | None = None,
+    case: CaseSpec | None = None,
+    response: str = "Paris.",
 ) -> tuple[ComponentScore, FakeJudge]:
     fake = fake or FakeJudge()
     case = case or make_case()
@@ -104,14 +107,27 @@ def test_template_variables_cover_the_conversation_and_the_case() -> None:
 
 def test_reference_is_rendered_and_none_when_absent() -> None:
     prompt = "{% if reference %}ref={{ reference }}{% else %}no reference{% endif %}"
-    _, fake = run_judge({"judge": "gpt4o", "prompt": prompt, "reference": "{{ gold }}"}, case=make_case(gold="Paris"))
+    _, fake = run_judge(
+        {"judge": "gpt4o", "prompt": prompt, "reference": "{{ gold }}"}, case=make_case(gold="Paris")
+    )
     assert fake.requests[0].messages[-1].content == "ref=Paris"
     _, fake = run_judge({"judge": "gpt4o", "prompt": prompt})
     assert fake.requests[0].messages[-1].content == "no reference"
 
 
+def test_reference_defaults_to_a_case_variable_named_reference() -> None:
+    prompt = "ref={{ reference }}"
+    _, fake = run_judge({"judge": "gpt4o", "prompt": prompt}, case=make_case(reference="Paris"))
+    assert fake.requests[0].messages[-1].content == "ref=Paris"
+    options = {"judge": "gpt4o", "prompt": prompt, "reference": "{{ reference | upper }}"}
+    _, fake = run_judge(options, case=make_case(reference="Paris"))
+    assert fake.requests[0].messages[-1].content == "ref=PARIS"
+
+
 def test_answer_shadows_a_case_variable_of_the_same_name() -> None:
-    _, fake = run_judge({"judge": "gpt4o", "prompt": "{{ answer }} vs {{ vars.answer }}"}, case=make_case(answer="gold"))
+    _, fake = run_judge(
+        {"judge": "gpt4o", "prompt": "{{ answer }} vs {{ vars.answer }}"}, case=make_case(answer="gold")
+    )
     assert fake.requests[0].messages[-1].content == "Paris. vs gold"
 
 

@@ -124,7 +124,9 @@ def apply_system_policy(messages: tuple[Message, ...], model: ModelSpec) -> tupl
 def require_text(value: Any, what: str) -> str:
     """Check a field of a response body is a string, or raise a retryable bad-body error."""
     if not isinstance(value, str):
-        raise TransientProviderError(f"malformed response: {what} is {type(value).__name__}, expected a string")
+        raise TransientProviderError(
+            f"malformed response: {what} is {type(value).__name__}, expected a string", kind="malformed"
+        )
     return value
 
 

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -68,50 +69,32 @@ def _find(text: str, needle: str, ignore_case: bool) -> int:
 # ----------------------------------------------------------------------------- check functions
 
 
-def _run_contains(text: str, options: Options) -> Outcome:
+def _run_substrings(text: str, options: Options, *, wanted: bool) -> Outcome:
+    """``contains`` (wanted=True) and ``not_contains``: each value must be found (or absent)."""
     needles = _strings(options["value"])
-    where = {needle: _find(text, needle, options["ignore_case"]) for needle in needles}
-    found = [needle for needle in needles if where[needle] >= 0]
-    missing = [needle for needle in needles if where[needle] < 0]
-    flags = _flags(options, "ignore_case")
-    if len(needles) == 1:
-        needle = needles[0]
-        evidence = f"found at char {where[needle]}" if found else f"not found in {len(text)} chars"
-        return bool(found), f"expected to contain {_quote(needle)}{flags} — {evidence}"
+    starts = {needle: _find(text, needle, options["ignore_case"]) for needle in needles}
+    satisfied = [(start >= 0) == wanted for start in starts.values()]
+    passed = all(satisfied) if options["mode"] == "all" else any(satisfied)
     listed = ", ".join(map(_quote, needles))
-    if options["mode"] == "all":
-        evidence = (
-            "all found" if not missing else f"missing {', '.join(map(_quote, missing))} in {len(text)} chars"
-        )
-        return not missing, f"expected to contain all of {listed}{flags} — {evidence}"
-    evidence = f"found {', '.join(map(_quote, found))}" if found else f"none found in {len(text)} chars"
-    return bool(found), f"expected to contain any of {listed}{flags} — {evidence}"
-
-
-def _run_not_contains(text: str, options: Options) -> Outcome:
-    needles = _strings(options["value"])
-    where = {needle: _find(text, needle, options["ignore_case"]) for needle in needles}
-    present = [needle for needle in needles if where[needle] >= 0]
-    flags = _flags(options, "ignore_case")
+    single = len(needles) == 1
+    if single:
+        claim = f"{'' if wanted else 'not '}to contain {listed}"
+    elif options["mode"] == "all":
+        claim = f"to contain {'all' if wanted else 'none'} of {listed}"
+    else:
+        claim = f"to contain any of {listed}" if wanted else f"at least one of {listed} to be absent"
 
     def located(needle: str) -> str:
-        start = where[needle]
-        return (
-            f"{_quote(needle)} at char {start}: {_quote(text[max(0, start - 20) : start + len(needle) + 20])}"
-        )
+        start = starts[needle]
+        near = "" if wanted else f": {_quote(text[max(0, start - 20) : start + len(needle) + 20])}"
+        return f"{'' if single else _quote(needle) + ' '}at char {start}{near}"
 
-    if len(needles) == 1:
-        needle = needles[0]
-        evidence = f"found {located(needle)}" if present else f"absent from {len(text)} chars"
-        return not present, f"expected not to contain {_quote(needle)}{flags} — {evidence}"
-    listed = ", ".join(map(_quote, needles))
-    if options["mode"] == "all":
-        evidence = f"found {'; '.join(map(located, present))}" if present else f"none in {len(text)} chars"
-        return not present, f"expected to contain none of {listed}{flags} — {evidence}"
-    passed = len(present) < len(needles)
-    absent = [needle for needle in needles if needle not in present]
-    evidence = f"{', '.join(map(_quote, absent))} absent" if passed else "all present"
-    return passed, f"expected at least one of {listed} to be absent{flags} — {evidence}"
+    found = [located(needle) for needle in needles if starts[needle] >= 0]
+    missing = ", ".join(_quote(needle) for needle in needles if starts[needle] < 0)
+    evidence = [f"found {', '.join(found)}"] if found else []
+    if missing:
+        evidence.append(f"{'' if single else missing + ' '}not found in {len(text)} chars")
+    return passed, f"expected {claim}{_flags(options, 'ignore_case')} — {'; '.join(evidence)}"
 
 
 def _regex_flags(options: Options) -> int:
@@ -128,10 +111,8 @@ def _run_regex(text: str, options: Options) -> Outcome:
     flags = _flags(options, "ignore_case", "multiline", "dotall", "full_match")
     if match is None:
         return False, f"expected a match for /{pattern.pattern}/{flags} — no match in {len(text)} chars"
-    return (
-        True,
-        f"expected a match for /{pattern.pattern}/{flags} — matched {_quote(match.group(0))} at char {match.start()}",
-    )
+    found = f"matched {_quote(match.group(0))} at char {match.start()}"
+    return True, f"expected a match for /{pattern.pattern}/{flags} — {found}"
 
 
 def _run_equals(text: str, options: Options) -> Outcome:
@@ -167,10 +148,8 @@ def _run_json_schema(text: str, options: Options) -> Outcome:
         return True, f"expected JSON matching the schema — it matches{_source_of(text, options)}"
     worst = best_match(errors)
     more = f" ({len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    return (
-        False,
-        f"expected JSON matching the schema — {format_json_path(list(worst.absolute_path))}: {worst.message}{more}",
-    )
+    where = format_json_path(list(worst.absolute_path))
+    return False, f"expected JSON matching the schema — {where}: {worst.message}{more}"
 
 
 def _json_equal(left: Any, right: Any) -> bool:
@@ -211,17 +190,14 @@ _MEASURES: dict[str, Callable[[str], int]] = {
 def _run_length(text: str, options: Options) -> Outcome:
     size = _MEASURES[options["unit"]](text)
     low, high = options.get("min"), options.get("max")
-    parts = ([f"at least {low}"] if low is not None else []) + (
-        [f"at most {high}"] if high is not None else []
+    bounds = " and ".join(
+        phrase for bound, phrase in ((low, f"at least {low}"), (high, f"at most {high}")) if bound is not None
     )
-    bounds = " and ".join(parts)
-    verdict = (
-        "too short"
-        if low is not None and size < low
-        else "too long"
-        if high is not None and size > high
-        else "ok"
-    )
+    verdict = "ok"
+    if low is not None and size < low:
+        verdict = "too short"
+    elif high is not None and size > high:
+        verdict = "too long"
     return verdict == "ok", f"expected {bounds} {options['unit']} — {size} {options['unit']}, {verdict}"
 
 
@@ -350,7 +326,7 @@ _REGEX = {"ignore_case": False, "multiline": False, "dotall": False, "full_match
 
 CHECK_TYPES: dict[str, CheckType] = {
     "contains": CheckType(
-        _run_contains,
+        partial(_run_substrings, wanted=True),
         ("value",),
         _SUBSTRING,
         choices={"mode": ("all", "any")},
@@ -358,7 +334,7 @@ CHECK_TYPES: dict[str, CheckType] = {
         check=_check_value_strings,
     ),
     "not_contains": CheckType(
-        _run_not_contains,
+        partial(_run_substrings, wanted=False),
         ("value",),
         _SUBSTRING,
         choices={"mode": ("all", "any")},

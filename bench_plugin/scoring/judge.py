@@ -150,8 +150,9 @@ class JudgeScorer:
         """Render the judge's system and user messages from the case and the candidate's answer.
 
         Template variables: the case variables (also as ``vars``), then ``question`` (the last user
-        message of the case), ``answer``, ``reference``, ``transcript``, ``messages``, ``task`` and
-        ``model``, which take precedence over case variables of the same name.
+        message of the case), ``answer``, ``transcript``, ``messages``, ``task`` and ``model``, which
+        take precedence over case variables of the same name, and ``reference``: the rendered
+        ``reference`` option (None when it renders empty), else the case variable ``reference``, else None.
         """
         case = context.case
         user_messages = [message.content for message in case.messages if message.role == "user"]
@@ -165,10 +166,12 @@ class JudgeScorer:
             "task": case.task,
             "model": case.model.label if case.model is not None else case.model_name,
         }
-        reference = (
-            self._render(spec, context, "reference", variables) if "reference" in spec.options else None
-        )
-        variables["reference"] = reference if reference and reference.strip() else None
+        # without a reference option, a case variable named reference (a dataset field) is the reference
+        if "reference" in spec.options:
+            reference = self._render(spec, context, "reference", variables)
+            variables["reference"] = reference if reference.strip() else None
+        else:
+            variables["reference"] = case.variables.get("reference")
         messages: list[Message] = []
         for option in ("system", "system_file"):
             if option in spec.options:
@@ -223,7 +226,8 @@ def read_judgement(spec: ScorerSpec, judge: ModelSpec, completion: Completion) -
     shown = f"judge {judge.label}: {raw:g}/{high:g}"
     if not low <= raw <= high:
         if not spec.options.get("clamp", False):
-            error = f"judge verdict {raw:g} is outside the scale [{low:g}, {high:g}] (set clamp: true to clamp it)"
+            outside = f"judge verdict {raw:g} is outside the scale [{low:g}, {high:g}]"
+            error = f"{outside} (set clamp: true to clamp it)"
             return ComponentScore(
                 value=None, raw=raw, detail=f"{shown}, off the scale", error=error, **common
             )

@@ -130,7 +130,8 @@ def walk_json_path(data: Any, steps: Sequence[PathStep]) -> Any:
                 )
             current = current[key]
         else:
-            raise LookupError(f"{where} is {json.dumps(current)}, not an object or list")  # noqa: TRY004 - a path miss
+            # a path that meets a scalar is a miss like any other, so LookupError rather than TypeError
+            raise LookupError(f"{where} is {json.dumps(current)}, not an object or list")  # noqa: TRY004
     return current
 
 

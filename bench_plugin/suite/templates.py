@@ -90,10 +90,10 @@ class TemplateRenderer:
         try:
             compiled = self.env.compile_expression(source, undefined_to_none=False)
             value = compiled(**variables)
+            if isinstance(value, jinja2.Undefined):
+                value._fail_with_undefined_error()
         except jinja2.TemplateError as exc:
             raise self._error(exc, key, line) from exc
-        if isinstance(value, jinja2.Undefined):
-            value._fail_with_undefined_error()
         return value
 
     def _error(self, exc: jinja2.TemplateError, key: str, line: int | None) -> CaseError:

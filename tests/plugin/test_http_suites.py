@@ -1,0 +1,188 @@
+"""Suites against a real HTTP server on 127.0.0.1: outcomes, retries, keys, parameters on the wire."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench_plugin.mock_server import MockServer
+
+SECRET = "sk-test-0123456789abcdefSECRET"
+
+
+def http_suite(server: MockServer, models: dict[str, str], *, extra: str = "", retries: int = 1) -> str:
+    model_lines = "".join(f"  {name}: {{provider: local, id: {model_id}, temperature: 0.3, max_tokens: 64}}\n"
+                          for name, model_id in models.items())
+    return (
+        "providers:\n"
+        f"  local: {{type: openai_compatible, base_url: '{server.openai_base_url}', api_key_env: BENCH_TEST_KEY,"
+        f" timeout: 0.5, max_retries: {retries}, headers: {{X-Title: bench}}}}\n"
+        "models:\n" + model_lines +
+        "tasks:\n  - {id: greet, system: Be brief., prompt: 'Say hello to Ada'}\n"
+        "scorers:\n  - {type: contains, value: Ada}\n" + extra
+    )
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def records(pytester: pytest.Pytester) -> list[dict[str, Any]]:
+    path = pytester.path / "bench-results" / "results.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def requests_for(server: MockServer, model_id: str) -> list[dict[str, Any]]:
+    return [r for r in server.requests if r["model"] == model_id]
+
+
+def test_answer_passes_and_parameters_reach_the_wire(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
+    model_id = unique("good")
+    pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"good": model_id})})
+    pytester.runpytest("suites").assert_outcomes(passed=1)
+    (request,) = requests_for(mock_server, model_id)
+    assert request["headers"]["authorization"] == f"Bearer {SECRET}"
+    assert request["headers"]["x-title"] == "bench"
+    assert request["body"]["temperature"] == 0.3 and request["body"]["max_tokens"] == 64
+    assert request["body"]["messages"][0] == {"role": "system", "content": "Be brief."}
+    (record,) = records(pytester)
+    assert record["response"] == "echo: Say hello to Ada"
+    assert record["usage"]["input_tokens"] > 0 and record["usage"]["output_tokens"] > 0
+    assert record["latency_s"] > 0
+
+
+def test_http_500_is_an_infrastructure_error_not_a_failure(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
+    broken, good = unique("broken"), unique("good")
+    mock_server.add_rule({"model": broken, "status": 500})
+    pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"broken": broken, "good": good})})
+    result = pytester.runpytest("suites")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*http_500*gave up after 2 attempts*", "*infrastructure failure, not a model failure*"])
+    statuses = {r["model"]: (r["status"], (r["error"] or {}).get("kind")) for r in records(pytester)}
+    assert statuses == {"broken": ("error", "http_500"), "good": ("passed", None)}
+
+
+def test_429_with_retry_after_is_retried_then_passes(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
+    flaky = unique("flaky")
+    mock_server.add_rule({"model": flaky, "status": 429, "retry_after": "0.2", "times": 1})
+    pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"flaky": flaky})})
+    pytester.runpytest("suites").assert_outcomes(passed=1)
+    assert len(requests_for(mock_server, flaky)) == 2
+    (record,) = records(pytester)
+    assert record["usage"]["attempts"] == 2
+
+
+@pytest.mark.parametrize(
+    ("rule", "kind"),
+    [({"delay": 2.0}, "timeout"), ({"body": "<html>bad gateway</html>"}, "malformed"), ({"drop": True}, "connection")],
+)
+def test_transport_failures_are_errors_with_their_kind(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch, rule: dict[str, Any], kind: str
+) -> None:
+    monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
+    model_id = unique(kind)
+    mock_server.add_rule({"model": model_id, **rule})
+    pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"m": model_id}, retries=0)})
+    pytester.runpytest("suites").assert_outcomes(errors=1)
+    (record,) = records(pytester)
+    assert (record["status"], record["error"]["kind"]) == ("error", kind)
+
+
+def test_api_key_never_reaches_results_or_reports(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
+    denied, good = unique("denied"), unique("good")
+    mock_server.add_rule({"model": denied, "status": 401})  # the server quotes the key it was sent
+    pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"denied": denied, "good": good})})
+    result = pytester.runpytest("suites", "--junitxml", "junit.xml")
+    result.assert_outcomes(passed=1, errors=1)
+    assert SECRET not in result.stdout.str() + result.stderr.str()
+    for path in [*Path(pytester.path, "bench-results").iterdir(), pytester.path / "junit.xml"]:
+        assert SECRET not in path.read_text(errors="replace"), f"key leaked into {path.name}"
+        assert SECRET[:12] not in path.read_text(errors="replace"), f"part of the key leaked into {path.name}"
+
+
+def test_missing_key_variable_is_a_clear_error(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"m": unique("nokey")})})
+    result = pytester.runpytest("suites")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*environment variable BENCH_TEST_KEY is not set*"])
+
+
+def test_anthropic_provider_end_to_end(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
+    model_id = unique("claude")
+    suite = (
+        f"providers:\n  claude: {{type: anthropic, base_url: '{mock_server.url}', api_key_env: BENCH_TEST_KEY}}\n"
+        f"models:\n  c: {{provider: claude, id: {model_id}, max_tokens: 100}}\n"
+        "tasks:\n  - {id: greet, system: Be brief., prompt: 'Say hello to Ada'}\n"
+        "scorers:\n  - {type: contains, value: Ada}\n"
+    )
+    pytester.makefile(".yaml", **{"suites/http": suite})
+    pytester.runpytest("suites").assert_outcomes(passed=1)
+    (request,) = requests_for(mock_server, model_id)
+    assert request["path"] == "/v1/messages"
+    assert request["headers"]["x-api-key"] == SECRET
+    assert request["body"]["system"] == "Be brief."
+    assert request["body"]["max_tokens"] == 100
+
+
+def test_fold_system_prompt_for_models_without_a_system_role(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
+    model_id = unique("nosys")
+    suite = http_suite(mock_server, {"m": model_id}).replace(
+        "max_tokens: 64}", "max_tokens: 64, system_prompt: fold, system_fold_template: '<SYSTEM>{{ system }}</SYSTEM> '}"
+    )
+    pytester.makefile(".yaml", **{"suites/http": suite})
+    pytester.runpytest("suites").assert_outcomes(passed=1)
+    (request,) = requests_for(mock_server, model_id)
+    assert request["body"]["messages"] == [{"role": "user", "content": "<SYSTEM>Be brief.</SYSTEM> Say hello to Ada"}]
+
+
+def test_bench_models_points_a_suite_at_another_endpoint(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same offline suite, run on a 'real' model by flags alone: no YAML change."""
+    model_id = unique("served")
+    suite = "models:\n  offline: {provider: echo}\ntasks:\n  - {id: greet, prompt: 'Say hello to Ada'}\n"
+    pytester.makefile(".yaml", **{"suites/offline": suite})
+    result = pytester.runpytest(
+        "suites", "--bench-models", f"vllm:{model_id}", "--bench-base-url", f"vllm={mock_server.openai_base_url}"
+    )
+    result.assert_outcomes(passed=1)
+    assert len(requests_for(mock_server, model_id)) == 1
+    result.stdout.fnmatch_lines([f"*vllm:{model_id}*1 passed*"])
+
+
+def test_concurrency_overlaps_slow_calls(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight 0.3 s answers with 8 in flight take about one answer's time, not eight."""
+    monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
+    model_id = unique("slow")
+    mock_server.add_rule({"model": model_id, "delay": 0.3})
+    suite = http_suite(mock_server, {"m": model_id}).replace("timeout: 0.5", "timeout: 5")
+    pytester.makefile(".yaml", **{"suites/http": suite})
+    pytester.runpytest("suites", "--bench-runs", "8", "--bench-concurrency", "8").assert_outcomes(passed=8)
+    started = sorted(r["started_at"] for r in records(pytester))
+    durations = [r["duration_s"] for r in records(pytester)]
+    assert all(d >= 0.3 for d in durations)
+    assert started[0] == started[-1] or len(set(started)) <= 2, "cases did not start together"
