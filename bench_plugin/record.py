@@ -81,11 +81,10 @@ class CaseRecord:
 
     @property
     def components(self) -> dict[str, dict[str, Any]]:
-        """Component name -> component dict (value, raw, detail, judge_output...)."""
+        """Component name -> component dict (value, raw, detail, judge_output...), in scorer order."""
         if not self.scores:
             return {}
-        components: dict[str, dict[str, Any]] = self.scores.get("components", {})
-        return components
+        return {component["name"]: component for component in self.scores.get("components", [])}
 
 
 def json_safe(value: Any) -> Any:

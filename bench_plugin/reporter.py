@@ -6,7 +6,6 @@ for local and xdist reports alike.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -15,9 +14,8 @@ from typing import Any
 import pytest
 
 from bench_plugin.record import FAILED, PASSED, CaseRecord
-from bench_plugin.report.markdown import render_markdown
-from bench_plugin.report.summary import summarize
-from bench_plugin.store import ResultsStore, write_atomically
+from bench_plugin.report.files import in_case_order, write_reports
+from bench_plugin.store import ResultsStore
 
 
 class BenchReporter:
@@ -48,11 +46,9 @@ class BenchReporter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self._opened:
             return
-        records = sorted(self.store.records, key=lambda r: (r.path, r.case_index, r.nodeid))
+        records = in_case_order(self.store.records)
         self.store.finalize([r.nodeid for r in records])
-        summary = summarize(records)
-        write_atomically(self.output_dir / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
-        write_atomically(self.output_dir / "report.md", render_markdown(summary))
+        write_reports(records, self.output_dir)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

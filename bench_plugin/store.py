@@ -108,6 +108,7 @@ class ResultsStore:
 
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that readers see the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as temp:

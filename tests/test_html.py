@@ -36,9 +36,9 @@ def record_for(item):
                 {{"role": "user", "content": "Capital of France?"}},
                 {{"role": "assistant", "name": "bot", "content": PAYLOAD}},
             ],
-            "scores": {{"components": {{"judge <i>": {{
+            "scores": {{"components": [{{
                 "name": "judge <i>", "value": 0.75, "judge_output": "Verdict: " + PAYLOAD,
-            }}}}, "composite": 0.75}},
+            }}], "composite": 0.75}},
         }}
     if item.name == "test_unscored":
         return {{"nodeid": item.nodeid, "model": "claude", "task": "math", "status": "unscored",

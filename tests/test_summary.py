@@ -37,7 +37,7 @@ def case(
     scores = None
     if components is not None:
         scores = {
-            "components": {name: component(name, value) for name, value in components.items()},
+            "components": [component(name, value) for name, value in components.items()],
             "composite": composite,
             "passed": None if composite is None else composite >= 0.5,
             "threshold": 0.5,

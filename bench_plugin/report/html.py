@@ -107,8 +107,9 @@ def extras_for(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     left as is (pytest-html links it as plain text); names are escaped (pytest-html does not).
     """
     extras = [text_extra(format_transcript(record), "Transcript")]
-    components = (record.get("scores") or {}).get("components") or {}
-    for name, component in components.items():
+    components = (record.get("scores") or {}).get("components") or []
+    for component in components:
+        name = component["name"]
         judge_output = component.get("judge_output") if isinstance(component, Mapping) else None
         if judge_output:
             extras.append(text_extra(str(judge_output), f"Judge: {name}"))

@@ -91,7 +91,7 @@ class ScoreSet:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "components": {c.name: c.to_dict() for c in self.components},
+            "components": [c.to_dict() for c in self.components],  # a list: scorer order survives JSON
             "composite": self.composite,
             "passed": self.passed,
             "threshold": self.threshold,

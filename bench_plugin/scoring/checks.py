@@ -2,25 +2,23 @@
 
 Every check is one row of ``CHECK_TYPES``: a function from (text, options) to (passed, evidence),
 the option keys with their defaults, and the options that may hold ``{{ templates }}``. One
-``CheckScorer`` class turns any row into a scorer, so adding a check is adding a row.
+``CheckScorer`` class (``check_scorer.py``) turns any row into a scorer, so adding a check is adding
+a row.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
-from bench_plugin.errors import CaseError
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
+from bench_plugin.scoring.check_scorer import TARGETS, CheckScorer, CheckType, Options, Outcome
 from bench_plugin.scoring.parse import (
     fenced_blocks,
     format_json_path,
@@ -28,15 +26,9 @@ from bench_plugin.scoring.parse import (
     parse_json_path,
     walk_json_path,
 )
-from bench_plugin.suite.spec import ScorerSpec
 
-Options = Mapping[str, Any]
-Outcome = tuple[bool, str]
-
-# Where the checked text comes from; the seam for checking tool calls or files later.
-TARGETS: dict[str, Callable[[ScoringContext], str]] = {"response": lambda context: context.response}
-COMMON_DEFAULTS: Mapping[str, Any] = {"target": "response"}
-_IGNORED_KEYS = frozenset({"name", "type"})  # tolerated if a spec builder leaves them in options
+# TARGETS is re-exported because judge.py imports it from here
+__all__ = ["CHECK_SCORERS", "CHECK_TYPES", "TARGETS"]
 
 _NUMBER = re.compile(
     r"(?<![\w.])[-+\u2212]?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -227,10 +219,6 @@ def _run_numeric(text: str, options: Options) -> Outcome:
 # ----------------------------------------------------------------------------- option checks
 
 
-def _accept(options: Options) -> None:
-    return None
-
-
 def _check_value_strings(options: Options) -> None:
     value = options["value"]
     if isinstance(value, list):
@@ -300,27 +288,6 @@ def _check_numeric(options: Options) -> None:
 # ----------------------------------------------------------------------------- the table
 
 
-@dataclass(frozen=True)
-class CheckType:
-    """One check: what it computes, its option keys (required ones have no default), what it accepts.
-
-    ``choices`` lists allowed values of enum-like options; a key whose default is a bool must be a bool.
-    ``templated`` options are rendered with the case variables before the check runs.
-    """
-
-    run: Callable[[str, Options], Outcome]
-    required: tuple[str, ...] = ()
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    optional: tuple[str, ...] = ()
-    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    templated: tuple[str, ...] = ()
-    check: Callable[[Options], None] = _accept
-
-    @property
-    def keys(self) -> list[str]:
-        return [*self.required, *self.defaults, *self.optional, *COMMON_DEFAULTS]
-
-
 _SUBSTRING = {"mode": "all", "ignore_case": False}
 _REGEX = {"ignore_case": False, "multiline": False, "dotall": False, "full_match": False}
 
@@ -378,99 +345,6 @@ CHECK_TYPES: dict[str, CheckType] = {
         check=_check_numeric,
     ),
 }
-
-
-def _has_markup(value: Any) -> bool:
-    if isinstance(value, str):
-        return "{{" in value or "{%" in value
-    if isinstance(value, Mapping):
-        return any(_has_markup(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_has_markup(item) for item in value)
-    return False
-
-
-class CheckScorer:
-    """The scorer for one row of ``CHECK_TYPES``: value 1.0 or 0.0, with the evidence in ``detail``."""
-
-    def __init__(self, type_name: str, check_type: CheckType) -> None:
-        self.type_name = type_name
-        self.check_type = check_type
-
-    def _with_defaults(self, options: Options) -> dict[str, Any]:
-        kind = self.check_type
-        unknown = [key for key in options if key not in kind.keys and key not in _IGNORED_KEYS]
-        for key in unknown:
-            close = difflib.get_close_matches(key, kind.keys, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(
-                f"unknown option {key!r} for {self.type_name}{hint} (options: {', '.join(kind.keys)})"
-            )
-        missing = [key for key in kind.required if key not in options]
-        if missing:
-            raise ValueError(f"{self.type_name} needs option(s) {', '.join(missing)}")
-        merged = {
-            **COMMON_DEFAULTS,
-            **kind.defaults,
-            **{k: v for k, v in options.items() if k not in _IGNORED_KEYS},
-        }
-        for key, default in kind.defaults.items():
-            if isinstance(default, bool) and not isinstance(merged[key], bool):
-                raise TypeError(f"{key} must be true or false, got {merged[key]!r}")
-        for key, allowed in {**kind.choices, "target": tuple(TARGETS)}.items():
-            if merged[key] not in allowed:
-                raise ValueError(f"{key} must be one of {', '.join(allowed)}, got {merged[key]!r}")
-        return merged
-
-    def _checked(self, options: Options, *, rendered: bool) -> dict[str, Any]:
-        # option checks raise TypeError for a wrong type; callers of validate expect ValueError
-        try:
-            merged = self._with_defaults(options)
-            if rendered or not any(_has_markup(merged.get(key)) for key in self.check_type.templated):
-                self.check_type.check(merged)
-        except TypeError as exc:
-            raise ValueError(str(exc)) from exc
-        return merged
-
-    def validate(self, spec: ScorerSpec) -> None:
-        """Check the options; checks of options that hold templates wait until they are rendered.
-
-        Raises:
-            ValueError: naming the option and what is wrong with it.
-        """
-        self._checked(spec.options, rendered=False)
-
-    def _render(self, value: Any, spec: ScorerSpec, option: str, context: ScoringContext) -> Any:
-        templates = context.case.templates
-        if templates is None:
-            return value
-        if isinstance(value, list):
-            return [self._render(item, spec, option, context) for item in value]
-        if isinstance(value, Mapping):
-            return {key: self._render(item, spec, option, context) for key, item in value.items()}
-        key = f"{spec.key}.{option}"
-        return templates.evaluate(value, context.case.variables, key=key, line=spec.line)
-
-    def _resolve(self, spec: ScorerSpec, context: ScoringContext) -> dict[str, Any]:
-        case = context.case
-        try:
-            options = self._checked(spec.options, rendered=False)
-            for key in self.check_type.templated:
-                if key in options:
-                    options[key] = self._render(options[key], spec, key, context)
-            return self._checked(options, rendered=True)
-        except ValueError as exc:
-            raise CaseError(f"{self.type_name}: {exc}", path=case.path, line=spec.line, key=spec.key) from exc
-
-    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
-        """Run the check on the target text.
-
-        Raises:
-            CaseError: when an option is wrong once its templates are rendered.
-        """
-        options = self._resolve(spec, context)
-        passed, detail = self.check_type.run(TARGETS[options["target"]](context), options)
-        return ComponentScore(name=spec.name, value=1.0 if passed else 0.0, passed=passed, detail=detail)
 
 
 CHECK_SCORERS: dict[str, CheckScorer] = {name: CheckScorer(name, kind) for name, kind in CHECK_TYPES.items()}

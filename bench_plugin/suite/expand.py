@@ -140,15 +140,15 @@ def _variants(
         except CaseError as exc:
             yield _Variant(_fallback_id(raw_id, index), {}, exc.located(suite.path, loaded.lines.line_of((*base, "dataset")), format_key_path((*base, "dataset"))))
             return
-    for combo in combos:
-        for row in rows:
-            try:
-                variables = _variables(suite, loaded, renderer, base, task, combo, row)
-                task_id = _safe_id(renderer.render(raw_id, variables, key=format_key_path((*base, "id")), line=loaded.lines.line_of((*base, "id"))))
-            except CaseError as exc:
-                yield _Variant(_fallback_id(raw_id, index), {**combo, **row}, exc)
-                continue
-            yield _Variant(task_id, variables)
+    for number, (combo, row) in enumerate(itertools.product(combos, rows), 1):
+        try:
+            variables = _variables(suite, loaded, renderer, base, task, combo, row)
+            id_key = (*base, "id")
+            task_id = _safe_id(renderer.render(raw_id, variables, key=format_key_path(id_key), line=loaded.lines.line_of(id_key)))
+        except CaseError as exc:
+            yield _Variant(f"{_fallback_id(raw_id, index)}-{number}", {**combo, **row}, exc)
+            continue
+        yield _Variant(task_id, variables)
 
 
 def _variables(

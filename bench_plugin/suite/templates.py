@@ -81,7 +81,7 @@ class TemplateRenderer:
         if not isinstance(source, str):
             return source
         match = _SINGLE_EXPRESSION.match(source)
-        if match is None:
+        if match is None or "{{" in match.group("expr") or "}}" in match.group("expr"):
             return self.render(source, variables, key=key, line=line)
         return self.expression(match.group("expr"), variables, key=key, line=line)
 

@@ -1,0 +1,111 @@
+"""The ``bench`` command: work on suites and stored results without running pytest.
+
+    bench validate [PATH ...]        check suites (schema, templates, scorers) without calling a model
+    bench report RESULTS.jsonl       rebuild report.md and summary.json from stored records
+    bench schema                     print the suite JSON Schema (for editors)
+    bench mock-server [...]          the OpenAI/Anthropic-compatible mock server
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench_plugin.errors import SuiteError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``bench`` console script; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "mock-server":
+        from bench_plugin.mock_server import main as serve
+
+        return serve(args[1:])
+    parser = _parser()
+    options = parser.parse_args(args)
+    if options.command is None:
+        parser.print_help()
+        return 2
+    result: int = options.run(options)
+    return result
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bench", description="bench_plugin: LLM benchmarks as pytest suites.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    validate = commands.add_parser("validate", help="check suites without calling any model")
+    validate.add_argument("paths", nargs="*", default=["suites"], help="suite files or folders (default: suites)")
+    validate.set_defaults(run=_validate)
+    report = commands.add_parser("report", help="rebuild report.md and summary.json from results.jsonl")
+    report.add_argument("results", type=Path, help="a results.jsonl written by a run")
+    report.add_argument("-o", "--output", type=Path, default=None, help="folder to write to (default: beside it)")
+    report.set_defaults(run=_report)
+    schema = commands.add_parser("schema", help="print the suite JSON Schema")
+    schema.set_defaults(run=_schema)
+    commands.add_parser("mock-server", help="run the mock LLM server (bench mock-server --help)")
+    return parser
+
+
+def _validate(options: argparse.Namespace) -> int:
+    from bench_plugin.suite.build import build_suite
+    from bench_plugin.suite.expand import expand_suite
+    from bench_plugin.suite.loader import load_suite_file
+
+    files = _suite_files(options.paths)
+    if not files:
+        print(f"no suite files under {' '.join(options.paths)}", file=sys.stderr)
+        return 2
+    problems = 0
+    for path in files:
+        try:
+            loaded = load_suite_file(path, display_path=str(path))
+            cases = expand_suite(build_suite(loaded), loaded)
+        except SuiteError as exc:
+            print(exc, file=sys.stderr)
+            problems += 1
+            continue
+        broken = [case for case in cases if case.problem is not None]
+        for case in broken:
+            print(f"{case.case_id}: {case.problem}", file=sys.stderr)
+        problems += len(broken)
+        print(f"{path}: {len(cases)} cases, {len(broken)} with problems")
+    return 1 if problems else 0
+
+
+def _suite_files(paths: Sequence[str]) -> list[Path]:
+    files: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*.y*ml") if _has_tasks(p))
+        elif path.exists():
+            files.append(path)
+    return files
+
+
+def _has_tasks(path: Path) -> bool:
+    return any(line.startswith("tasks:") for line in path.read_text(encoding="utf-8", errors="replace").splitlines())
+
+
+def _report(options: argparse.Namespace) -> int:
+    from bench_plugin.report.files import write_reports
+    from bench_plugin.store import read_results
+
+    records = read_results(options.results)
+    paths = write_reports(records, options.output or options.results.parent)
+    print(f"{len(records)} records -> {paths['markdown']}, {paths['summary']}")
+    return 0
+
+
+def _schema(options: argparse.Namespace) -> int:
+    from bench_plugin.suite.schema import suite_schema
+
+    print(json.dumps(suite_schema(), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

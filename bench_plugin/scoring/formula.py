@@ -1,0 +1,190 @@
+"""The safe expression compiler for composite formulas and gate conditions.
+
+Formulas come from suite files, so they are never given to ``eval``: ``ast.parse`` reads them and a
+small walker accepts numbers, component names, ``+ - * /``, unary minus, parentheses and
+``min``/``max``/``abs`` (gate conditions also take comparisons and ``and``/``or``/``not``).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+Values = Mapping[str, float]
+Compiled = Callable[[Values], float]
+
+_FUNCTIONS: dict[str, Callable[..., float]] = {"min": min, "max": max, "abs": abs}
+_ARITHMETIC: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+_COMPARISONS: dict[type[ast.cmpop], Callable[[float, float], bool]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_ALLOWED = "numbers, component names, + - * /, parentheses and min/max/abs"
+_ALLOWED_IN_CONDITIONS = _ALLOWED + ", comparisons (< <= > >= == !=) and and/or/not"
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A compiled expression and the component names it reads, in order of first use."""
+
+    function: Compiled
+    names: tuple[str, ...]
+
+
+def compile_expression(source: str, what: str, components: Sequence[str], *, condition: bool) -> Expression:
+    """Compile a formula or gate condition into a closure over component values.
+
+    Args:
+        source: the expression as written in the suite, e.g. ``0.4*C + 0.6*T`` or ``C >= 0.9999``.
+        what: how error messages name the expression, e.g. ``formula`` or ``gate on J:``.
+        components: the names the expression may read.
+        condition: True for gate conditions, which also allow comparisons and ``and``/``or``/``not``.
+
+    Returns:
+        An ``Expression`` whose ``function`` takes a mapping of component values.
+
+    Raises:
+        ValueError: for a syntax error, syntax outside the allow-list, an unknown component (with a
+            did-you-mean) or a division by a literal zero.
+    """
+    compiler = _Compiler(source, what, components, condition=condition)
+    function = compiler.compile()
+    return Expression(function, tuple(dict.fromkeys(compiler.names)))
+
+
+def did_you_mean(name: str, choices: Sequence[str]) -> str:
+    """A ``; did you mean 'X'?`` suffix for an unknown component name, or an empty string."""
+    same_but_case = [choice for choice in choices if choice.lower() == name.lower()]
+    close = same_but_case or difflib.get_close_matches(name, choices, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def constant_value(node: ast.expr) -> float | None:
+    """The value of a numbers-only subexpression such as ``0.4`` or ``1/3``; None otherwise."""
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+    ):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = constant_value(node.operand)
+        return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = constant_value(node.left), constant_value(node.right)
+        if left is None or right is None or (isinstance(node.op, ast.Div) and right == 0):
+            return None
+        return _ARITHMETIC[type(node.op)](left, right)
+    return None
+
+
+class _Compiler:
+    """Turns one expression into a closure, refusing anything outside the allow-list."""
+
+    def __init__(self, source: str, what: str, components: Sequence[str], *, condition: bool) -> None:
+        self.source = source
+        self.what = what
+        self.components = components
+        self.condition = condition
+        self.names: list[str] = []
+
+    def fail(self, message: str) -> ValueError:
+        return ValueError(f"{self.what} {self.source.strip()!r}: {message}")
+
+    def compile(self) -> Compiled:
+        try:
+            tree = ast.parse(self.source.strip(), mode="eval")
+        except SyntaxError as exc:
+            raise self.fail(f"not a valid expression ({exc.msg})") from None
+        return self.node(tree.body)
+
+    def node(self, node: ast.expr) -> Compiled:
+        method = getattr(self, f"node_{type(node).__name__}", None)
+        if method is None:
+            allowed = _ALLOWED_IN_CONDITIONS if self.condition else _ALLOWED
+            raise self.fail(f"{ast.unparse(node)!r} is not allowed; use {allowed}")
+        compiled: Compiled = method(node)
+        return compiled
+
+    def node_Constant(self, node: ast.Constant) -> Compiled:
+        value = node.value
+        if isinstance(value, bool) and not self.condition:
+            raise self.fail(f"{value!r} is not a number; true/false belong in gate conditions")
+        if not isinstance(value, (int, float)):
+            raise self.fail(f"{value!r} is not a number")
+        number = float(value)
+        return lambda values: number
+
+    def node_Name(self, node: ast.Name) -> Compiled:
+        name = node.id
+        if name not in self.components:
+            hint = did_you_mean(name, self.components)
+            listed = ", ".join(self.components) or "none"
+            raise self.fail(f"unknown component {name!r}{hint} (components: {listed})")
+        self.names.append(name)
+        return lambda values: values[name]
+
+    def node_BinOp(self, node: ast.BinOp) -> Compiled:
+        apply = _ARITHMETIC.get(type(node.op))
+        if apply is None:
+            raise self.fail(f"the operator in {ast.unparse(node)!r} is not allowed; use {_ALLOWED}")
+        if isinstance(node.op, ast.Div) and constant_value(node.right) == 0:
+            raise self.fail(f"{ast.unparse(node)!r} divides by zero")
+        left, right = self.node(node.left), self.node(node.right)
+        return lambda values: apply(left(values), right(values))
+
+    def node_UnaryOp(self, node: ast.UnaryOp) -> Compiled:
+        operand = self.node(node.operand)
+        if isinstance(node.op, ast.USub):
+            return lambda values: -operand(values)
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        if isinstance(node.op, ast.Not) and self.condition:
+            return lambda values: not operand(values)
+        raise self.fail(f"{ast.unparse(node)!r} is not allowed; use {_ALLOWED}")
+
+    def node_Call(self, node: ast.Call) -> Compiled:
+        name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+        function = _FUNCTIONS.get(name)
+        if function is None or node.keywords or not node.args:
+            raise self.fail(f"{ast.unparse(node)!r} is not allowed; the functions are min, max and abs")
+        if name == "abs" and len(node.args) != 1:
+            raise self.fail(f"abs takes one argument, got {len(node.args)}")
+        if name != "abs" and len(node.args) < 2:
+            raise self.fail(f"{name} needs at least two arguments")
+        args = [self.node(arg) for arg in node.args]
+        return lambda values: function(*(arg(values) for arg in args))
+
+    def node_Compare(self, node: ast.Compare) -> Compiled:
+        if not self.condition:
+            raise self.fail(f"comparisons such as {ast.unparse(node)!r} belong in gate conditions")
+        tests = [_COMPARISONS.get(type(op)) for op in node.ops]
+        if any(test is None for test in tests):
+            raise self.fail(f"{ast.unparse(node)!r} uses a comparison that is not allowed")
+        operands = [self.node(node.left), *(self.node(item) for item in node.comparators)]
+
+        def compare(values: Values) -> float:
+            results = [operand(values) for operand in operands]
+            return all(test(a, b) for test, a, b in zip(tests, results, results[1:]) if test is not None)
+
+        return compare
+
+    def node_BoolOp(self, node: ast.BoolOp) -> Compiled:
+        if not self.condition:
+            raise self.fail(f"and/or belong in gate conditions, not in {ast.unparse(node)!r}")
+        parts = [self.node(value) for value in node.values]
+        if isinstance(node.op, ast.And):
+            return lambda values: all(part(values) for part in parts)
+        return lambda values: any(part(values) for part in parts)

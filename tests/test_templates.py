@@ -1,0 +1,63 @@
+"""Templates render in a sandbox, fail loudly on missing variables, and keep native types."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench_plugin.errors import CaseError
+from bench_plugin.suite.templates import TemplateRenderer
+
+
+@pytest.fixture
+def renderer(tmp_path: Path) -> TemplateRenderer:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "shared.j2").write_text("Be {{ tone }}.")
+    (tmp_path / "prompts" / "main.j2").write_text('{% include "prompts/shared.j2" %} Q: {{ q }}')
+    return TemplateRenderer(tmp_path, "suites/demo.yaml")
+
+
+def test_single_expression_keeps_its_type(renderer: TemplateRenderer) -> None:
+    assert renderer.evaluate("{{ 2 * n }}", {"n": 3}) == 6
+    assert renderer.evaluate("{{ items[1:] }}", {"items": [1, 2, 3]}) == [2, 3]
+
+
+def test_several_expressions_render_as_text(renderer: TemplateRenderer) -> None:
+    assert renderer.evaluate("{{ a }}-{{ b }}", {"a": 1, "b": 2}) == "1-2"
+
+
+def test_non_strings_pass_through(renderer: TemplateRenderer) -> None:
+    assert renderer.evaluate(12, {}) == 12
+
+
+def test_missing_variable_names_key_and_line(renderer: TemplateRenderer) -> None:
+    with pytest.raises(CaseError) as info:
+        renderer.render("Hi {{ nme }}", {"name": "x"}, key="tasks[0].prompt", line=4)
+    assert str(info.value).startswith("suites/demo.yaml:5: tasks[0].prompt: template error: 'nme' is undefined")
+
+
+def test_missing_variable_in_single_expression_is_a_case_error(renderer: TemplateRenderer) -> None:
+    with pytest.raises(CaseError, match="'nope' is undefined"):
+        renderer.evaluate("{{ nope }}", {})
+
+
+def test_include_resolves_inside_the_suite_folder(renderer: TemplateRenderer) -> None:
+    assert renderer.render_file("prompts/main.j2", {"tone": "brief", "q": "why?"}) == "Be brief. Q: why?"
+
+
+def test_include_cannot_escape_the_suite_folder(renderer: TemplateRenderer) -> None:
+    with pytest.raises(CaseError, match="not found"):
+        renderer.render_file("../etc/passwd", {})
+
+
+def test_sandbox_blocks_attribute_escapes(renderer: TemplateRenderer) -> None:
+    with pytest.raises(CaseError, match="template error"):
+        renderer.render("{{ ''.__class__.__mro__[1].__subclasses__() }}", {})
+
+
+def test_sandbox_refuses_to_mutate_data(renderer: TemplateRenderer) -> None:
+    data = {"items": [1]}
+    with pytest.raises(CaseError):
+        renderer.render("{{ items.append(2) }}", data)
+    assert data["items"] == [1]
