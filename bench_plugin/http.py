@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
-from bench_plugin.providers.base import Completion, CompletionRequest, Provider, require_text
+from bench_plugin.providers.base import Completion, CompletionRequest, Provider, malformed
 from bench_plugin.suite.spec import ProviderSpec
 
 logger = logging.getLogger(__name__)
@@ -151,23 +151,6 @@ def _parse_json_object(response: httpx.Response, secrets: tuple[str, ...]) -> di
     if not isinstance(body, dict):
         raise malformed(f"expected a JSON object, got {type(body).__name__}")
     return body
-
-
-def malformed(what: str) -> TransientProviderError:
-    """A retryable error for a response body that does not have the shape of the wire format."""
-    return TransientProviderError(f"malformed response: {what}", kind="malformed")
-
-
-def optional_str(value: Any, what: str) -> str | None:
-    """A response field that may be absent (None) but must be a string when present."""
-    return None if value is None else require_text(value, what)
-
-
-def optional_int(value: Any, what: str) -> int | None:
-    """A response field that may be absent (None) but must be an integer when present."""
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-        return value
-    raise malformed(f"{what} is {type(value).__name__}, expected an integer")
 
 
 def _error_excerpt(text: str) -> str:

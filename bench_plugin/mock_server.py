@@ -5,30 +5,8 @@ Run it with ``bench-mock-server --port 8000 --latency 0.2 --rules rules.yaml`` (
 format) or ``http://127.0.0.1:8000`` (Anthropic format). Routes: ``POST /v1/chat/completions``,
 ``POST /v1/messages``, ``GET /v1/models`` and ``GET /health``; anything else is a 404.
 
-By default a model answers ``echo: <last user message>``. Rules change that. They are checked in order and
-the first one whose matchers all hold is applied.
-
-Matchers (all optional; a rule without matchers applies to every request):
-    ``model``: the exact model name of the request. ``match``: a regex searched in the last user message.
-    ``path``: ``openai`` or ``anthropic``.
-
-Actions:
-    ``reply``: the answer text. When the rule has ``match``, it is a Python ``re`` template: ``\\1`` and
-    ``\\g<name>`` are replaced with the groups of the match (in YAML, write it in single quotes).
-    ``delay``: seconds to wait before answering (added to the server-wide ``--latency``).
-    ``status``: the HTTP status; 4xx/5xx answer an error body in the route's wire format. 401 and 403
-    error messages quote the credential the client sent, as some real APIs partly do.
-    ``error``: the message of that error body. ``retry_after``: the value of the ``Retry-After`` header.
-    ``headers``: more response headers. ``body``: raw text sent as-is (status 200 unless ``status``).
-    ``drop: true``: close the connection without answering. ``times``: apply to the first N matching
-    requests only, then skip the rule.
-
-Example rules file (YAML or JSON), "rate-limited twice, then the capital of France"::
-
-    - {model: flaky, status: 429, retry_after: 1, times: 2}
-    - {match: 'capital of (\\w+)', reply: 'The capital of \\1 is Paris.'}
-    - {model: slow, delay: 5}
-    - {model: broken, body: "<html>Bad gateway</html>"}
+By default a model answers ``echo: <last user message>``. Rules change that: ``bench_plugin.mock_rules``
+describes their matchers and actions and gives an example rules file.
 """
 
 from __future__ import annotations
@@ -36,57 +14,34 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import re
 import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import yaml
 
+from bench_plugin.mock_rules import (
+    Answer,
+    Rule,
+    build_answer,
+    compile_rule,
+    encode,
+    error_body,
+    load_rules,
+    pick_rule,
+)
+
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-MATCHERS = ("model", "match", "path")
-ACTIONS = ("reply", "delay", "status", "error", "retry_after", "headers", "body", "drop", "times")
+# load_rules is part of this module's interface (the CLI reads rules files with it)
+__all__ = ["MockServer", "load_rules", "main", "parse_args"]
+
 ROUTES = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    429: "rate_limit_error",
-    529: "overloaded_error",
-}
-
-
-@dataclass
-class _Rule:
-    spec: Mapping[str, Any]
-    pattern: re.Pattern[str] | None
-    remaining: int | None  # None: no ``times`` limit
-
-    def applies(self, route: str, model: Any, prompt: str) -> bool:
-        return (
-            self.remaining != 0
-            and self.spec.get("model", model) == model
-            and self.spec.get("path", route) == route
-            and (self.pattern is None or self.pattern.search(prompt) is not None)
-        )
-
-
-@dataclass
-class _Answer:
-    status: int = 200
-    body: bytes = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-    drop: bool = False
 
 
 class MockServer:
@@ -108,7 +63,7 @@ class MockServer:
     ) -> None:
         self.host, self.port, self.latency, self.verbose = host, port, latency, verbose
         self._lock = threading.Lock()
-        self._rules: list[_Rule] = []
+        self._rules: list[Rule] = []
         self._requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self._httpd: _HTTPServer | None = None
@@ -159,25 +114,14 @@ class MockServer:
             return list(self._requests)
 
     def add_rule(self, rule: Mapping[str, Any]) -> None:
-        """Append a rule (see the module docstring).
+        """Append a rule (see ``bench_plugin.mock_rules``).
 
         Raises:
             ValueError: unknown keys, a bad ``path``, regex or ``times``.
         """
-        unknown = sorted(set(rule) - set(MATCHERS) - set(ACTIONS))
-        if unknown:
-            raise ValueError(f"unknown rule keys {unknown}; valid keys: {', '.join(MATCHERS + ACTIONS)}")
-        if rule.get("path", "openai") not in ("openai", "anthropic"):
-            raise ValueError(f"rule path must be 'openai' or 'anthropic', got {rule['path']!r}")
-        times = rule.get("times")
-        if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
-            raise ValueError(f"rule times must be a positive integer, got {times!r}")
-        for key in ("delay", "status"):
-            if key in rule and (isinstance(rule[key], bool) or not isinstance(rule[key], (int, float))):
-                raise ValueError(f"rule {key} must be a number, got {rule[key]!r}")
-        pattern = re.compile(rule["match"]) if "match" in rule else None
+        compiled = compile_rule(rule)
         with self._lock:
-            self._rules.append(_Rule(dict(rule), pattern, times))
+            self._rules.append(compiled)
 
     def clear_rules(self) -> None:
         with self._lock:
@@ -201,33 +145,11 @@ class MockServer:
         with self._lock:
             self._requests.append(entry)
 
-    def answer(self, route: str, body: dict[str, Any], headers: Mapping[str, str]) -> _Answer:
+    def answer(self, route: str, body: dict[str, Any], headers: Mapping[str, str]) -> Answer:
         """Decide the response to one completion request (``headers`` with lower-case names)."""
-        model, prompt = body.get("model"), _last_user_text(body)
-        rule, match = self._pick_rule(route, model, prompt)
-        delay = self.latency + float(rule.get("delay", 0))
-        if rule.get("drop"):
-            return _Answer(delay=delay, drop=True)
-        extra = {str(k): str(v) for k, v in rule.get("headers", {}).items()}
-        if "retry_after" in rule:
-            extra["Retry-After"] = str(rule["retry_after"])
-        status = int(rule.get("status", 200))
-        if "body" in rule:
-            payload: Any = rule["body"]
-            raw = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-            return _Answer(status, raw, extra, delay)
-        if status >= 400:
-            message = str(rule.get("error") or _default_error(status, headers))
-            return _Answer(status, _encode(_error_body(route, status, message)), extra, delay)
-        reply = str(rule.get("reply", f"echo: {prompt}"))
-        if match is not None:
-            try:
-                reply = match.expand(reply)
-            except (re.error, IndexError) as exc:
-                message = f"rule reply {reply!r} is not a valid template for /{match.re.pattern}/: {exc}"
-                return _Answer(500, _encode(_error_body(route, 500, message)), extra, delay)
-        completion = _completion_body(route, str(model), reply, _prompt_words(body), next(self._ids))
-        return _Answer(status, _encode(completion), extra, delay)
+        with self._lock:
+            rule, match = pick_rule(self._rules, route, body)
+        return build_answer(rule, match, route, body, headers, latency=self.latency, ids=self._ids)
 
     def models(self) -> dict[str, Any]:
         with self._lock:
@@ -235,18 +157,6 @@ class MockServer:
                 ["mock-model", *(r.spec["model"] for r in self._rules if "model" in r.spec)]
             )
         return {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "mock"} for n in names]}
-
-    def _pick_rule(
-        self, route: str, model: Any, prompt: str
-    ) -> tuple[Mapping[str, Any], re.Match[str] | None]:
-        """The first rule that applies, counting it against its ``times``; ``{}`` when none does."""
-        with self._lock:
-            for rule in self._rules:
-                if rule.applies(route, model, prompt):
-                    if rule.remaining is not None:
-                        rule.remaining -= 1
-                    return rule.spec, rule.pattern.search(prompt) if rule.pattern else None
-        return {}, None
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -269,11 +179,11 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         self.server.mock.record("GET", path, self._lower_headers(), None)
         if path == "/health":
-            self._send(200, _encode({"status": "ok"}))
+            self._send(200, encode({"status": "ok"}))
         elif path == "/v1/models":
-            self._send(200, _encode(self.server.mock.models()))
+            self._send(200, encode(self.server.mock.models()))
         else:
-            self._send(404, _encode(_error_body("openai", 404, f"no route for GET {path}")))
+            self._send(404, encode(error_body("openai", 404, f"no route for GET {path}")))
 
     def do_POST(self) -> None:
         path = urlsplit(self.path).path
@@ -281,13 +191,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.mock.record("POST", path, headers, body)
         route = ROUTES.get(path)
         if route is None:
-            self._send(404, _encode(_error_body("openai", 404, f"no route for POST {path}")))
+            self._send(404, encode(error_body("openai", 404, f"no route for POST {path}")))
         elif not isinstance(body, dict):
-            self._send(400, _encode(_error_body(route, 400, "the request body is not a JSON object")))
+            self._send(400, encode(error_body(route, 400, "the request body is not a JSON object")))
         else:
             self._reply(self.server.mock.answer(route, body, headers))
 
-    def _reply(self, answer: _Answer) -> None:
+    def _reply(self, answer: Answer) -> None:
         time.sleep(answer.delay)
         if answer.drop:
             self.close_connection = True
@@ -319,82 +229,6 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.mock.verbose:
             super().log_message(format, *args)
-
-
-def _text_of(content: Any) -> str:
-    """Text of a message ``content``: a string, or a list of ``{"type": "text", "text": ...}`` blocks."""
-    if isinstance(content, list):
-        return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return "" if content is None else str(content)
-
-
-def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    messages = body.get("messages")
-    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
-
-
-def _last_user_text(body: Mapping[str, Any]) -> str:
-    users = [m for m in _messages(body) if m.get("role") == "user"]
-    return _text_of(users[-1].get("content")) if users else ""
-
-
-def _prompt_words(body: Mapping[str, Any]) -> int:
-    """Whitespace-separated words of the system prompt and every message: the mock's token count."""
-    texts = [_text_of(body.get("system"))] + [_text_of(m.get("content")) for m in _messages(body)]
-    return sum(len(text.split()) for text in texts)
-
-
-def _completion_body(route: str, model: str, text: str, prompt_words: int, number: int) -> dict[str, Any]:
-    words = len(text.split())
-    if route == "anthropic":
-        return {
-            "id": f"msg_mock_{number}",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": prompt_words, "output_tokens": words},
-        }
-    return {
-        "id": f"chatcmpl-mock-{number}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {
-            "prompt_tokens": prompt_words,
-            "completion_tokens": words,
-            "total_tokens": prompt_words + words,
-        },
-    }
-
-
-def _error_body(route: str, status: int, message: str) -> dict[str, Any]:
-    error_type = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-    if route == "anthropic":
-        return {"type": "error", "error": {"type": error_type, "message": message}}
-    return {"error": {"message": message, "type": error_type, "param": None, "code": None}}
-
-
-def _default_error(status: int, headers: Mapping[str, str]) -> str:
-    if status in (401, 403):
-        credential = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
-        return f"Incorrect API key provided: {credential or '(none)'}"
-    return f"mock error {status}"
-
-
-def _encode(payload: Any) -> bytes:
-    return json.dumps(payload).encode()
-
-
-def load_rules(path: str | Path) -> list[dict[str, Any]]:
-    """Read a list of rules from a YAML or JSON file (JSON is valid YAML)."""
-    rules = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(rules, list) or not all(isinstance(rule, dict) for rule in rules):
-        raise ValueError(f"{path}: expected a list of rules (mappings)")
-    return rules
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -121,13 +121,28 @@ def apply_system_policy(messages: tuple[Message, ...], model: ModelSpec) -> tupl
     return (*rest, Message(role="user", content=prefix.rstrip()))
 
 
+def malformed(what: str) -> TransientProviderError:
+    """A retryable error for a response body that does not have the shape of the wire format."""
+    return TransientProviderError(f"malformed response: {what}", kind="malformed")
+
+
 def require_text(value: Any, what: str) -> str:
     """Check a field of a response body is a string, or raise a retryable bad-body error."""
     if not isinstance(value, str):
-        raise TransientProviderError(
-            f"malformed response: {what} is {type(value).__name__}, expected a string", kind="malformed"
-        )
+        raise malformed(f"{what} is {type(value).__name__}, expected a string")
     return value
+
+
+def optional_str(value: Any, what: str) -> str | None:
+    """A response field that may be absent (None) but must be a string when present."""
+    return None if value is None else require_text(value, what)
+
+
+def optional_int(value: Any, what: str) -> int | None:
+    """A response field that may be absent (None) but must be an integer when present."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise malformed(f"{what} is {type(value).__name__}, expected an integer")
 
 
 __all__ = [
@@ -138,5 +153,8 @@ __all__ = [
     "ProviderError",
     "Usage",
     "apply_system_policy",
+    "malformed",
+    "optional_int",
+    "optional_str",
     "require_text",
 ]

@@ -10,14 +10,20 @@ from bench_plugin.http import (
     HttpPool,
     api_key_from_env,
     error_for_status,
-    malformed,
     merge_headers,
-    optional_int,
-    optional_str,
     post_json,
     redact,
 )
-from bench_plugin.providers.base import BaseProvider, Completion, CompletionRequest, Usage, require_text
+from bench_plugin.providers.base import (
+    BaseProvider,
+    Completion,
+    CompletionRequest,
+    Usage,
+    malformed,
+    optional_int,
+    optional_str,
+    require_text,
+)
 from bench_plugin.suite.spec import Message, ProviderSpec
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
