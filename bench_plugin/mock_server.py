@@ -1,4 +1,4 @@
-"""A mock OpenAI/Anthropic-compatible LLM server (stdlib only), for trying suites offline and for our tests.
+"""A mock OpenAI/Anthropic-compatible LLM server (stdlib HTTP server), for trying suites offline and for our tests.
 
 Run it with ``bench-mock-server --port 8000 --latency 0.2 --rules rules.yaml`` (or
 ``python -m bench_plugin.mock_server``), then point a provider at ``http://127.0.0.1:8000/v1`` (OpenAI
@@ -161,6 +161,7 @@ class MockServer:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # the stdlib default of 5 resets connections when many cases start at once
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], mock: MockServer) -> None:
         super().__init__(address, handler)

@@ -17,10 +17,10 @@ from bench_plugin.providers.base import (
     BaseProvider,
     Completion,
     CompletionRequest,
-    Usage,
     malformed,
-    optional_int,
+    merge_params,
     optional_str,
+    read_usage,
     require_text,
 )
 from bench_plugin.suite.spec import Message, ProviderSpec
@@ -93,7 +93,7 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
 
     System messages become the top-level ``system`` string, joined by blank lines.
     """
-    params = {k: v for k, v in {**request.model.params, **request.params}.items() if v is not None}
+    params = merge_params(request)
     stop = params.pop("stop", None)
     if stop is not None:
         params["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
@@ -152,15 +152,9 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         for index, block in enumerate(blocks)
         if isinstance(block, dict) and block.get("type") == "text"
     ]
-    usage = data.get("usage")
-    if not isinstance(usage, dict):
-        usage = {}
     return Completion(
         text="".join(texts),
-        usage=Usage(
-            input_tokens=optional_int(usage.get("input_tokens"), "usage.input_tokens"),
-            output_tokens=optional_int(usage.get("output_tokens"), "usage.output_tokens"),
-        ),
+        usage=read_usage(data, "input_tokens", "output_tokens"),
         latency_s=latency,
         finish_reason=optional_str(data.get("stop_reason"), "stop_reason"),
         request_id=optional_str(data.get("id"), "id"),

@@ -121,6 +121,13 @@ def apply_system_policy(messages: tuple[Message, ...], model: ModelSpec) -> tupl
     return (*rest, Message(role="user", content=prefix.rstrip()))
 
 
+def merge_params(request: CompletionRequest) -> dict[str, Any]:
+    """The model's params overridden by the call's; a None value drops the param from the request."""
+    return {
+        key: value for key, value in {**request.model.params, **request.params}.items() if value is not None
+    }
+
+
 def malformed(what: str) -> TransientProviderError:
     """A retryable error for a response body that does not have the shape of the wire format."""
     return TransientProviderError(f"malformed response: {what}", kind="malformed")
@@ -145,6 +152,20 @@ def optional_int(value: Any, what: str) -> int | None:
     raise malformed(f"{what} is {type(value).__name__}, expected an integer")
 
 
+def read_usage(data: Mapping[str, Any], input_key: str, output_key: str) -> Usage:
+    """Token counts from the body's ``usage`` object under the wire format's names.
+
+    A missing ``usage`` (or one that is not an object) counts nothing; a count present must be an integer.
+    """
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    return Usage(
+        input_tokens=optional_int(usage.get(input_key), f"usage.{input_key}"),
+        output_tokens=optional_int(usage.get(output_key), f"usage.{output_key}"),
+    )
+
+
 __all__ = [
     "BaseProvider",
     "Completion",
@@ -154,7 +175,9 @@ __all__ = [
     "Usage",
     "apply_system_policy",
     "malformed",
+    "merge_params",
     "optional_int",
     "optional_str",
+    "read_usage",
     "require_text",
 ]

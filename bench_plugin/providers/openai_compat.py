@@ -18,10 +18,10 @@ from bench_plugin.providers.base import (
     BaseProvider,
     Completion,
     CompletionRequest,
-    Usage,
     malformed,
-    optional_int,
+    merge_params,
     optional_str,
+    read_usage,
     require_text,
 )
 from bench_plugin.suite.spec import Message, ProviderSpec
@@ -73,8 +73,7 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
 
     ``model`` and ``messages`` cannot be overridden by params.
     """
-    params = {**request.model.params, **request.params}
-    body = {key: value for key, value in params.items() if value is not None}
+    body = merge_params(request)
     body["model"] = request.model.id
     body["messages"] = [wire_message(message) for message in request.messages]
     return body
@@ -118,15 +117,9 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         raise malformed(f"choices[0].message.content is null (finish_reason {finish_reason!r})")
     else:
         text = require_text(content, "choices[0].message.content")
-    usage = data.get("usage")
-    if not isinstance(usage, dict):
-        usage = {}
     return Completion(
         text=text,
-        usage=Usage(
-            input_tokens=optional_int(usage.get("prompt_tokens"), "usage.prompt_tokens"),
-            output_tokens=optional_int(usage.get("completion_tokens"), "usage.completion_tokens"),
-        ),
+        usage=read_usage(data, "prompt_tokens", "completion_tokens"),
         latency_s=latency,
         finish_reason=finish_reason,
         request_id=optional_str(data.get("id"), "id"),

@@ -11,14 +11,14 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding=
 
 
 def tutorial_suite() -> str:
-    block = re.search(r"1\. Write `suites/my_bench.yaml`:\n\n   ```yaml\n(.*?)   ```", README, re.S)
+    block = re.search(r"1\. Write `suites/my_bench.yaml`:\n\n   ```yaml\n(.*?)   ```", README, re.DOTALL)
     assert block, "the tutorial's suite block moved"
     return "\n".join(line[3:] for line in block.group(1).splitlines()) + "\n"
 
 
 def readme_block_after(marker: str) -> list[str]:
     start = README.index(marker)
-    block = re.search(r"```\n(.*?)   ```", README[start:], re.S)
+    block = re.search(r"```\n(.*?)   ```", README[start:], re.DOTALL)
     assert block
     return [line.strip() for line in block.group(1).splitlines() if line.strip()]
 
