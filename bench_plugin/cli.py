@@ -51,10 +51,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _validate(options: argparse.Namespace) -> int:
     from bench_plugin.suite.build import build_suite
+    from bench_plugin.suite.discover import find_suites
     from bench_plugin.suite.expand import expand_suite
     from bench_plugin.suite.loader import load_suite_file
 
-    files = _suite_files(options.paths)
+    files = find_suites(Path(p) for p in options.paths)
     if not files:
         print(f"no suite files under {' '.join(options.paths)}", file=sys.stderr)
         return 2
@@ -73,21 +74,6 @@ def _validate(options: argparse.Namespace) -> int:
         problems += len(broken)
         print(f"{path}: {len(cases)} cases, {len(broken)} with problems")
     return 1 if problems else 0
-
-
-def _suite_files(paths: Sequence[str]) -> list[Path]:
-    files: list[Path] = []
-    for name in paths:
-        path = Path(name)
-        if path.is_dir():
-            files += sorted(p for p in path.rglob("*.y*ml") if _has_tasks(p))
-        elif path.exists():
-            files.append(path)
-    return files
-
-
-def _has_tasks(path: Path) -> bool:
-    return any(line.startswith("tasks:") for line in path.read_text(encoding="utf-8", errors="replace").splitlines())
 
 
 def _report(options: argparse.Namespace) -> int:

@@ -41,9 +41,6 @@ class SuiteFile(pytest.File):
             cases = expand_suite(suite, loaded, state.expand_options)
         except SuiteError as exc:
             raise self.CollectError(str(exc)) from None
-        state.seen_models.update(suite.models)
-        state.seen_models.update(suite.model_problems)
-        state.seen_providers.update(suite.providers)
         for case in cases:
             # An explicit nodeid: pytest >= 9.2 parses stored ids (--lf cache) into name + [params],
             # and a name with brackets only matches when the item's id is parsed the same way.

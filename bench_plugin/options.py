@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from bench_plugin.errors import SuiteError
+from bench_plugin.providers.registry import PRESETS
 from bench_plugin.suite.build import BuildOptions
 from bench_plugin.suite.expand import ExpandOptions
+from bench_plugin.suite.loader import load_suite_file
 
 
 @dataclass(frozen=True)
@@ -98,3 +102,27 @@ def _args_name_suites(config: pytest.Config) -> bool:
         if path.is_dir() and any(p.suffix in (".yaml", ".yml") for p in [*path.glob("*"), *path.glob("*/*")]):
             return True
     return False
+
+
+def check_model_names(names: Sequence[str] | None, suite_files: Sequence[Path]) -> None:
+    """--bench-models names that no suite declares and that are not ``provider:model`` are a usage
+    error listing the choices; silence would run nothing. Suites that do not load are left to
+    collection, which reports them with their line."""
+    if not names or not suite_files:
+        return
+    models: set[str] = set()
+    providers: set[str] = set(PRESETS)
+    for path in suite_files:
+        try:
+            data = load_suite_file(path).data
+        except SuiteError:
+            continue
+        models.update(data.get("models") or {})
+        providers.update(data.get("providers") or {})
+    unknown = [n for n in names if n not in models and n.partition(":")[0] not in providers]
+    if unknown:
+        raise pytest.UsageError(
+            f"--bench-models: unknown model(s) {', '.join(unknown)}. Choose from the suites' models "
+            f"({', '.join(sorted(models)) or 'none'}) or write PROVIDER:MODEL with a provider from: "
+            f"{', '.join(sorted(providers))}"
+        )

@@ -10,10 +10,9 @@ import pytest
 
 from bench_plugin import __version__
 from bench_plugin.nodes import RECORD_KEY, CaseItem, InfrastructureError, SuiteFile
-from bench_plugin.options import read_options, wants_html_report
+from bench_plugin.options import check_model_names, read_options, wants_html_report
 from bench_plugin.state import STATE_KEY, BenchState
-
-_SUITE_SUFFIXES = (".yaml", ".yml")
+from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,28 +62,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.close()
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Check --bench-models once, on the controller: a worker's usage error would be lost under xdist."""
+    if not hasattr(session.config, "workerinput"):
+        paths = [session.config.invocation_params.dir / arg.split("::")[0] for arg in session.config.args]
+        check_model_names(session.config.stash[STATE_KEY].expand_options.models, find_suites(paths))
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile | None:
-    if file_path.suffix not in _SUITE_SUFFIXES:
+    if file_path.suffix not in SUITE_SUFFIXES:
         return None
-    if parent.session.isinitpath(file_path) or _looks_like_suite(file_path):
+    if parent.session.isinitpath(file_path) or looks_like_suite(file_path):
         return SuiteFile.from_parent(parent, path=file_path)
     return None
-
-
-def _looks_like_suite(path: Path) -> bool:
-    """A YAML file found by directory walk is a suite when it has a top-level ``tasks:`` key."""
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return any(line.startswith("tasks:") for line in handle)
-    except OSError:
-        return False
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start work only now, after -k/-m/--lf deselection; xdist workers start each case lazily."""
     state: BenchState = session.config.stash[STATE_KEY]
-    state.check_model_names(session)
     if session.config.option.collectonly or hasattr(session.config, "workerinput"):
         return
     cases = [(item.nodeid, item.case) for item in session.items if isinstance(item, CaseItem)]

@@ -20,8 +20,6 @@ class BenchState:
     concurrency: int
     build_options: BuildOptions
     expand_options: ExpandOptions
-    seen_models: set[str] = field(default_factory=set)
-    seen_providers: set[str] = field(default_factory=set)
     _markers: set[str] = field(default_factory=set)
 
     @cached_property
@@ -37,21 +35,6 @@ class BenchState:
         if name not in self._markers:
             self._markers.add(name)
             config.addinivalue_line("markers", f"{name}: bench_plugin case marker")
-
-    def check_model_names(self, session: pytest.Session) -> None:
-        """--bench-models names that no collected suite knows are a usage error, not silence."""
-        names = self.expand_options.models
-        if not names or not self.seen_providers:
-            return
-        unknown = [
-            n for n in names if n not in self.seen_models and n.partition(":")[0] not in self.seen_providers
-        ]
-        if unknown:
-            raise pytest.UsageError(
-                f"--bench-models: unknown model(s) {', '.join(unknown)}. Choose from the suites' models "
-                f"({', '.join(sorted(self.seen_models)) or 'none'}) or write PROVIDER:MODEL with a provider "
-                f"from: {', '.join(sorted(self.seen_providers))}"
-            )
 
     def close(self) -> None:
         if "runner" in self.__dict__:

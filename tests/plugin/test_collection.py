@@ -92,3 +92,9 @@ def test_junitxml_carries_model_task_and_score(capitals: pytest.Pytester) -> Non
     xml = (capitals.path / "junit.xml").read_text()
     assert '<property name="bench_model" value="atlas" />' in xml
     assert '<property name="bench_score" value="0.9667" />' in xml
+
+
+def test_unknown_bench_model_is_a_usage_error_under_xdist_too(capitals: pytest.Pytester) -> None:
+    result = capitals.runpytest_subprocess("suites", "-n", "2", "--bench-models", "gpt-5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--bench-models: unknown model(s) gpt-5*"])
