@@ -1,0 +1,41 @@
+"""Ctrl-C stops a run promptly and keeps every result that had finished."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from bench_plugin.mock_server import MockServer
+
+
+def test_ctrl_c_keeps_finished_results(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model_id = f"slow-{uuid.uuid4().hex[:8]}"
+    mock_server.add_rule({"model": model_id, "delay": 0.4})
+    pytester.makefile(".yaml", **{"suites/slow": (
+        f"providers:\n  local: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}'}}\n"
+        f"models:\n  m: {{provider: local, id: {model_id}}}\n"
+        "tasks:\n  - {id: t, prompt: hello}\n"
+    )})
+    results = pytester.path / "bench-results" / "results.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "suites", "--bench-runs", "40", "--bench-concurrency", "2", "-p", "no:cacheprovider"],
+        cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 3):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    interrupted_at = time.monotonic()
+    output, _ = process.communicate(timeout=20)
+    assert time.monotonic() - interrupted_at < 5, "the run did not stop promptly"
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, output
+    lines = results.read_text().splitlines()
+    assert 3 <= len(lines) < 40
+    assert all(json.loads(line)["status"] == "passed" for line in lines)
+    assert (pytester.path / "bench-results" / "report.md").exists()
