@@ -152,27 +152,22 @@ def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
 
 
+_EXTRA_FORMATS = {"text": ("text/plain", "txt"), "json": ("application/json", "json")}
+
+
 def text_extra(content: str, name: str) -> dict[str, Any]:
-    safe_name = html.escape(name)
-    if html_extras is not None:
-        return dict(html_extras.text(content, name=safe_name))
-    return {
-        "name": safe_name,
-        "format_type": "text",
-        "content": content,
-        "mime_type": "text/plain",
-        "extension": "txt",
-    }
+    return _extra("text", content, name)
 
 
 def json_extra(content: Any, name: str) -> dict[str, Any]:
+    return _extra("json", content, name)
+
+
+def _extra(format_type: str, content: Any, name: str) -> dict[str, Any]:
+    """A pytest-html extra with an escaped name (pytest-html inserts names raw)."""
     safe_name = html.escape(name)
     if html_extras is not None:
-        return dict(html_extras.json(content, name=safe_name))
-    return {
-        "name": safe_name,
-        "format_type": "json",
-        "content": content,
-        "mime_type": "application/json",
-        "extension": "json",
-    }
+        return dict(getattr(html_extras, format_type)(content, name=safe_name))
+    mime_type, extension = _EXTRA_FORMATS[format_type]
+    return {"name": safe_name, "format_type": format_type, "content": content, "mime_type": mime_type,
+            "extension": extension}
