@@ -104,11 +104,11 @@ def _args_name_suites(config: pytest.Config) -> bool:
     return False
 
 
-def check_model_names(names: Sequence[str] | None, suite_files: Sequence[Path]) -> None:
-    """--bench-models names that no suite declares and that are not ``provider:model`` are a usage
-    error listing the choices; silence would run nothing. Suites that do not load are left to
-    collection, which reports them with their line."""
-    if not names or not suite_files:
+def check_names(names: Sequence[str] | None, base_url_providers: Sequence[str], suite_files: Sequence[Path]) -> None:
+    """Names on the command line that no suite knows are a usage error listing the choices; silence
+    would run nothing (--bench-models) or the wrong endpoint (--bench-base-url). Suites that do not
+    load are left to collection, which reports them with their line."""
+    if not (names or base_url_providers) or not suite_files:
         return
     models: set[str] = set()
     providers: set[str] = set(PRESETS)
@@ -119,10 +119,15 @@ def check_model_names(names: Sequence[str] | None, suite_files: Sequence[Path]) 
             continue
         models.update(data.get("models") or {})
         providers.update(data.get("providers") or {})
-    unknown = [n for n in names if n not in models and n.partition(":")[0] not in providers]
+    unknown = [n for n in names or () if n not in models and n.partition(":")[0] not in providers]
     if unknown:
         raise pytest.UsageError(
             f"--bench-models: unknown model(s) {', '.join(unknown)}. Choose from the suites' models "
             f"({', '.join(sorted(models)) or 'none'}) or write PROVIDER:MODEL with a provider from: "
             f"{', '.join(sorted(providers))}"
+        )
+    unknown = [name for name in base_url_providers if name not in providers]
+    if unknown:
+        raise pytest.UsageError(
+            f"--bench-base-url: unknown provider(s) {', '.join(unknown)}; choose from: {', '.join(sorted(providers))}"
         )

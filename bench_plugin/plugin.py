@@ -10,7 +10,7 @@ import pytest
 
 from bench_plugin import __version__
 from bench_plugin.nodes import RECORD_KEY, CaseItem, InfrastructureError, SuiteFile
-from bench_plugin.options import check_model_names, read_options, wants_html_report
+from bench_plugin.options import check_names, read_options, wants_html_report
 from bench_plugin.state import STATE_KEY, BenchState
 from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
 
@@ -63,10 +63,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Check --bench-models once, on the controller: a worker's usage error would be lost under xdist."""
+    """Check names given on the command line once, on the controller: under xdist a worker's usage
+    error would be lost."""
     if not hasattr(session.config, "workerinput"):
         paths = [session.config.invocation_params.dir / arg.split("::")[0] for arg in session.config.args]
-        check_model_names(session.config.stash[STATE_KEY].expand_options.models, find_suites(paths))
+        state: BenchState = session.config.stash[STATE_KEY]
+        check_names(state.expand_options.models, list(state.build_options.base_urls), find_suites(paths))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile | None:
@@ -92,7 +94,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     """Put the case record on the report as plain data, so it reaches the controller under xdist too."""
     report = yield
-    record = item.stash.get(RECORD_KEY, None) if isinstance(item, CaseItem) else None
+    if not isinstance(item, CaseItem):
+        return report
+    record = item.stash.get(RECORD_KEY, None)
     if record is not None and (call.when == "call" or (call.when == "setup" and report.failed)):
         data = record.to_dict()
         report.bench_record = data
@@ -106,7 +110,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.user_properties = [*report.user_properties, *properties]
         if call.when == "setup" and call.excinfo is not None and isinstance(call.excinfo.value, InfrastructureError):
             report.longrepr = str(call.excinfo.value)  # setup errors skip repr_failure; no traceback of ours
+        if report.skipped and isinstance(report.longrepr, tuple):
+            # point -rs at the suite's task, not at the line of our code that called pytest.skip
+            report.longrepr = (str(item.path), record_line(item), report.longrepr[2])
     return report
+
+
+def record_line(item: CaseItem) -> int:
+    """1-based: pytest prints a skip's line as given (unlike reportinfo's 0-based line)."""
+    return item.case.line + 1 if item.case.line is not None else 0
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -27,7 +27,7 @@ def test_clawbench_judge_not_usable_divides_by_point_nine() -> None:
     value, detail = clawbench(C=0.5, T=0.8, B=1.0, J=None)
     assert value == pytest.approx((0.4 * 0.5 + 0.3 * 0.8 + 0.2 * 1.0) / 0.9, abs=1e-6)
     assert value == 0.711111
-    assert detail == "(0.4*C + 0.3*T + 0.2*B) / 0.9 = 0.7111; J dropped: unscored"
+    assert detail == "(0.4*C + 0.3*T + 0.2*B) / 0.9 = 0.7111; J dropped: gate C >= 0.9999 not met"
 
 
 def test_gate_closed_drops_judge_and_renormalizes() -> None:
@@ -201,3 +201,12 @@ def test_gate_conditions_accept_boolean_logic() -> None:
 def test_unknown_on_missing_is_rejected() -> None:
     with pytest.raises(ValueError, match="on_missing"):
         compile_composite(CompositeSpec(on_missing="skip"), ["A"])
+
+
+def test_unscored_component_behind_a_closed_gate_does_not_unscore_the_case() -> None:
+    """A wrong answer (C=0) with an unreadable judge is still a wrong answer, not 'unscored'."""
+    spec = CompositeSpec(formula="0.4*C + 0.3*T + 0.2*B + 0.1*J", gates=(GateSpec("J", "C >= 0.9999"),))
+    composite = compile_composite(spec, ["C", "T", "B", "J"])
+    result = composite.evaluate({"C": 0.0, "T": 1.0, "B": 1.0, "J": None})
+    assert result.value == pytest.approx(0.5 / 0.9, abs=1e-6)
+    assert composite.evaluate({"C": 1.0, "T": 1.0, "B": 1.0, "J": None}).value is None

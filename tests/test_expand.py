@@ -95,3 +95,36 @@ def test_missing_dataset_file_is_a_case_problem_with_the_line(tmp_path: Path) ->
     text = "models:\n  a: {provider: echo}\ntasks:\n  - id: t\n    dataset: {file: nope.jsonl}\n    prompt: x\n"
     (case,) = expand(text, tmp_path)
     assert str(case.problem).startswith("suites/demo.yaml:5: tasks[0].dataset: cannot read dataset file")
+
+
+def test_broken_tag_template_is_a_case_problem_not_silence(tmp_path: Path) -> None:
+    text = "models:\n  a: {provider: echo}\ntasks:\n  - {id: t, prompt: x, tags: ['{{ nope }}']}\n"
+    (case,) = expand(text, tmp_path)
+    assert "tasks[0].tags: template error: 'nope' is undefined" in str(case.problem)
+
+
+def test_unknown_model_in_task_models_fails_visibly(tmp_path: Path) -> None:
+    text = "models:\n  a: {provider: echo}\ntasks:\n  - {id: t, prompt: x, models: [a, b]}\n"
+    cases = expand(text, tmp_path)
+    assert [c.case_id for c in cases] == ["t[b-run1]", "t[a-run1]"]
+    assert str(cases[0].problem).startswith("suites/demo.yaml:4: tasks[0].models: unknown model 'b'")
+
+
+def test_command_line_models_get_the_suite_defaults(tmp_path: Path) -> None:
+    text = "defaults: {temperature: 0.2}\nmodels:\n  a: {provider: echo}\ntasks:\n  - {id: t, prompt: x}\n"
+    (case,) = expand(text, tmp_path, models=("openai:gpt-4o-mini",))
+    assert case.model is not None and case.model.params["temperature"] == 0.2
+
+
+def test_unnamed_task_scorer_adds_to_suite_scorer_of_the_same_type(tmp_path: Path) -> None:
+    text = (
+        "models:\n  a: {provider: echo}\nscorers:\n  - {type: contains, value: x}\n"
+        "tasks:\n  - id: t\n    prompt: x y\n    scorers:\n      - {type: contains, value: y}\n"
+    )
+    (case,) = expand(text, tmp_path)
+    assert [(s.name, s.options["value"]) for s in case.scorers] == [("contains", "x"), ("contains_2", "y")]
+
+
+def test_boolean_tags_read_as_yaml_writes_them(tmp_path: Path) -> None:
+    text = "models:\n  a: {provider: echo}\ntasks:\n  - {id: t, prompt: x, tags: {hard: true}}\n"
+    assert expand(text, tmp_path)[0].tags == ("hard=true",)

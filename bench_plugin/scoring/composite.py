@@ -108,7 +108,10 @@ class Composite:
             A result whose ``detail`` reads like ``(0.4*C + 0.3*T + 0.2*B) / 0.9 = 0.7444; J dropped:
             gate C >= 0.9999 not met``. The value is rounded to 6 decimals and never clamped.
         """
-        missing = tuple(name for name in self.referenced if values.get(name) is None)
+        # a component whose gate is closed does not count, so its lack of a score does not matter
+        missing = tuple(
+            name for name in self.referenced if values.get(name) is None and not self._closed_by_gate(name, values)
+        )
         if missing and self.spec.on_missing != "renormalize":
             listed = ", ".join(missing)
             return CompositeResult(None, f"unscored: no value for {listed}", missing=missing)
@@ -122,6 +125,15 @@ class Composite:
                 return CompositeResult(None, f"{self.spec.formula.strip()} divides by zero for these values")
             return CompositeResult(round(value, 6), f"{self.spec.formula.strip()} = {_fmt(value)}")
         return self._weighted(values, missing)
+
+    def _closed_by_gate(self, component: str, values: Mapping[str, float | None]) -> bool:
+        """True when a gate of ``component`` is decided (its inputs scored) and not met."""
+        for gate in self._gates:
+            if gate.component != component or any(values.get(name) is None for name in gate.names):
+                continue
+            if not gate.condition({name: float(values[name] or 0.0) for name in gate.names}):
+                return True
+        return False
 
     def _gate_problem(self, component: str, values: Mapping[str, float | None]) -> str | None:
         for gate in self._gates:

@@ -71,6 +71,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         derived=data.get("derived", {}),
         system=data.get("system"),
         default_models=default_models,
+        model_defaults=data.get("defaults", {}),
         model_problems=model_problems,
         judge_problems=judge_problems,
     )
@@ -208,10 +209,16 @@ def adhoc_model(text: str, providers: Mapping[str, ProviderSpec], defaults: Mapp
     return model_from_entry(text, {"provider": provider_name, "id": model_id}, providers[provider_name], defaults, Path("."))
 
 
-def build_scorers(loaded: LoadedSuite, entries: list[Mapping[str, Any]], base: tuple[Any, ...]) -> tuple[ScorerSpec, ...]:
-    """ScorerSpecs in YAML order; an unnamed scorer is named after its type (``contains_2`` if taken)."""
+def build_scorers(
+    loaded: LoadedSuite, entries: list[Mapping[str, Any]], base: tuple[Any, ...], reserved: tuple[str, ...] = ()
+) -> tuple[ScorerSpec, ...]:
+    """ScorerSpecs in YAML order; an unnamed scorer is named after its type (``contains_2`` if taken).
+
+    ``reserved`` names (the suite's scorers, for a task's list) are never given to an unnamed scorer,
+    so only an explicit ``name:`` replaces a suite scorer.
+    """
     scorers: list[ScorerSpec] = []
-    taken: set[str] = {e["name"] for e in entries if "name" in e}
+    taken: set[str] = {e["name"] for e in entries if "name" in e} | set(reserved)
     for index, entry in enumerate(entries):
         name = entry.get("name")
         if name is None:

@@ -68,7 +68,7 @@ def select_models(suite: SuiteSpec, names: Sequence[str] | None) -> list[tuple[s
         elif name in suite.model_problems:
             selected.append((name, None))
         else:
-            model = adhoc_model(name, {**PRESETS, **suite.providers}, {})
+            model = adhoc_model(name, {**PRESETS, **suite.providers}, suite.model_defaults)
             if model is not None:
                 selected.append((name, model))
     return selected
@@ -85,13 +85,20 @@ def _expand_task(
 ) -> Iterator[CaseSpec]:
     base = ("tasks", index)
     line = loaded.lines.line_of(base)
-    scorers = _merge_scorers(suite.scorers, build_scorers(loaded, task.get("scorers", []), (*base, "scorers")))
+    reserved = tuple(scorer.name for scorer in suite.scorers)
+    scorers = _merge_scorers(suite.scorers, build_scorers(loaded, task.get("scorers", []), (*base, "scorers"), reserved))
     composite = build_composite(loaded, task["composite"], (*base, "composite")) if "composite" in task else suite.composite
     threshold = float(task.get("pass_threshold", suite.pass_threshold))
     runs = options.runs or int(task.get("runs", suite.runs))
     wanted = task.get("models")
+    for unknown in [name for name in wanted or [] if name not in suite.models and name not in suite.model_problems]:
+        key = (*base, "models")
+        yield _unknown_task_model(suite, loaded, task, index, unknown, key, scorers, composite, threshold)
     for variant in _variants(suite, loaded, renderer, index, task):
-        tags = _tags(renderer, task, variant, loaded, base)
+        try:
+            tags = _tags(renderer, task, variant, loaded, base)
+        except CaseError as exc:
+            tags, variant = (), replace(variant, problem=variant.problem or exc)
         for model_name, model in models:
             if wanted is not None and model_name not in wanted:
                 continue
@@ -235,12 +242,41 @@ def _tags(
         return ()
     key = format_key_path((*base, "tags"))
     line = loaded.lines.line_of((*base, "tags"))
-    try:
-        if isinstance(raw, Mapping):
-            return tuple(f"{k}={renderer.render(str(v), variant.variables, key=key, line=line)}" for k, v in raw.items())
-        return tuple(renderer.render(str(t), variant.variables, key=key, line=line) for t in raw)
-    except CaseError:
-        return ()
+
+    def text(value: Any) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return renderer.render(str(value), variant.variables, key=key, line=line)
+
+    if isinstance(raw, Mapping):
+        return tuple(f"{k}={text(v)}" for k, v in raw.items())
+    return tuple(text(t) for t in raw)
+
+
+def _unknown_task_model(
+    suite: SuiteSpec,
+    loaded: LoadedSuite,
+    task: Mapping[str, Any],
+    index: int,
+    name: str,
+    key: tuple[Any, ...],
+    scorers: tuple[ScorerSpec, ...],
+    composite: Any,
+    threshold: float,
+) -> CaseSpec:
+    """A case that fails with the reason, rather than a typo in ``models:`` silently running nothing."""
+    problem = CaseError(
+        f"unknown model '{name}'",
+        path=suite.path,
+        line=loaded.lines.line_of(key),
+        key=format_key_path(key),
+        hint=f"models of this suite: {', '.join(suite.models) or 'none'}",
+    )
+    return CaseSpec(
+        suite=suite.name, path=suite.path, task=_fallback_id(str(task["id"]), index), model_name=name, model=None,
+        run=1, messages=(), scorers=scorers, composite=composite, pass_threshold=threshold, variables={},
+        line=loaded.lines.line_of(("tasks", index)), problem=problem,
+    )
 
 
 def _merge_scorers(suite_scorers: tuple[ScorerSpec, ...], task_scorers: tuple[ScorerSpec, ...]) -> tuple[ScorerSpec, ...]:

@@ -169,5 +169,6 @@ class SuiteSpec:
     derived: Mapping[str, Any] = field(default_factory=dict)
     system: str | None = None
     default_models: tuple[str, ...] = ()
+    model_defaults: Mapping[str, Any] = field(default_factory=dict)
     model_problems: Mapping[str, CaseError] = field(default_factory=dict)
     judge_problems: Mapping[str, CaseError] = field(default_factory=dict)

@@ -98,3 +98,9 @@ def test_unknown_bench_model_is_a_usage_error_under_xdist_too(capitals: pytest.P
     result = capitals.runpytest_subprocess("suites", "-n", "2", "--bench-models", "gpt-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--bench-models: unknown model(s) gpt-5*"])
+
+
+def test_unknown_provider_in_base_url_is_a_usage_error(capitals: pytest.Pytester) -> None:
+    result = capitals.runpytest("suites", "--bench-base-url", "vlm=http://127.0.0.1:9/v1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--bench-base-url: unknown provider(s) vlm; choose from:*vllm*"])

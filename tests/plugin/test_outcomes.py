@@ -25,7 +25,7 @@ def test_unparseable_judge_leaves_the_case_unscored_not_failed(pytester: pytest.
     pytester.makefile(".yaml", **{"suites/demo": suite})
     result = pytester.runpytest("suites", "-rs")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*unscored*could not read a score from the judge reply*"])
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] suites/demo.yaml:9: unscored*could not read a score from the judge reply*"])
     (record,) = records(pytester)
     assert record["status"] == "unscored"
     assert record["composite"] is None
