@@ -94,7 +94,7 @@ def test_request_goes_to_the_judge_model_with_purpose_judge() -> None:
 def test_template_variables_cover_the_conversation_and_the_case() -> None:
     options = {
         "judge": "gpt4o",
-        "system": "You grade {{ model }} on {{ task }}.",
+        "system": "You grade {{ model.label }} on {{ task }}.",
         "prompt": "{{ transcript }}|{{ messages | length }}|{{ country }}|{{ vars.country }}",
     }
     _, fake = run_judge(options, case=make_case(country="France"))

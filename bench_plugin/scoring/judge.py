@@ -15,7 +15,7 @@ from bench_plugin.providers.base import Completion, CompletionRequest
 from bench_plugin.scoring.base import ComponentScore, ScoringContext
 from bench_plugin.scoring.checks import TARGETS
 from bench_plugin.scoring.parse import parse_verdict, validate_rule
-from bench_plugin.suite.spec import Message, ModelSpec, ScorerSpec
+from bench_plugin.suite.spec import CaseSpec, Message, ModelSpec, ScorerSpec
 from bench_plugin.suite.templates import render_standalone
 
 OPTION_KEYS = (
@@ -164,7 +164,7 @@ class JudgeScorer:
             "transcript": transcript_text(context.transcript),
             "messages": [message.to_dict() for message in context.transcript],
             "task": case.task,
-            "model": case.model.label if case.model is not None else case.model_name,
+            "model": model_variables(case),
         }
         # without a reference option, a case variable named reference (a dataset field) is the reference
         if "reference" in spec.options:
@@ -238,3 +238,10 @@ def read_judgement(spec: ScorerSpec, judge: ModelSpec, completion: Completion) -
         raw_in_scale = raw
     value = round((raw_in_scale - low) / (high - low), 6)
     return ComponentScore(value=value, raw=raw, detail=shown, **common)
+
+
+def model_variables(case: CaseSpec) -> dict[str, str]:
+    """``model`` as every template sees it: the candidate's name, API id and label."""
+    if case.model is None:
+        return {"name": case.model_name, "id": case.model_name, "label": case.model_name}
+    return {"name": case.model.name, "id": case.model.id, "label": case.model.label}

@@ -209,7 +209,8 @@ def _messages(
     model: ModelSpec,
 ) -> tuple[Message, ...]:
     """The rendered prompt; templates also see ``model`` (name, id, label) and ``task_id``."""
-    scope = {**variant.variables, "model": {"name": model.name, "id": model.id, "label": model.label}, "task_id": variant.task_id}
+    scope = {**variant.variables, "model": {"name": model.name, "id": model.id, "label": model.label},
+             "task_id": variant.task_id}
 
     def text(inline_key: str, file_key: str, entry: Mapping[str, Any], path: tuple[Any, ...]) -> str | None:
         if file_key in entry:
