@@ -94,5 +94,27 @@ class CaseItem(pytest.Item):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
+    def annotate_report(self, report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
+        """Put the record on the report that decides the outcome, as plain data (it crosses xdist),
+        with junitxml properties, and keep our internals out of what the user reads."""
+        record = self.stash.get(RECORD_KEY, None)
+        if record is None or not (call.when == "call" or (call.when == "setup" and report.failed)):
+            return
+        report.bench_record = record.to_dict()  # type: ignore[attr-defined]
+        properties = [
+            ("bench_model", record.model),
+            ("bench_task", record.task),
+            ("bench_status", record.status),
+            ("bench_score", "" if record.composite is None else f"{record.composite:.4f}"),
+        ]
+        self.user_properties.extend(properties)  # junitxml reads them from the teardown report
+        report.user_properties = [*report.user_properties, *properties]
+        if call.when == "setup" and call.excinfo is not None and isinstance(call.excinfo.value, InfrastructureError):
+            report.longrepr = str(call.excinfo.value)  # setup errors skip repr_failure
+        if report.skipped and isinstance(report.longrepr, tuple):
+            # point -rs at the suite's task (1-based, as pytest prints it), not at our pytest.skip call
+            line = self.case.line + 1 if self.case.line is not None else 0
+            report.longrepr = (str(self.path), line, report.longrepr[2])
+
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, self.case.line, f"{self.case.suite}::{self.name}"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bench_plugin import __version__
-from bench_plugin.nodes import RECORD_KEY, CaseItem, InfrastructureError, SuiteFile
+from bench_plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.options import check_names, read_options, wants_html_report
 from bench_plugin.state import STATE_KEY, BenchState
 from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
@@ -94,31 +94,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     """Put the case record on the report as plain data, so it reaches the controller under xdist too."""
     report = yield
-    if not isinstance(item, CaseItem):
-        return report
-    record = item.stash.get(RECORD_KEY, None)
-    if record is not None and (call.when == "call" or (call.when == "setup" and report.failed)):
-        data = record.to_dict()
-        report.bench_record = data
-        properties = [
-            ("bench_model", record.model),
-            ("bench_task", record.task),
-            ("bench_status", record.status),
-            ("bench_score", "" if record.composite is None else f"{record.composite:.4f}"),
-        ]
-        item.user_properties.extend(properties)  # junitxml reads them from the teardown report
-        report.user_properties = [*report.user_properties, *properties]
-        if call.when == "setup" and call.excinfo is not None and isinstance(call.excinfo.value, InfrastructureError):
-            report.longrepr = str(call.excinfo.value)  # setup errors skip repr_failure; no traceback of ours
-        if report.skipped and isinstance(report.longrepr, tuple):
-            # point -rs at the suite's task, not at the line of our code that called pytest.skip
-            report.longrepr = (str(item.path), record_line(item), report.longrepr[2])
+    if isinstance(item, CaseItem):
+        item.annotate_report(report, call)
     return report
-
-
-def record_line(item: CaseItem) -> int:
-    """1-based: pytest prints a skip's line as given (unlike reportinfo's 0-based line)."""
-    return item.case.line + 1 if item.case.line is not None else 0
 
 
 def pytest_report_header(config: pytest.Config) -> str:
