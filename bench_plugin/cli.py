@@ -79,9 +79,12 @@ def _validate(options: argparse.Namespace) -> int:
 def _report(options: argparse.Namespace) -> int:
     from bench_plugin.report.files import write_reports
     from bench_plugin.store import read_results
+    from bench_plugin.suite.aggregates import read_suite_aggregates
 
     records = read_results(options.results)
-    paths = write_reports(records, options.output or options.results.parent)
+    # suites are named relative to the directory pytest ran in; run bench report from there
+    aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
+    paths = write_reports(records, options.output or options.results.parent, aggregates)
     print(f"{len(records)} records -> {paths['markdown']}, {paths['summary']}")
     return 0
 

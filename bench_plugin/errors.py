@@ -7,6 +7,7 @@
      |    +-- TransientProviderError    worth retrying: timeout, connection, 429, 5xx, bad body
      |    +-- AuthError                 401/403 or a missing key: retrying cannot help
      |    +-- ReplayMissError           an offline replay has no recorded answer: the case is skipped
+     |    +-- RecordedFailureError      an offline replay serves a recorded failure: ERROR (or XFAIL)
      +-- JudgeError                 a judge answered but its verdict cannot be read: unscored
 
 Lower layers (httpx, json, jinja2) are translated at the boundary and chained with `raise ... from`.
@@ -93,6 +94,8 @@ class ProviderError(BenchError):
         status: the HTTP status when there was one.
         retry_after: seconds the server asked us to wait, when it said so.
         kind: a short class of failure for records (see ``kind``).
+        expected: the suite expects this failure (a replayed recorded one): the case is still an
+            infrastructure failure in records and reports, but pytest shows it as XFAIL.
     """
 
     def __init__(
@@ -102,12 +105,14 @@ class ProviderError(BenchError):
         status: int | None = None,
         retry_after: float | None = None,
         kind: str | None = None,
+        expected: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.retry_after = retry_after
         self._kind = kind
+        self.expected = expected
 
     @property
     def kind(self) -> str:
@@ -117,7 +122,8 @@ class ProviderError(BenchError):
             return self._kind
         if self.status is not None:
             return f"http_{self.status}"
-        return {"AuthError": "auth", "ReplayMissError": "replay_miss"}.get(type(self).__name__, "provider")
+        names = {"AuthError": "auth", "ReplayMissError": "replay_miss", "RecordedFailureError": "recorded_failure"}
+        return names.get(type(self).__name__, "provider")
 
 
 class TransientProviderError(ProviderError):
@@ -130,6 +136,11 @@ class AuthError(ProviderError):
 
 class ReplayMissError(ProviderError):
     """An offline replay has no recorded answer for this call; the case is skipped, not failed."""
+
+
+class RecordedFailureError(ProviderError):
+    """A replayed recording says this call failed when it was made (e.g. a generation that errored):
+    an infrastructure failure, never a score."""
 
 
 class JudgeError(BenchError):

@@ -34,7 +34,11 @@ class CaseRecord:
         reason: one line a person reads next to the outcome.
         messages: the rendered prompt sent to the model, as role/content dicts.
         transcript: the whole conversation including the model's answers.
-        response: the final answer text that scorers saw.
+        response: the final answer text that scorers saw (the last answer of a conversation).
+        turns: each turn: ``index``, ``phase``, ``call``, ``user``, ``raw`` (the reply as sent
+            back), ``answer`` (what scorers see), ``thinking``, ``format_valid``, ``skipped``,
+            ``skip_reason``, ``latency_s``, ``input_tokens``, ``output_tokens`` and ``scores``
+            (per-turn scorer name -> value).
         scores: ``ScoreSet.to_dict()``: components (with judge output), composite, threshold.
         usage: candidate-model tokens, cost and number of calls (judge usage sits in components).
         error: ``{"kind", "type", "message"}`` when status is error, invalid or skipped.
@@ -58,6 +62,7 @@ class CaseRecord:
     messages: list[dict[str, Any]] = field(default_factory=list)
     transcript: list[dict[str, Any]] = field(default_factory=list)
     response: str | None = None
+    turns: list[dict[str, Any]] = field(default_factory=list)
     scores: dict[str, Any] | None = None
     composite: float | None = None
     threshold: float | None = None

@@ -16,6 +16,7 @@ import pytest
 from bench_plugin.record import FAILED, PASSED, CaseRecord
 from bench_plugin.report.files import in_case_order, write_reports
 from bench_plugin.store import ResultsStore
+from bench_plugin.suite.aggregates import read_suite_aggregates
 
 
 class BenchReporter:
@@ -27,6 +28,7 @@ class BenchReporter:
         self.store = ResultsStore(output_dir / "results.jsonl")
         self._opened = False
         self._html = bool(getattr(config.option, "htmlpath", None))
+        self._csv_files: list[str] = []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -48,7 +50,10 @@ class BenchReporter:
             return
         records = in_case_order(self.store.records)
         self.store.finalize([r.nodeid for r in records])
-        write_reports(records, self.output_dir)
+        # under xdist the controller collected no suite: aggregates come from the files records name
+        aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
+        written = write_reports(records, self.output_dir, aggregates)
+        self._csv_files = [path.name for key, path in written.items() if key.startswith("csv:")]
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -58,7 +63,8 @@ class BenchReporter:
         terminalreporter.section("bench summary")
         for line in summary_lines(records):
             terminalreporter.write_line(line)
-        terminalreporter.write_line(f"results: {self.output_dir}{os.sep} (results.jsonl, report.md, summary.json)")
+        files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files])
+        terminalreporter.write_line(f"results: {self.output_dir}{os.sep} ({files})")
 
 
 def summary_lines(records: list[CaseRecord]) -> list[str]:

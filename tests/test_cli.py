@@ -36,3 +36,19 @@ def test_report_rebuilds_markdown_from_results(tmp_path: Path) -> None:
 def test_schema_prints_the_suite_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     assert json.loads(capsys.readouterr().out)["title"].startswith("bench_plugin suite")
+
+
+def test_report_computes_the_suite_aggregates_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "s.yaml").write_text(
+        "models:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n"
+        "scorers:\n  - {name: C, type: contains, value: hi}\n"
+        "aggregates:\n  tables:\n    - {name: c, by: [model], csv: c.csv, columns: [{name: n, fn: count}, "
+        "{name: mean_c, fn: mean, of: C}]}\n"
+    )
+    record = {"nodeid": "s.yaml::t[m-run1]", "suite": "s", "path": "s.yaml", "task": "t", "model": "m",
+              "model_id": "m", "model_label": "m", "provider": "echo", "run": 1, "status": "passed",
+              "composite": 1.0, "scores": {"components": [{"name": "C", "value": 1.0}]}}
+    (tmp_path / "results.jsonl").write_text(json.dumps(record) + "\n")
+    monkeypatch.chdir(tmp_path)  # suite paths in records are relative to where pytest ran
+    assert main(["report", "results.jsonl", "-o", "out"]) == 0
+    assert (tmp_path / "out" / "c.csv").read_bytes() == b"model,n,mean_c\r\nm,1,1.0000\r\n"

@@ -161,7 +161,7 @@ def test_out_of_scale_verdict_is_unscored_without_clamp() -> None:
 
 def test_out_of_scale_verdict_is_clamped_when_asked() -> None:
     score, _ = run_judge({**BASIC, "clamp": True}, FakeJudge("Rating: [[12]]"))
-    assert (score.value, score.raw) == (1.0, 12.0)
+    assert (score.value, score.raw) == (1.0, 10.0)  # raw is the verdict on the scale, after clamping
     assert score.detail == "judge gpt-4o: 12/10, clamped to 10"
 
 

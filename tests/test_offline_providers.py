@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.errors import CaseError, ReplayMissError
+from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError
 from bench_plugin.providers.base import CompletionRequest
 from bench_plugin.providers.offline import EchoProvider, ReplayProvider, ScriptedProvider
 from bench_plugin.providers.registry import PRESETS
@@ -58,3 +58,39 @@ def test_replay_prefers_exact_run_then_any_run(tmp_path: Path) -> None:
     assert asyncio.run(provider.complete(request("replay", options, task="multi", turn=2))).text == "turn two"
     with pytest.raises(ReplayMissError, match="task 'absent'"):
         asyncio.run(provider.complete(request("replay", options, task="absent")))
+
+
+def test_recorded_error_replays_as_an_infrastructure_failure(tmp_path: Path) -> None:
+    file = tmp_path / "rec.jsonl"
+    file.write_text("\n".join(json.dumps(r) for r in [
+        {"model": "m-id", "task": "ok", "response": "fine", "error": None},
+        {"model": "m-id", "task": "broken", "response": "", "error": "run-error: Expecting value"},
+        {"model": "m-id", "task": "no-response-field", "error": "timeout"},
+    ]))
+    provider = ReplayProvider(PRESETS["replay"])
+    options = {"replay": {"file": str(file)}}
+    assert asyncio.run(provider.complete(request("replay", options, task="ok"))).text == "fine"
+    with pytest.raises(RecordedFailureError, match="run-error: Expecting value .recorded for model 'm-id'") as info:
+        asyncio.run(provider.complete(request("replay", options, task="broken")))
+    assert (info.value.kind, info.value.expected) == ("recorded_failure", False)
+    with pytest.raises(RecordedFailureError, match="timeout") as info:
+        expected = {"replay": {"file": str(file), "recorded_errors": "xfail"}}
+        asyncio.run(provider.complete(request("replay", expected, task="no-response-field")))
+    assert info.value.expected is True
+
+
+def test_replay_judge_finds_the_verdict_recorded_for_the_judged_model(tmp_path: Path) -> None:
+    file = tmp_path / "rec.jsonl"
+    file.write_text("\n".join(json.dumps(r) for r in [
+        {"model_id": "org/a", "case": "t1", "verdict": "+1"},
+        {"model_id": "org/b", "case": "t1", "verdict": "-0.5"},
+    ]))
+    options = {"replay": {"file": str(file), "model_key": "{{ model.id }}",
+                          "fields": {"model": "model_id", "task": "case", "response": "verdict"}}}
+    provider = ReplayProvider(PRESETS["replay"])
+    judged_b = {"model": {"name": "b", "id": "org/b", "label": "B"}}
+    judge_call = request("replay", options, task="t1", purpose="judge", variables=judged_b)
+    assert asyncio.run(provider.complete(judge_call)).text == "-0.5"
+    # a candidate's own call: model is the model called (id m-id here, which has no recording)
+    with pytest.raises(ReplayMissError, match="model 'm-id', task 't1'"):
+        asyncio.run(provider.complete(request("replay", options, task="t1", variables=judged_b)))

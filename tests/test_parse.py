@@ -100,6 +100,46 @@ def test_json_field_without_any_json_is_a_judge_error() -> None:
         parse_verdict("just words", {"json_field": "score"})
 
 
+# ----------------------------------------------------------------------------- {number: first}
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ("0", 0.0),  # what the rent benchmark's master scorer mostly answers
+        ("-1", -1.0),
+        ("+1", 1.0),
+        ("-0.5", -0.5),
+        ("+0.4", 0.4),
+        ("  -0.25\n", -0.25),
+        ("**-0.8**", -0.8),
+        ("Stance: -0.3 (leans pro-tenant, offers a payment plan)", -0.3),
+        ("0.2\n\nThe answer is mostly balanced; 2 of 5 points favour the landlord.", 0.2),
+        ("1.5", 1.5),  # off the scale: the scorer's clamp moves it to 1
+    ],
+)
+def test_number_rule_reads_the_first_signed_number(reply: str, verdict: float) -> None:
+    assert parse_verdict(reply, {"number": "first"}) == verdict
+
+
+def test_number_rule_last_takes_the_final_number() -> None:
+    assert parse_verdict("Between -1 and 1 I would say: 0.5", {"number": "last"}) == 0.5
+    assert parse_verdict("Between -1 and 1 I would say: 0.5", {"number": "first"}) == -1.0
+
+
+@pytest.mark.parametrize(
+    "reply", ["", "   ", "N/A", "neutral", "I cannot determine the stance of this answer.", "minus one"]
+)
+def test_number_rule_without_a_number_is_a_judge_error(reply: str) -> None:
+    with pytest.raises(JudgeError, match="no number in the reply"):
+        parse_verdict(reply, {"number": "first"})
+
+
+def test_number_rule_position_must_be_first_or_last() -> None:
+    with pytest.raises(ValueError, match="parse.number must be one of first, last, got 'second'"):
+        validate_rule({"number": "second"})
+
+
 # ----------------------------------------------------------------------------- rule validation
 
 

@@ -1,10 +1,11 @@
-"""What an engine gives back, and engines by name (single turn now; multi-turn and agents later)."""
+"""What an engine gives back, and engines by name (single turn, scripted multi-turn; agents later)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bench_plugin.engines.turns import TurnResult
 from bench_plugin.providers.base import Completion
 from bench_plugin.scoring.base import CallModel
 from bench_plugin.suite.spec import CaseSpec, Message
@@ -12,21 +13,28 @@ from bench_plugin.suite.spec import CaseSpec, Message
 
 @dataclass(frozen=True)
 class Transcript:
-    """The conversation a case produced: prompt plus answers, the final answer, and every call made."""
+    """The conversation a case produced.
+
+    ``messages``: the prompt plus the model's replies as sent back (raw, with any thinking);
+    ``response``: the last answer, which scorers see; ``turns``: each user turn and its reply;
+    ``completions``: every call made.
+    """
 
     messages: tuple[Message, ...]
     response: str
     completions: tuple[Completion, ...]
+    turns: tuple[TurnResult, ...] = ()
 
 
 Engine = Callable[[CaseSpec, CallModel], Awaitable[Transcript]]
 
 
 def get_engine(name: str) -> Engine:
-    """The engine that runs cases of this kind."""
+    """The engine that runs cases of this kind (``CaseSpec.engine``, chosen at expansion)."""
+    from bench_plugin.engines.multi_turn import run_multi_turn
     from bench_plugin.engines.single_turn import run_single_turn
 
-    engines: dict[str, Engine] = {"single_turn": run_single_turn}
+    engines: dict[str, Engine] = {"single_turn": run_single_turn, "multi_turn": run_multi_turn}
     if name not in engines:
         raise KeyError(f"unknown engine '{name}'; choose from: {', '.join(engines)}")
     return engines[name]

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from bench_plugin.engines.base import Transcript
+from bench_plugin.engines.turns import answered_turn
 from bench_plugin.providers.base import CompletionRequest
 from bench_plugin.scoring.base import CallModel
 from bench_plugin.suite.spec import CaseSpec, Message
 
 
 async def run_single_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
-    """Send the case's messages to its model and return the conversation with the answer appended."""
+    """Send the case's messages to its model and return the conversation with the answer appended.
+
+    The transcript keeps the reply as sent back; the response (what scorers see) is the answer
+    after the model's thinking tags, when it declares ``thinking:``.
+    """
     assert case.model is not None, "cases without a model never reach an engine"
     request = CompletionRequest(
         model=case.model,
@@ -20,5 +25,8 @@ async def run_single_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
         variables=case.variables,
     )
     completion = await call_model(request)
-    answer = Message(role="assistant", content=completion.text, name=case.model.label)
-    return Transcript(messages=(*case.messages, answer), response=completion.text, completions=(completion,))
+    turn = answered_turn(1, 1, case.messages, completion, case.model.thinking)
+    reply = Message(role="assistant", content=completion.text, name=case.model.label)
+    return Transcript(
+        messages=(*case.messages, reply), response=turn.answer or "", completions=(completion,), turns=(turn,)
+    )

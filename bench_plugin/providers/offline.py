@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.errors import CaseError, ReplayMissError
+from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError
 from bench_plugin.providers.base import BaseProvider, Completion, CompletionRequest
 from bench_plugin.suite.datasets import lookup
 from bench_plugin.suite.templates import render_standalone
@@ -85,41 +85,59 @@ def _match(rule: Mapping[str, Any], request: CompletionRequest, text: str) -> li
     return [text]
 
 
+RECORDED_ERRORS = ("error", "xfail")
+
+
 class ReplayProvider(BaseProvider):
     """Serves answers recorded earlier, keyed by model, task, run and turn.
 
     Options (``replay:`` on the model or provider): ``file`` (JSONL), ``model_key`` (the model's name in
-    the file, default its id), ``task_key`` (a template over the case's variables giving the task key,
-    default the task id), ``fields`` (which record fields hold model / task / run / turn / response;
-    a response may be a list, one entry per turn). A call with no recording raises ReplayMissError:
-    the case is skipped with that reason, never scored.
+    the file, default its id), ``task_key`` (the task key, default the task id); both are templates
+    over the case's variables, ``task_id`` and ``model`` (the candidate, also for a judge: a replay
+    judge finds the verdict recorded for the answer it grades). ``fields`` says which record fields
+    hold model / task / run / turn / response / error; a response may be a list, one entry per turn.
+    A call with no recording raises ReplayMissError: the case is skipped with that reason, never
+    scored. A recording whose error field is set replays that failure as RecordedFailureError (an
+    infrastructure ERROR); ``recorded_errors: xfail`` marks such failures as expected (XFAIL).
     """
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.perf_counter()
         options = request.model.options["replay"]
-        fields = {"model": "model", "task": "task", "run": "run", "turn": "turn", "response": "response"}
+        fields = {"model": "model", "task": "task", "run": "run", "turn": "turn", "response": "response",
+                  "error": "error"}
         fields.update(options.get("fields", {}))
-        model_key = str(options.get("model_key", request.model.id))
-        task_key = request.task
-        if "task_key" in options:
-            task_key = render_standalone(options["task_key"], {**request.variables, "task_id": request.task})
+        scope = {**request.variables, "task_id": request.task}
+        if request.purpose != "judge":  # a judge's request already names the candidate it grades
+            model = request.model
+            scope["model"] = {"name": model.name, "id": model.id, "label": model.label}
+        model_key = render_standalone(str(options.get("model_key", request.model.id)), scope)
+        task_key = render_standalone(options["task_key"], scope) if "task_key" in options else request.task
         index = _load_index(options["file"], json.dumps(fields, sort_keys=True))
-        text = _find(index.get((model_key, task_key), []), request.run, request.turn)
-        if text is None:
+        found = _find(index.get((model_key, task_key), []), request.run, request.turn)
+        where = f"model '{model_key}', task '{task_key}', run {request.run}, turn {request.turn}"
+        if found is None:
             raise ReplayMissError(
-                f"no recorded answer for model '{model_key}', task '{task_key}', run {request.run}, "
-                f"turn {request.turn} in {Path(options['file']).name}",
-                kind="replay_miss",
+                f"no recorded answer for {where} in {Path(options['file']).name}", kind="replay_miss"
+            )
+        text, error = found
+        if error is not None:
+            raise RecordedFailureError(
+                f"{error} (recorded for {where} in {Path(options['file']).name})",
+                expected=options.get("recorded_errors", "error") == "xfail",
             )
         return _completion(text, started)
 
 
+# (run, turn, response, error) of one recording
+_Entry = tuple[Any, Any, Any, Any]
+
+
 @lru_cache(maxsize=32)
-def _load_index(file: str, fields_json: str) -> dict[tuple[str, str], list[tuple[Any, Any, Any]]]:
-    """(model, task) -> [(run, turn, response)], read once per file."""
+def _load_index(file: str, fields_json: str) -> dict[tuple[str, str], list[_Entry]]:
+    """(model, task) -> [(run, turn, response, error)], read once per file."""
     fields = json.loads(fields_json)
-    index: dict[tuple[str, str], list[tuple[Any, Any, Any]]] = {}
+    index: dict[tuple[str, str], list[_Entry]] = {}
     try:
         lines = Path(file).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -130,12 +148,14 @@ def _load_index(file: str, fields_json: str) -> dict[tuple[str, str], list[tuple
         try:
             record = json.loads(line)
             key = (str(lookup(record, fields["model"])), str(lookup(record, fields["task"])))
-            response = lookup(record, fields["response"])
+            error = _optional(record, fields["error"]) or None  # "" and null both mean no failure
+            # a failed call has no answer worth reading, so its response field may be absent
+            response = _optional(record, fields["response"]) if error else lookup(record, fields["response"])
         except (json.JSONDecodeError, CaseError) as exc:
             raise CaseError(f"replay file {Path(file).name}, line {number}: {exc}") from exc
         run = _optional(record, fields["run"])
         turn = _optional(record, fields["turn"])
-        index.setdefault(key, []).append((run, turn, response))
+        index.setdefault(key, []).append((run, turn, response, error))
     return index
 
 
@@ -146,15 +166,21 @@ def _optional(record: Mapping[str, Any], dotted: str) -> Any:
         return None
 
 
-def _find(entries: list[tuple[Any, Any, Any]], run: int, turn: int) -> str | None:
-    """Prefer a recording of this exact run; a recording without a run number serves every run."""
+def _find(entries: list[_Entry], run: int, turn: int) -> tuple[str, str | None] | None:
+    """(answer, recorded error) of the recording that serves this call, or None.
+
+    Prefer a recording of this exact run; a recording without a run number serves every run. A
+    recorded failure without a turn number fails every turn.
+    """
     for wanted_run in (run, None):
-        for rec_run, rec_turn, response in entries:
+        for rec_run, rec_turn, response, error in entries:
             if (rec_run if rec_run is None else int(rec_run)) != wanted_run:
                 continue
+            if error is not None and (rec_turn is None or int(rec_turn) == turn):
+                return "", str(error)
             if isinstance(response, list):
                 if rec_turn is None and turn <= len(response):
-                    return str(response[turn - 1])
+                    return str(response[turn - 1]), None
             elif (rec_turn is None and turn == 1) or (rec_turn is not None and int(rec_turn) == turn):
-                return str(response)
+                return str(response), None
     return None

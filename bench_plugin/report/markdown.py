@@ -11,6 +11,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bench_plugin.report.aggregate_csv import table_cells
+
 MISSING = "—"
 MAX_REASON_CHARS = 500
 
@@ -49,6 +51,10 @@ def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
     lines = [f"## {heading}", "", describe_counts(suite["totals"]), ""]
     lines += ["### Leaderboard", ""] + render_leaderboard(suite) + [""]
     lines += ["### Tasks", ""] + render_task_table(suite) + [""]
+    if (suite.get("turns") or {}).get("count"):
+        lines += ["### Turns", ""] + render_turn_tables(suite["turns"])
+    for table in suite.get("aggregates") or []:
+        lines += render_aggregate(table) + [""]
     sections = (
         ("Failures", "failures"),
         ("Infrastructure errors", "errors"),
@@ -101,6 +107,39 @@ def render_task_table(suite: Mapping[str, Any]) -> list[str]:
         cells.append(format_score(task["mean_composite"]))
         rows.append(cells)
     return [table_row(header), table_row(align)] + [table_row(cells) for cells in rows]
+
+
+def render_turn_tables(turns: Mapping[str, Any]) -> list[str]:
+    """Conversation suites (``report.turns.summarize_turns``): per model and per-turn scorer the mean
+    of each turn, then the share of replies per turn whose thinking format was valid."""
+    count = int(turns["count"])
+    columns = [f"Turn {n}" for n in range(1, count + 1)]
+    lines: list[str] = []
+    if turns["scores"]:
+        lines += [table_row(["Model", "Scorer", *columns]), table_row(["---", "---"] + ["---:"] * count)]
+        for row in turns["scores"]:
+            cells = [escape_cell(row["label"]), escape_cell(row["scorer"])]
+            lines.append(table_row(cells + [format_score(value) for value in row["means"]]))
+        lines.append("")
+    if turns["format_valid"]:
+        lines += ["Thinking format valid (exactly one pair of thinking tags):", ""]
+        lines += [table_row(["Model", *columns]), table_row(["---"] + ["---:"] * count)]
+        for row in turns["format_valid"]:
+            lines.append(table_row([escape_cell(row["label"])] + [format_percent(value) for value in row["rates"]]))
+        lines.append("")
+    return lines
+
+
+def render_aggregate(table: Mapping[str, Any]) -> list[str]:
+    """A suite's aggregate table (``aggregates:``): heading, then by-columns and figures."""
+    heading = f"### {escape_cell(table['title'])}"
+    if table.get("csv"):
+        heading += f" ({code_span(table['csv'])})"
+    header, *rows = table_cells(table, missing=MISSING)
+    align = ["---"] * len(table["by"]) + ["---:"] * len(table["columns"])
+    return [heading, "", table_row([escape_cell(c) for c in header]), table_row(align)] + [
+        table_row([escape_cell(c) for c in row]) for row in rows
+    ]
 
 
 def render_case_list(cases: Sequence[Mapping[str, Any]], max_listed: int) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from bench_plugin.record import ERROR, FAILED, INVALID, PASSED, SKIPPED, UNSCORED, CaseRecord
 from bench_plugin.report.stats import mean, rate, total
+from bench_plugin.report.turns import is_turn_component, summarize_turns
 
 # status -> the count's key in every summary row
 COUNT_KEYS = {
@@ -34,8 +35,9 @@ def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
 
     Returns:
         ``{"totals": counts, "suites": [suite, ...]}``; each suite is ``{"suite", "path",
-        "components", "models", "tasks", "failures", "errors", "unscored", "invalid"}``, where
-        ``models`` and ``tasks`` are lists of rows and the last four are lists of
+        "components", "models", "tasks", "turns", "failures", "errors", "unscored", "invalid"}``,
+        where ``models`` and ``tasks`` are lists of rows, ``turns`` is ``report.turns.summarize_turns``
+        (per-turn means of conversation suites) and the last four are lists of
         ``{"nodeid", "model", "task", "reason"}``.
     """
     groups: dict[tuple[str, str], list[CaseRecord]] = {}
@@ -49,7 +51,10 @@ def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
 
 def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dict[str, Any]:
     """The summary of one suite file; see ``summarize``."""
-    components = first_seen(name for record in records for name in record.components)
+    # per-turn components (J.t1, J.t2...) have their own table, under "turns"
+    components = first_seen(
+        name for record in records for name, component in record.components.items() if not is_turn_component(component)
+    )
     by_model = group_by(records, "model")
     by_task = group_by(records, "task")
     return {
@@ -59,6 +64,7 @@ def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dic
         "totals": count_statuses(records),
         "models": [summarize_model(model, group, components) for model, group in by_model.items()],
         "tasks": [summarize_task(task, group, list(by_model)) for task, group in by_task.items()],
+        "turns": summarize_turns(records),
         "failures": list_cases(records, FAILED),
         "errors": list_cases(records, ERROR),
         "unscored": list_cases(records, UNSCORED),

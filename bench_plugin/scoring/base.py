@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bench_plugin.engines.turns import TurnResult
 from bench_plugin.providers.base import Completion, CompletionRequest
 from bench_plugin.suite.spec import CaseSpec, Message, ScorerSpec
 
@@ -19,6 +20,7 @@ class ComponentScore:
     ``value`` is normalised to 0..1 (None means unscored: the grader could not decide, and the
     component is left out of averages). ``raw`` is the value on the scorer's own scale (a judge's
     8 out of 10). ``detail`` is the evidence a person reads; ``judge_output`` the judge's full reply.
+    A ``per_turn`` scorer gives one component per turn (``J.t1``...) with ``turn`` and ``scorer`` set.
     """
 
     name: str
@@ -29,13 +31,15 @@ class ComponentScore:
     judge_output: str | None = None
     error: str | None = None
     usage: Mapping[str, Any] = field(default_factory=dict)
+    turn: int | None = None
+    scorer: str | None = None
 
     @property
     def unscored(self) -> bool:
         return self.value is None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "value": self.value,
             "raw": self.raw,
@@ -45,6 +49,9 @@ class ComponentScore:
             "error": self.error,
             "usage": dict(self.usage),
         }
+        if self.turn is not None:  # a per-turn component, e.g. J.t2: turn 2 of scorer J
+            out.update(turn=self.turn, scorer=self.scorer)
+        return out
 
 
 @dataclass(frozen=True)
@@ -53,13 +60,24 @@ class ScoringContext:
 
     ``response`` is the final answer text; ``transcript`` the whole conversation including it.
     ``call_model`` is the runner's way to make a model call (judges use it), with its retries and
-    concurrency limits: scorers never make HTTP calls of their own.
+    concurrency limits: scorers never make HTTP calls of their own. ``turns`` are the turns of the
+    conversation; ``turn`` is set when a ``per_turn`` scorer scores one of them, and then
+    ``response`` is that turn's answer and ``transcript`` the conversation up to it.
     """
 
     case: CaseSpec
     response: str
     transcript: tuple[Message, ...]
     call_model: CallModel
+    turns: tuple[TurnResult, ...] = ()
+    turn: TurnResult | None = None
+
+    @property
+    def last_turn(self) -> TurnResult | None:
+        """The turn being scored, else the last answered turn of the case."""
+        if self.turn is not None:
+            return self.turn
+        return next((turn for turn in reversed(self.turns) if turn.answered), None)
 
 
 class Scorer(Protocol):

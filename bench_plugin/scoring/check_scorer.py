@@ -19,8 +19,23 @@ from bench_plugin.suite.spec import ScorerSpec
 Options = Mapping[str, Any]
 Outcome = tuple[bool, str]
 
-# Where the checked text comes from; the seam for checking tool calls or files later.
-TARGETS: dict[str, Callable[[ScoringContext], str]] = {"response": lambda context: context.response}
+def _raw(context: ScoringContext) -> str:
+    turn = context.last_turn
+    return (turn.raw or "") if turn is not None else context.response
+
+
+def _thinking(context: ScoringContext) -> str:
+    turn = context.last_turn
+    return (turn.thinking or "") if turn is not None else ""
+
+
+# Where the checked text comes from; the seam for checking tool calls or files later. ``response``
+# is the answer (after any thinking tags), ``raw`` the reply as sent back, ``thinking`` the reasoning.
+TARGETS: dict[str, Callable[[ScoringContext], str]] = {
+    "response": lambda context: context.response,
+    "raw": _raw,
+    "thinking": _thinking,
+}
 COMMON_DEFAULTS: Mapping[str, Any] = {"target": "response"}
 _IGNORED_KEYS = frozenset({"name", "type"})  # tolerated if a spec builder leaves them in options
 

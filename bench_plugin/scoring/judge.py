@@ -15,6 +15,7 @@ from bench_plugin.providers.base import Completion, CompletionRequest
 from bench_plugin.scoring.base import ComponentScore, ScoringContext
 from bench_plugin.scoring.checks import TARGETS
 from bench_plugin.scoring.parse import parse_verdict, validate_rule
+from bench_plugin.scoring.per_turn import judged_turn, pick_for_turn, turn_variables
 from bench_plugin.suite.spec import CaseSpec, Message, ModelSpec, ScorerSpec
 from bench_plugin.suite.templates import render_standalone
 
@@ -29,8 +30,12 @@ OPTION_KEYS = (
     "parse",
     "clamp",
     "target",
+    "layout",
 )
 DEFAULT_SCALE = (1.0, 10.0)
+# standalone: the prompt is the judge's user message; conversation: the prompt is a leading system
+# message, then the case's conversation with the answer as the last assistant message
+LAYOUTS = ("standalone", "conversation")
 _IGNORED_KEYS = frozenset({"name", "type"})
 
 
@@ -76,9 +81,20 @@ def _check_options(options: Mapping[str, Any]) -> None:
         )
     if "system" in options and "system_file" in options:
         raise ValueError("give system or system_file, not both")
-    for key in ("prompt", "prompt_file", "system", "system_file", "reference"):
+    if options.get("layout", "standalone") not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {options['layout']!r}")
+    if options.get("layout") == "conversation" and ("system" in options or "system_file" in options):
+        raise ValueError(
+            "layout: conversation sends the prompt as the leading system message; drop system/system_file"
+        )
+    for key in ("prompt", "prompt_file", "system", "system_file"):
         if key in options and not isinstance(options[key], str):
             raise ValueError(f"{key} must be a string, got {type(options[key]).__name__}")
+    reference = options.get("reference", "")
+    if not isinstance(reference, str) and not (
+        isinstance(reference, list) and all(isinstance(item, str) for item in reference)
+    ):
+        raise ValueError(f"reference must be a string or a list of strings (one per turn), got {reference!r}")
     if not isinstance(options.get("clamp", False), bool):
         raise TypeError(f"clamp must be true or false, got {options['clamp']!r}")
     if options.get("target", "response") not in TARGETS:
@@ -98,6 +114,17 @@ def _validate_options(options: Mapping[str, Any]) -> None:
 def transcript_text(messages: tuple[Message, ...]) -> str:
     """The conversation as ``role: content`` blocks, the way judge prompts quote it."""
     return "\n\n".join(f"{message.role}: {message.content}" for message in messages)
+
+
+def conversation_layout(instruction: str, transcript: tuple[Message, ...], answer: str) -> tuple[Message, ...]:
+    """``layout: conversation``: the instruction as a leading system message, the case's conversation,
+    then the judged answer as the last assistant message (the rent benchmark's master scorer).
+
+    The transcript's own final answer is replaced by ``answer`` (the scorer's ``target``), so the
+    judge sees the answer once, as an unnamed assistant message.
+    """
+    earlier = transcript[:-1] if transcript and transcript[-1].role == "assistant" else transcript
+    return (Message("system", instruction), *earlier, Message("assistant", answer))
 
 
 class JudgeScorer:
@@ -132,10 +159,15 @@ class JudgeScorer:
         )
 
     def _render(
-        self, spec: ScorerSpec, context: ScoringContext, option: str, variables: Mapping[str, Any]
+        self,
+        spec: ScorerSpec,
+        context: ScoringContext,
+        option: str,
+        variables: Mapping[str, Any],
+        source: str | None = None,
     ) -> str:
         templates = context.case.templates
-        key, source = f"{spec.key}.{option}", spec.options[option]
+        key, source = f"{spec.key}.{option}", spec.options[option] if source is None else source
         if option.endswith("_file"):
             if templates is None:
                 raise CaseError(
@@ -153,9 +185,13 @@ class JudgeScorer:
         message of the case), ``answer``, ``transcript``, ``messages``, ``task`` and ``model``, which
         take precedence over case variables of the same name, and ``reference``: the rendered
         ``reference`` option (None when it renders empty), else the case variable ``reference``, else None.
+        A ``per_turn`` scorer scores one turn: ``question`` and ``answer`` are that turn's, the
+        conversation ends with it, and ``turn``, ``earlier`` and ``context`` describe it
+        (``scoring/per_turn.py``); a list ``reference`` gives that turn's entry.
         """
         case = context.case
-        user_messages = [message.content for message in case.messages if message.role == "user"]
+        conversation = context.transcript or case.messages  # a multi-turn case's prompt has no user turn
+        user_messages = [message.content for message in conversation if message.role == "user"]
         variables: dict[str, Any] = {
             **case.variables,
             "vars": case.variables,
@@ -165,21 +201,27 @@ class JudgeScorer:
             "messages": [message.to_dict() for message in context.transcript],
             "task": case.task,
             "model": model_variables(case),
+            **turn_variables(context),  # per_turn: this turn's question, turn, earlier turns, context
         }
-        # without a reference option, a case variable named reference (a dataset field) is the reference
+        # without a reference option, a case variable named reference (a dataset field) is the reference;
+        # a list of references gives one per turn
         if "reference" in spec.options:
-            reference = self._render(spec, context, "reference", variables)
+            source = pick_for_turn(spec.options["reference"], context)
+            reference = "" if source is None else self._render(spec, context, "reference", variables, source)
             variables["reference"] = reference if reference.strip() else None
         else:
-            variables["reference"] = case.variables.get("reference")
+            variables["reference"] = pick_for_turn(case.variables.get("reference"), context, lists_only_per_turn=True)
+        prompt_option = "prompt" if "prompt" in spec.options else "prompt_file"
+        prompt = self._render(spec, context, prompt_option, variables)
+        if spec.options.get("layout") == "conversation":
+            return conversation_layout(prompt, context.transcript, variables["answer"])
         messages: list[Message] = []
         for option in ("system", "system_file"):
             if option in spec.options:
                 messages.append(
                     Message(role="system", content=self._render(spec, context, option, variables))
                 )
-        prompt_option = "prompt" if "prompt" in spec.options else "prompt_file"
-        messages.append(Message(role="user", content=self._render(spec, context, prompt_option, variables)))
+        messages.append(Message(role="user", content=prompt))
         return tuple(messages)
 
     async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
@@ -200,16 +242,21 @@ class JudgeScorer:
             messages=self.build_messages(spec, context),
             task=case.task,
             run=case.run,
-            turn=1,
+            turn=judged_turn(context),
             purpose="judge",
-            variables=case.variables,
+            # ``model`` is the candidate, so an offline judge (a replay keyed by the judged model,
+            # a scripted reply) can tell whose answer it grades
+            variables={**case.variables, "model": model_variables(case)},
         )
         completion = await context.call_model(request)
         return read_judgement(spec, judge, completion)
 
 
 def read_judgement(spec: ScorerSpec, judge: ModelSpec, completion: Completion) -> ComponentScore:
-    """Turn a judge's reply into a component: normalised value, raw verdict, full reply and usage."""
+    """Turn a judge's reply into a component: normalised value, raw verdict, full reply and usage.
+
+    ``value`` is 0..1 for composites; ``raw`` keeps the verdict on the scale, e.g. -0.5 on [-1, 1].
+    """
     usage = {
         "input_tokens": completion.usage.input_tokens,
         "output_tokens": completion.usage.output_tokens,
@@ -223,7 +270,8 @@ def read_judgement(spec: ScorerSpec, judge: ModelSpec, completion: Completion) -
     except JudgeError as exc:
         error = f"could not read a score from the judge reply: {exc}"
         return ComponentScore(value=None, detail=f"judge {judge.label}: no verdict", error=error, **common)
-    shown = f"judge {judge.label}: {raw:g}/{high:g}"
+    # a signed scale (-1..+1) reads badly as "-0.5/1"
+    shown = f"judge {judge.label}: " + (f"{raw:g} on [{low:g}, {high:g}]" if low < 0 else f"{raw:g}/{high:g}")
     if not low <= raw <= high:
         if not spec.options.get("clamp", False):
             outside = f"judge verdict {raw:g} is outside the scale [{low:g}, {high:g}]"
@@ -237,7 +285,8 @@ def read_judgement(spec: ScorerSpec, judge: ModelSpec, completion: Completion) -
     else:
         raw_in_scale = raw
     value = round((raw_in_scale - low) / (high - low), 6)
-    return ComponentScore(value=value, raw=raw, detail=shown, **common)
+    # raw is the verdict on the judge's own scale (clamped when asked): what stance means and bins read
+    return ComponentScore(value=value, raw=raw_in_scale, detail=shown, **common)
 
 
 def model_variables(case: CaseSpec) -> dict[str, str]:

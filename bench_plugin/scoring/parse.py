@@ -23,6 +23,9 @@ _DOUBLE_BRACKETS = re.compile(r"\[\[\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*\]\]")
 _PATH_TOKEN = re.compile(
     r"""\.?(?P<name>[^.\[\]'"]+)|\[(?P<index>-?\d+)\]|\[(?P<quote>['"])(?P<key>.*?)(?P=quote)\]"""
 )
+# a signed decimal as the rent benchmark's master scorer reads it: "-0.5", "+1", "0.25"
+_SIGNED_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+NUMBER_POSITIONS = ("first", "last")
 _MAX_EMBEDDED_ATTEMPTS = 200  # a reply full of braces must not cost seconds of decoding
 
 
@@ -195,6 +198,20 @@ def _read_json_field(text: str, rule: Mapping[str, Any]) -> float:
     raise JudgeError(f"no JSON object in the reply has the field {rule['json_field']!r}{last_problem}")
 
 
+def _read_number(text: str, rule: Mapping[str, Any]) -> float:
+    matches = list(_SIGNED_NUMBER.finditer(text.strip()))
+    if not matches:
+        shown = text.strip()[:40]
+        raise JudgeError(f"no number in the reply ({len(text)} chars: {shown!r})")
+    which = rule["number"]
+    return _as_number((matches[0] if which == "first" else matches[-1]).group(0), f"the {which} number")
+
+
+def _check_number(rule: Mapping[str, Any]) -> None:
+    if rule["number"] not in NUMBER_POSITIONS:
+        raise ValueError(f"parse.number must be one of {', '.join(NUMBER_POSITIONS)}, got {rule['number']!r}")
+
+
 def _check_regex(rule: Mapping[str, Any]) -> None:
     pattern = rule["regex"]
     if not isinstance(pattern, str):
@@ -230,8 +247,9 @@ DEFAULT_RULE = VerdictRule(read=_read_double_brackets, check=_check_nothing)
 VERDICT_RULES: dict[str, VerdictRule] = {
     "regex": VerdictRule(read=_read_regex, check=_check_regex, extra_keys=frozenset({"group"})),
     "json_field": VerdictRule(read=_read_json_field, check=_check_json_field),
+    "number": VerdictRule(read=_read_number, check=_check_number),
 }
-"""Rule kinds by the key that names them: ``{regex: ...}``, ``{json_field: ...}``."""
+"""Rule kinds by the key that names them: ``{regex: ...}``, ``{json_field: ...}``, ``{number: first}``."""
 
 
 def _rule_kind(rule: Mapping[str, Any] | None) -> VerdictRule:
@@ -269,7 +287,8 @@ def parse_verdict(text: str, rule: Mapping[str, Any] | None = None) -> float:
         text: the judge's full reply.
         rule: ``{regex: PATTERN, group: N}`` (first match; group 1 when the pattern has groups,
             else the whole match), ``{json_field: "a.b"}`` (the reply, a fenced block or an embedded
-            object), or None/empty for the first ``[[N]]``, as in MT-Bench's ``Rating: [[8.5]]``.
+            object), ``{number: first}`` (the first signed number such as ``-0.5`` or ``+1``; ``last``
+            for the last), or None/empty for the first ``[[N]]``, as in MT-Bench's ``Rating: [[8.5]]``.
 
     Returns:
         The verdict on the judge's own scale.

@@ -9,6 +9,7 @@ from bench_plugin.errors import CaseError, JudgeError
 from bench_plugin.scoring.base import ComponentScore, Scorer, ScoreSet, ScoringContext
 from bench_plugin.scoring.composite import Composite, compile_composite
 from bench_plugin.scoring.judge import JudgeScorer, judge_names
+from bench_plugin.scoring.per_turn import score_per_turn
 from bench_plugin.scoring.registry import get_scorer
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
@@ -79,6 +80,12 @@ async def _score_component(spec: ScorerSpec, context: ScoringContext) -> Compone
     return component if component.name == spec.name else dataclasses.replace(component, name=spec.name)
 
 
+async def _score_scorer(spec: ScorerSpec, context: ScoringContext) -> list[ComponentScore]:
+    if spec.per_turn:
+        return await score_per_turn(spec, context, _score_component)
+    return [await _score_component(spec, context)]
+
+
 def _unscored_reason(missing: tuple[str, ...], components: tuple[ComponentScore, ...], detail: str) -> str:
     errors = {component.name: component.error for component in components}
     if not missing:
@@ -90,7 +97,8 @@ async def score_case(context: ScoringContext) -> ScoreSet:
     """Run every scorer of the case concurrently, then combine them.
 
     Returns:
-        The components in suite order, the composite and ``passed = composite >= pass_threshold``.
+        The components in suite order (a ``per_turn`` scorer's mean followed by its turns), the
+        composite and ``passed = composite >= pass_threshold``.
         A case with no scorers passes with composite None. When the composite cannot be computed
         (an unscored component under ``on_missing: unscored``...) composite and passed are None and
         ``unscored_reason`` says why.
@@ -105,12 +113,12 @@ async def score_case(context: ScoringContext) -> ScoreSet:
         return ScoreSet((), None, True, case.pass_threshold, composite_detail="no scorers")
     composite = _compile(case)  # before any judge is called: a bad formula must not cost calls
     outcomes = await asyncio.gather(
-        *(_score_component(spec, context) for spec in case.scorers), return_exceptions=True
+        *(_score_scorer(spec, context) for spec in case.scorers), return_exceptions=True
     )
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome
-    components = tuple(outcome for outcome in outcomes if isinstance(outcome, ComponentScore))
+    components = tuple(component for outcome in outcomes if isinstance(outcome, list) for component in outcome)
     result = composite.evaluate({component.name: component.value for component in components})
     if result.value is None:
         reason = _unscored_reason(result.missing, components, result.detail)

@@ -10,6 +10,7 @@ from typing import Any
 
 from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.providers.registry import PRESETS, provider_types
+from bench_plugin.suite.aggregates import build_aggregates
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
 from bench_plugin.suite.schema import validate_suite
 from bench_plugin.suite.spec import (
@@ -20,6 +21,7 @@ from bench_plugin.suite.spec import (
     ProviderSpec,
     ScorerSpec,
     SuiteSpec,
+    ThinkingSpec,
 )
 
 _PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop")
@@ -42,6 +44,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     """
     options = options or BuildOptions()
     validate_suite(loaded)
+    build_aggregates(loaded)  # checked here so a mistake stops collection; the reporter re-reads the file
     data = loaded.data
     root = loaded.path.parent
     data_dir = (root / data["data_dir"]).resolve() if "data_dir" in data else root
@@ -171,7 +174,17 @@ def model_from_entry(
         headers={**defaults.get("headers", {}), **entry.get("headers", {})},
         pricing=Pricing(**pricing) if pricing else None,
         options=_resolve_replay(options, data_dir),
+        thinking=thinking_from_entry(entry.get("thinking", defaults.get("thinking"))),
     )
+
+
+def thinking_from_entry(value: Any) -> ThinkingSpec | None:
+    """``thinking:`` as written: absent or false (off), true (``<think>`` tags) or ``{tags: [[open, close], ...]}``."""
+    if value is None or value is False:
+        return None
+    if value is True or "tags" not in value:
+        return ThinkingSpec()
+    return ThinkingSpec(tags=tuple((str(opening), str(closing)) for opening, closing in value["tags"]))
 
 
 def _resolve_replay(options: Mapping[str, Any], data_dir: Path) -> dict[str, Any]:
@@ -231,9 +244,10 @@ def build_scorers(
             ScorerSpec(
                 name=name,
                 type=entry["type"],
-                options={k: v for k, v in entry.items() if k not in ("name", "type")},
+                options={k: v for k, v in entry.items() if k not in ("name", "type", "per_turn")},
                 key=format_key_path(key_path),
                 line=loaded.lines.line_of(key_path),
+                per_turn=bool(entry.get("per_turn", False)),
             )
         )
     return tuple(scorers)

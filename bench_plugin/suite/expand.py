@@ -15,9 +15,10 @@ from typing import Any
 from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.providers.registry import PRESETS
 from bench_plugin.suite.build import adhoc_model, build_composite, build_scorers
+from bench_plugin.suite.conversation import build_conversation, is_conversation
 from bench_plugin.suite.datasets import load_rows, row_variables
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
-from bench_plugin.suite.spec import CaseSpec, Message, ModelSpec, ScorerSpec, SuiteSpec
+from bench_plugin.suite.spec import CaseSpec, ConversationSpec, Message, ModelSpec, ScorerSpec, SuiteSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 _UNSAFE_ID = re.compile(r"[^\w.:@+=,/-]+")
@@ -104,9 +105,13 @@ def _expand_task(
                 continue
             problem = variant.problem or (suite.model_problems.get(model_name) if model is None else None)
             messages: tuple[Message, ...] = ()
+            conversation: ConversationSpec | None = None
             if problem is None and model is not None:
                 try:
                     messages = _messages(suite, loaded, renderer, base, task, variant, model)
+                    if is_conversation(task):
+                        scope = _scope(variant, model)
+                        conversation = build_conversation(task, base, loaded, renderer, scope)
                 except CaseError as exc:
                     problem = exc
             for run in range(1, (1 if problem else runs) + 1):
@@ -128,6 +133,8 @@ def _expand_task(
                     suite_dir=suite.root,
                     line=line,
                     problem=problem,
+                    engine="multi_turn" if is_conversation(task) else "single_turn",
+                    conversation=conversation,
                 )
                 yield _with_scoring_checked(case, suite)
 
@@ -208,9 +215,12 @@ def _messages(
     variant: _Variant,
     model: ModelSpec,
 ) -> tuple[Message, ...]:
-    """The rendered prompt; templates also see ``model`` (name, id, label) and ``task_id``."""
-    scope = {**variant.variables, "model": {"name": model.name, "id": model.id, "label": model.label},
-             "task_id": variant.task_id}
+    """The rendered prompt; templates also see ``model`` (name, id, label) and ``task_id``.
+
+    For a conversation task (``turns:``/``phases:``) only the system prompt: the engine renders the
+    turns as the conversation reaches them.
+    """
+    scope = _scope(variant, model)
 
     def text(inline_key: str, file_key: str, entry: Mapping[str, Any], path: tuple[Any, ...]) -> str | None:
         if file_key in entry:
@@ -230,8 +240,16 @@ def _messages(
     system = text("system", "system_file", task, base)
     if system is None and suite.system is not None:
         system = renderer.render(suite.system, scope, key="system", line=loaded.lines.line_of(("system",)))
+    head = (Message("system", system),) if system else ()
+    if is_conversation(task):
+        return head
     user = text("prompt", "prompt_file", task, base) or ""
-    return ((Message("system", system),) if system else ()) + (Message("user", user),)
+    return (*head, Message("user", user))
+
+
+def _scope(variant: _Variant, model: ModelSpec) -> dict[str, Any]:
+    return {**variant.variables, "model": {"name": model.name, "id": model.id, "label": model.label},
+            "task_id": variant.task_id}
 
 
 def _tags(

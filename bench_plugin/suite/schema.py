@@ -66,7 +66,10 @@ def _most_relevant(errors: list[ValidationError], line_of: Callable[[ValidationE
         fitting = [e for e in error.context if e.validator != "type"]
         if not fitting:
             break
-        error = best_match(fitting)
+        # as above: in the branch that fits, an unknown key (a typo) explains the rest; best_match
+        # would jump past it into a nested oneOf, so one fitting error is taken as it is
+        unknown = [e for e in fitting if e.validator == "additionalProperties"]
+        error = unknown[0] if unknown else fitting[0] if len(fitting) == 1 else best_match(fitting)
     return error
 
 

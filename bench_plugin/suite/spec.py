@@ -56,6 +56,16 @@ class ProviderSpec:
 
 
 @dataclass(frozen=True)
+class ThinkingSpec:
+    """Where a model writes its reasoning: tag pairs such as ``("<think>", "</think>")``.
+
+    The answer is split into reasoning and answer (``engines/thinking.py``); scorers see the answer.
+    """
+
+    tags: tuple[tuple[str, str], ...] = (("<think>", "</think>"),)
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """One model as a suite names it.
 
@@ -74,6 +84,7 @@ class ModelSpec:
     headers: Mapping[str, str] = field(default_factory=dict)
     pricing: Pricing | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    thinking: ThinkingSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,7 @@ class ScorerSpec:
     options: Mapping[str, Any]
     key: str
     line: int | None = None
+    per_turn: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,10 +124,50 @@ class CompositeSpec:
 
 
 @dataclass(frozen=True)
+class TemplateSpec:
+    """A template rendered when a conversation reaches it (it may read earlier answers).
+
+    ``from_file``: ``source`` names a template file; ``literal``: ``source`` is text taken from data
+    (e.g. a dataset's list of turns) and is sent as it is. ``key`` and ``line`` locate it in the YAML.
+    """
+
+    source: str
+    from_file: bool = False
+    literal: bool = False
+    key: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class TurnSpec:
+    """One scripted user turn; ``when`` (kind -> pattern) gates it on the last answer."""
+
+    content: TemplateSpec
+    when: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PhaseSpec:
+    """Turns sent in one fresh conversation; ``system`` None keeps the task's system prompt."""
+
+    turns: tuple[TurnSpec, ...]
+    system: TemplateSpec | None = None
+
+
+@dataclass(frozen=True)
+class ConversationSpec:
+    """A scripted multi-turn task: its phases in order (a task with plain ``turns:`` has one)."""
+
+    phases: tuple[PhaseSpec, ...]
+
+
+@dataclass(frozen=True)
 class CaseSpec:
     """One pytest item's worth of work: a task, a model and a run number, fully rendered.
 
     ``problem`` is set when the case cannot run; the item then fails alone with that message.
+    ``conversation`` holds the scripted turns of a multi-turn task (``messages`` then holds only
+    its system prompt); ``engine`` names the engine that runs the case.
     """
 
     suite: str
@@ -137,6 +189,7 @@ class CaseSpec:
     problem: CaseError | None = None
     engine: str = "single_turn"
     index: int = 0
+    conversation: ConversationSpec | None = None
 
     @property
     def case_id(self) -> str:

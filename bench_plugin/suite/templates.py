@@ -73,6 +73,24 @@ class TemplateRenderer:
         except jinja2.TemplateError as exc:
             raise self._error(exc, key, line) from exc
 
+    def check(self, source: str, *, from_file: bool = False, key: str = "", line: int | None = None) -> None:
+        """Compile a template that is rendered later (a turn that reads earlier answers).
+
+        Raises:
+            CaseError: for a syntax error, or a template file that does not exist.
+        """
+        try:
+            if from_file:
+                self.env.get_template(source)
+            else:
+                self.env.parse(source)
+        except jinja2.TemplateNotFound as exc:
+            raise CaseError(
+                f"template file '{exc.name}' not found under {self.root}", path=self.path, line=line, key=key
+            ) from exc
+        except jinja2.TemplateError as exc:
+            raise self._error(exc, key, line) from exc
+
     def evaluate(self, source: str, variables: Mapping[str, Any], *, key: str = "", line: int | None = None) -> Any:
         """Render a value, keeping the native type when it is one ``{{ expression }}``.
 

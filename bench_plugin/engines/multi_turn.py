@@ -1,0 +1,116 @@
+"""Scripted multi-turn conversations (MT-Bench style): user turns from the suite, answers from the model.
+
+Each turn is rendered when the conversation reaches it, so it can read the earlier answers; the
+model is sent the whole conversation so far, with its own earlier replies as it gave them (raw,
+thinking included). A phase starts a fresh conversation; variables and answers carry over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench_plugin.engines.base import Transcript
+from bench_plugin.engines.gates import evaluate_gate
+from bench_plugin.engines.turns import TurnResult, answered_turn, skipped_turn
+from bench_plugin.providers.base import Completion, CompletionRequest
+from bench_plugin.scoring.base import CallModel
+from bench_plugin.suite.spec import CaseSpec, Message, PhaseSpec, TemplateSpec
+from bench_plugin.suite.templates import TemplateRenderer
+
+
+@dataclass
+class _Progress:
+    """What the conversation has produced so far, across phases."""
+
+    messages: list[Message] = field(default_factory=list)
+    turns: list[TurnResult] = field(default_factory=list)
+    completions: list[Completion] = field(default_factory=list)
+
+    @property
+    def answered(self) -> list[TurnResult]:
+        return [turn for turn in self.turns if turn.answered]
+
+
+async def run_multi_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
+    """Play the case's scripted turns against its model, phase by phase.
+
+    A turn whose ``when:`` gate does not hold on the last answer is skipped (recorded, not sent).
+
+    Raises:
+        CaseError: when a turn's template fails to render (it names the turn's line and key).
+        ProviderError: when a call fails; the runner classifies it.
+    """
+    assert case.model is not None and case.conversation is not None, "expansion sets both for multi_turn cases"
+    progress = _Progress()
+    index = 0
+    for phase_number, phase in enumerate(case.conversation.phases, 1):
+        history = list(_phase_system(case, phase, progress, phase_number, index + 1))
+        progress.messages.extend(history)
+        for turn in phase.turns:
+            index += 1
+            answered = progress.answered
+            held, reason = evaluate_gate(turn.when, (answered[-1].answer or "") if answered else "")
+            if not held:
+                progress.turns.append(skipped_turn(index, reason, phase=phase_number))
+                continue
+            scope = _scope(case, answered, index, phase_number)
+            user = Message("user", render_template(case, turn.content, scope))
+            history.append(user)
+            progress.messages.append(user)
+            call = len(progress.completions) + 1
+            request = CompletionRequest(
+                model=case.model, messages=tuple(history), task=case.task, run=case.run, turn=call,
+                variables=case.variables,
+            )
+            completion = await call_model(request)
+            progress.completions.append(completion)
+            progress.turns.append(
+                answered_turn(index, call, tuple(history), completion, case.model.thinking, phase=phase_number)
+            )
+            # the model's own history keeps its reply as given; the transcript also names the speaker
+            history.append(Message("assistant", completion.text))
+            progress.messages.append(Message("assistant", completion.text, name=case.model.label))
+    answered = progress.answered
+    return Transcript(
+        messages=tuple(progress.messages),
+        response=(answered[-1].answer or "") if answered else "",
+        completions=tuple(progress.completions),
+        turns=tuple(progress.turns),
+    )
+
+
+def _phase_system(
+    case: CaseSpec, phase: PhaseSpec, progress: _Progress, phase_number: int, next_turn: int
+) -> tuple[Message, ...]:
+    """The system message(s) a phase starts with: its own ``system``, else the task's."""
+    if phase.system is None:
+        return tuple(message for message in case.messages if message.role == "system")
+    text = render_template(case, phase.system, _scope(case, progress.answered, next_turn, phase_number))
+    return (Message("system", text),) if text else ()
+
+
+def _scope(case: CaseSpec, answered: list[TurnResult], turn: int, phase: int) -> dict[str, Any]:
+    """What turn templates see: the case variables, ``model``, ``task_id``, the earlier answers,
+    ``turn`` (this turn's position in the task) and ``phase``."""
+    assert case.model is not None
+    return {
+        **case.variables,
+        "model": {"name": case.model.name, "id": case.model.id, "label": case.model.label},
+        "task_id": case.task,
+        "answers": [t.answer for t in answered],
+        "raw_answers": [t.raw for t in answered],
+        "turn": turn,
+        "phase": phase,
+    }
+
+
+def render_template(case: CaseSpec, template: TemplateSpec, scope: Mapping[str, Any]) -> str:
+    """Render a turn or phase template; text taken from data (``literal``) is sent as it is."""
+    if template.literal:
+        return template.source
+    renderer = case.templates or TemplateRenderer(case.suite_dir, case.path)
+    if template.from_file:
+        return renderer.render_file(template.source, scope, key=template.key, line=template.line)
+    return renderer.render(template.source, scope, key=template.key, line=template.line)

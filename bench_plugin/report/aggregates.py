@@ -1,0 +1,201 @@
+"""Aggregates a suite declares (``aggregates:``), computed from its records: pure functions.
+
+Counting rules: ``count`` counts every record of a row, whatever its status (infrastructure errors
+included); everything else uses only scored records (passed or failed), and a record that lacks a
+field a figure needs (an unscored component, a variable a slice names) is left out of that figure.
+
+Example, the rent benchmark's landlord uplift: over a model's scored landlord records, the mean of
+``1{stance = pos} - P(stance = pos | neutral records with the same amount and relationship)``, the
+neutral rate pooled over every model (or per model), 0 for a key with no neutral record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeGuard
+
+from bench_plugin.record import FAILED, PASSED, CaseRecord
+from bench_plugin.report.stats import mean
+from bench_plugin.suite.aggregate_spec import (
+    RECORD_FIELDS,
+    AggregateSpec,
+    Baseline,
+    BinSet,
+    Column,
+    Condition,
+    Table,
+    as_text,
+)
+
+Value = float | int | None
+
+
+def compute_aggregates(spec: AggregateSpec, records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
+    """Every table of ``spec`` over the records of one suite, as plain data for summary.json.
+
+    Returns:
+        A list of ``{"name", "title", "csv", "by", "columns", "counts", "rows"}``: ``columns`` the
+        headers after ``by``, ``counts`` the names of integer columns, ``rows`` lists of the by-values
+        (as text) then the figures (None where there is no value), sorted by the by-values.
+    """
+    return [compute_table(table, spec.bins, records) for table in spec.tables]
+
+
+def compute_table(table: Table, bins: Mapping[str, BinSet], records: Sequence[CaseRecord]) -> dict[str, Any]:
+    """One aggregate table; see ``compute_aggregates``. Baselines read all of ``records``."""
+    groups: dict[tuple[str | None, ...], list[CaseRecord]] = {}
+    for record in records:
+        key = tuple(_text_or_none(field_value(record, name, bins)) for name in table.by)
+        groups.setdefault(key, []).append(record)
+    rows = []
+    for key in sorted(groups, key=_sort_key):
+        cells = [column_value(column, groups[key], records, bins) for column in table.columns]
+        rows.append([*key, *cells])
+    return {
+        "name": table.name,
+        "title": table.title,
+        "csv": table.csv,
+        "by": list(table.by),
+        "columns": [column.name for column in table.columns],
+        "counts": [column.name for column in table.columns if column.is_count],
+        "rows": rows,
+    }
+
+
+def column_value(
+    column: Column, records: Sequence[CaseRecord], everything: Sequence[CaseRecord], bins: Mapping[str, BinSet]
+) -> Value:
+    """One cell: the column's figure over the row's ``records`` (baselines over ``everything``)."""
+    in_slice = [record for record in records if matches(record, column.where, bins)]
+    if column.fn == "count":
+        return len(in_slice)
+    scored = [record for record in in_slice if is_scored(record)]
+    if column.fn == "count_scored":
+        return len(scored)
+    if column.fn == "mean":
+        assert column.of is not None
+        return mean(component_raw(record, column.of) for record in scored)
+    if column.fn == "rate":
+        return event_rate(scored, column.event, bins)
+    if column.fn == "uplift":
+        assert column.baseline is not None
+        return uplift(scored, column.event, column.baseline, everything, bins)
+    raise ValueError(f"unknown aggregate fn {column.fn!r}")
+
+
+def event_rate(records: Sequence[CaseRecord], event: Condition, bins: Mapping[str, BinSet]) -> float | None:
+    """Share of ``records`` where ``event`` holds, among those where it can be decided."""
+    outcomes = [holds(record, event, bins) for record in records]
+    decided = [outcome for outcome in outcomes if outcome is not None]
+    return sum(decided) / len(decided) if decided else None
+
+
+def uplift(
+    records: Sequence[CaseRecord],
+    event: Condition,
+    baseline: Baseline,
+    everything: Sequence[CaseRecord],
+    bins: Mapping[str, BinSet],
+) -> float | None:
+    """Mean over ``records`` of ``1{event} - baseline rate of the event for the record's key``.
+
+    The baseline rates come from the scored records of ``everything`` in ``baseline.where``, per
+    value of ``baseline.key`` (and of ``model`` when ``per_model``); a key value with no baseline
+    record has rate 0, so there the uplift is the plain event rate.
+    """
+    rates = baseline_rates(everything, event, baseline, bins)
+    terms: list[float | None] = []
+    for record in records:
+        outcome, key = holds(record, event, bins), key_of(record, baseline.fields, bins)
+        if outcome is not None and key is not None:
+            terms.append(float(outcome) - rates.get(key, 0.0))
+    return mean(terms)
+
+
+def baseline_rates(
+    records: Sequence[CaseRecord], event: Condition, baseline: Baseline, bins: Mapping[str, BinSet]
+) -> dict[tuple[str, ...], float]:
+    """Event rate of the baseline slice for each key value found there."""
+    counts: dict[tuple[str, ...], list[int]] = {}
+    for record in records:
+        if not (is_scored(record) and matches(record, baseline.where, bins)):
+            continue
+        outcome, key = holds(record, event, bins), key_of(record, baseline.fields, bins)
+        if outcome is None or key is None:
+            continue
+        tally = counts.setdefault(key, [0, 0])
+        tally[0] += int(outcome)
+        tally[1] += 1
+    return {key: hits / total for key, (hits, total) in counts.items()}
+
+
+def is_scored(record: CaseRecord) -> bool:
+    """Passed or failed: the case has a composite. Unscored, errors, invalid and skipped do not."""
+    return record.status in (PASSED, FAILED)
+
+
+def component_raw(record: CaseRecord, name: str) -> float | None:
+    """A scored component's raw value (its verdict on the scorer's own scale), else its value."""
+    component = record.components.get(name) or {}
+    value, raw = component.get("value"), component.get("raw")
+    if not _is_number(value):
+        return None
+    return float(raw) if _is_number(raw) else float(value)
+
+
+def field_value(record: CaseRecord, name: str, bins: Mapping[str, BinSet]) -> Any:
+    """A record's field: a bin label, a record field (model, task...), a mapping tag, a variable; None if absent."""
+    if name in bins:
+        binset = bins[name]
+        raw = component_raw(record, binset.of) if is_scored(record) else None
+        return None if raw is None else binset.label_of(raw)
+    if name in RECORD_FIELDS:
+        return getattr(record, name)
+    for tag in record.tags:
+        key, sep, value = tag.partition("=")
+        if sep and key == name:
+            return value
+    return record.variables.get(name)
+
+
+def holds(record: CaseRecord, condition: Condition, bins: Mapping[str, BinSet]) -> bool | None:
+    """Whether every field of ``condition`` has one of its values; None when a field is absent."""
+    for name, accepted in condition.items():
+        value = field_value(record, name, bins)
+        if value is None:
+            return None
+        if as_text(value) not in accepted:
+            return False
+    return True
+
+
+def matches(record: CaseRecord, condition: Condition, bins: Mapping[str, BinSet]) -> bool:
+    """Whether the record is in the slice; a record without one of its fields is not."""
+    return holds(record, condition, bins) is True
+
+
+def key_of(record: CaseRecord, names: Sequence[str], bins: Mapping[str, BinSet]) -> tuple[str, ...] | None:
+    values = [field_value(record, name, bins) for name in names]
+    return None if any(value is None for value in values) else tuple(as_text(value) for value in values)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else as_text(value)
+
+
+def _sort_key(key: tuple[str | None, ...]) -> tuple[tuple[int, float, str], ...]:
+    """Numbers in numeric order, then text, then missing values."""
+
+    def part(value: str | None) -> tuple[int, float, str]:
+        if value is None:
+            return (2, 0.0, "")
+        try:
+            return (0, float(value), value)
+        except ValueError:
+            return (1, 0.0, value)
+
+    return tuple(part(value) for value in key)
+
+
+def _is_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
