@@ -16,6 +16,7 @@ from bench_plugin.engines.base import Transcript, get_engine
 from bench_plugin.errors import CaseError, ProviderError, ReplayMissError
 from bench_plugin.record import CaseRecord, json_safe
 from bench_plugin.scoring.base import CallModel, ScoreSet, ScoringContext
+from bench_plugin.scoring.recorded_verdicts import check_recorded_verdicts
 from bench_plugin.scoring.score import score_case
 from bench_plugin.suite.spec import CaseSpec
 
@@ -28,8 +29,10 @@ async def execute_case(case: CaseSpec, nodeid: str, call_model: CallModel) -> Ca
     try:
         if case.problem is not None:
             raise case.problem
+        check_recorded_verdicts(case)  # skip before the model is called when no verdict could be served
         transcript = await get_engine(case.engine)(case, call_model)
-        context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns)
+        context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns,
+                                 transcript_text=transcript.text)
         scores = await score_case(context)
         status, reason = _verdict(scores)
         return build_record(case, nodeid, status, reason, transcript=transcript, scores=scores,
@@ -101,6 +104,7 @@ def build_record(
         transcript=[m.to_dict() for m in transcript.messages] if transcript else [],
         response=transcript.response if transcript else None,
         turns=turn_entries(transcript, scores),
+        conversation=json_safe(transcript.conversation) if transcript and transcript.conversation else None,
         scores=scores.to_dict() if scores else None,
         composite=scores.composite if scores else None,
         threshold=case.pass_threshold,

@@ -39,6 +39,10 @@ class CaseRecord:
             back), ``answer`` (what scorers see), ``thinking``, ``format_valid``, ``skipped``,
             ``skip_reason``, ``latency_s``, ``input_tokens``, ``output_tokens`` and ``scores``
             (per-turn scorer name -> value).
+        conversation: a model-to-model conversation's log: ``mode``, ``participants`` (name,
+            model, whether the model under test plays it, how it started, what it changed, its
+            usage), ``entries`` (messages, notices and events in order), ``rounds``, ``max_turns``
+            and ``ended`` (``reason``, ``by``, ``round``, ``detail``); None for other tasks.
         scores: ``ScoreSet.to_dict()``: components (with judge output), composite, threshold.
         usage: candidate-model tokens, cost and number of calls (judge usage sits in components).
         error: ``{"kind", "type", "message"}`` when status is error, invalid or skipped.
@@ -63,6 +67,7 @@ class CaseRecord:
     transcript: list[dict[str, Any]] = field(default_factory=list)
     response: str | None = None
     turns: list[dict[str, Any]] = field(default_factory=list)
+    conversation: dict[str, Any] | None = None
     scores: dict[str, Any] | None = None
     composite: float | None = None
     threshold: float | None = None

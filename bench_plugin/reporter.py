@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bench_plugin.record import FAILED, PASSED, CaseRecord
+from bench_plugin.report.conversation_log import FOLDER, ConversationLogWriter
 from bench_plugin.report.files import in_case_order, write_reports
 from bench_plugin.store import ResultsStore
 from bench_plugin.suite.aggregates import read_suite_aggregates
@@ -29,6 +30,7 @@ class BenchReporter:
         self._opened = False
         self._html = bool(getattr(config.option, "htmlpath", None))
         self._csv_files: list[str] = []
+        self.conversations = ConversationLogWriter(output_dir)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -43,6 +45,7 @@ class BenchReporter:
             self.store.open()
             self._opened = True
         self.store.append(data)
+        self.conversations.write(data)
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -63,7 +66,8 @@ class BenchReporter:
         terminalreporter.section("bench summary")
         for line in summary_lines(records):
             terminalreporter.write_line(line)
-        files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files])
+        logs = [f"{FOLDER}/"] if self.conversations.written else []
+        files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files, *logs])
         terminalreporter.write_line(f"results: {self.output_dir}{os.sep} ({files})")
 
 

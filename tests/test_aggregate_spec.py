@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench_plugin.errors import SuiteError
-from bench_plugin.suite.aggregate_spec import Baseline, Column
+from bench_plugin.suite.aggregate_spec import Baseline, Column, Sort
 from bench_plugin.suite.aggregates import build_aggregates, read_suite_aggregates
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.loader import load_suite_text
@@ -109,3 +109,28 @@ def test_the_reporter_reads_aggregates_from_the_suite_file(tmp_path: Path) -> No
     found = read_suite_aggregates(["suites/demo.yaml", "suites/plain.yaml", "suites/gone.yaml"], tmp_path)
     assert list(found) == ["suites/demo.yaml"]
     assert found["suites/demo.yaml"].tables[0].columns == (Column("n", "count"),)
+
+
+PER_TURN_HEAD = HEAD.replace("scale: [-1, 1], parse: {number: first}}", "scale: [-1, 1], parse: {number: first}, per_turn: true}")
+
+
+def test_turn_components_of_a_per_turn_scorer_can_be_averaged_and_rows_sorted() -> None:
+    spec = load(
+        "        - {name: overall, fn: mean, of: score}\n        - {name: turn_2, fn: mean, of: score.t2}\n"
+        "      sort: {column: overall, descending: true}\n",
+        head=PER_TURN_HEAD,
+    )
+    (table,) = spec.tables  # type: ignore[attr-defined]
+    assert table.columns[1] == Column("turn_2", "mean", of="score.t2")
+    assert table.sort == Sort("overall", descending=True)
+
+
+def test_turn_components_need_a_per_turn_scorer() -> None:
+    message = error_for("        - {name: turn_1, fn: mean, of: score.t1}\n")
+    assert "columns[0].of: unknown component 'score.t1'" in message
+
+
+def test_sort_names_a_column_of_the_table() -> None:
+    message = error_for("        - {name: overall, fn: mean, of: score}\n      sort: {column: overal}\n")
+    assert "tables[0].sort.column: unknown column 'overal'" in message
+    assert "did you mean 'overall'?" in message

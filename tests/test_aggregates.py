@@ -8,8 +8,15 @@ import pytest
 
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregate_csv import render_csv, table_cells
-from bench_plugin.report.aggregates import baseline_rates, column_value, compute_table, field_value, uplift
-from bench_plugin.suite.aggregate_spec import Baseline, Bin, BinSet, Column, Table
+from bench_plugin.report.aggregates import (
+    baseline_rates,
+    column_value,
+    compute_table,
+    field_value,
+    sort_rows,
+    uplift,
+)
+from bench_plugin.suite.aggregate_spec import Baseline, Bin, BinSet, Column, Sort, Table
 
 STANCE = BinSet("stance", "score", (Bin("neg", high=-0.33), Bin("neu"), Bin("pos", low=0.33)))
 BINS = {"stance": STANCE}
@@ -150,3 +157,42 @@ def test_rows_by_a_number_sort_numerically() -> None:
     table = Table(name="t", title="T", by=("amount",), columns=(Column("n", "count"),))
     rows = compute_table(table, BINS, [record("a", "neutral", amount, "good", 0.0) for amount in (500, 50, 200)])["rows"]
     assert rows == [["50", 1], ["200", 1], ["500", 1]]
+
+
+def turn_record(model: str, category: str, t1: float, t2: float) -> CaseRecord:
+    components = [
+        {"name": "score", "value": 0.0, "raw": (t1 + t2) / 2},
+        {"name": "score.t1", "value": 0.0, "raw": t1, "turn": 1, "scorer": "score"},
+        {"name": "score.t2", "value": 0.0, "raw": t2, "turn": 2, "scorer": "score"},
+    ]
+    return CaseRecord(
+        nodeid=f"s.yaml::{category}[{model}-run1]", suite="s", path="s.yaml", task=category, model=model,
+        model_id=model, model_label=model, provider="replay", run=1, status="passed", tags=[f"category={category}"],
+        scores={"components": components, "composite": 0.0},
+    )
+
+
+def test_turn_means_read_the_per_turn_components_and_sort_puts_the_best_first() -> None:
+    records = [
+        turn_record("b", "math", 2, 1), turn_record("b", "writing", 10, 8),        # overall 5.25
+        turn_record("a", "math", 10, 9), turn_record("a", "writing", 9, 10),       # overall 9.5
+        turn_record("c", "math", 2, 1), turn_record("c", "writing", 10, 8),        # 5.25: a tie with b
+    ]
+    table = Table(
+        name="t", title="T", by=("model",), sort=Sort("overall", descending=True),
+        columns=(
+            Column("overall", "mean", of="score"),
+            Column("turn_1", "mean", of="score.t1"),
+            Column("turn_2", "mean", of="score.t2"),
+            Column("math", "mean", of="score", where={"category": ("math",)}),
+        ),
+    )
+    rows = compute_table(table, {}, records)["rows"]
+    # ties keep the by-order (b before c)
+    assert rows == [["a", 9.5, 9.5, 9.5, 9.5], ["b", 5.25, 6.0, 4.5, 1.5], ["c", 5.25, 6.0, 4.5, 1.5]]
+
+
+def test_sort_ascending_puts_rows_without_a_value_last() -> None:
+    rows = [["x", None], ["y", 3.0], ["z", 1.0]]
+    assert sort_rows(rows, 1, descending=False) == [["z", 1.0], ["y", 3.0], ["x", None]]
+    assert sort_rows(rows, 1, descending=True) == [["y", 3.0], ["z", 1.0], ["x", None]]

@@ -189,3 +189,28 @@ def test_walk_json_path_explains_an_index_out_of_range() -> None:
 
 def test_load_json_prefers_the_fenced_block() -> None:
     assert load_json('text {"ignored": 1}\n```\n[1, 2]\n```') == [1, 2]
+
+
+# ----------------------------------------------------------------------------- fallback rules (MT-Bench: [[N]], else [N])
+
+MT_BENCH = {"fallback": {"regex": r"\[(\d+\.?\d*)\]"}}
+
+
+def test_fallback_is_tried_only_when_the_rule_reads_nothing() -> None:
+    assert parse_verdict("[1] is weak... Rating: [[8.5]]", MT_BENCH) == 8.5  # [[N]] anywhere wins
+    assert parse_verdict("The answer is wrong. Rating: [3]", MT_BENCH) == 3.0
+    assert parse_verdict("Rating: [[8]]", {"regex": r"Score: (\d+)", "fallback": {}}) == 8.0
+
+
+def test_fallback_that_also_reads_nothing_names_both_attempts() -> None:
+    with pytest.raises(JudgeError, match=r"no \[\[N\]\] rating .*; fallback: no match for"):
+        parse_verdict("I cannot rate this.", MT_BENCH)
+
+
+def test_fallback_rules_are_validated_like_any_rule() -> None:
+    validate_rule(MT_BENCH)
+    validate_rule({"number": "first", "fallback": {"json_field": "score", "fallback": {}}})
+    with pytest.raises(ValueError, match="does not compile"):
+        validate_rule({"fallback": {"regex": "(unclosed"}})
+    with pytest.raises(ValueError, match="parse.fallback must be a parse rule"):
+        validate_rule({"fallback": "[N]"})

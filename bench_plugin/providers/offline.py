@@ -104,17 +104,8 @@ class ReplayProvider(BaseProvider):
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.perf_counter()
         options = request.model.options["replay"]
-        fields = {"model": "model", "task": "task", "run": "run", "turn": "turn", "response": "response",
-                  "error": "error"}
-        fields.update(options.get("fields", {}))
-        scope = {**request.variables, "task_id": request.task}
-        if request.purpose != "judge":  # a judge's request already names the candidate it grades
-            model = request.model
-            scope["model"] = {"name": model.name, "id": model.id, "label": model.label}
-        model_key = render_standalone(str(options.get("model_key", request.model.id)), scope)
-        task_key = render_standalone(options["task_key"], scope) if "task_key" in options else request.task
-        index = _load_index(options["file"], json.dumps(fields, sort_keys=True))
-        found = _find(index.get((model_key, task_key), []), request.run, request.turn)
+        model_key, task_key, entries = find_recordings(request)
+        found = _find(entries, request.run, request.turn)
         where = f"model '{model_key}', task '{task_key}', run {request.run}, turn {request.turn}"
         if found is None:
             raise ReplayMissError(
@@ -133,7 +124,27 @@ class ReplayProvider(BaseProvider):
 _Entry = tuple[Any, Any, Any, Any]
 
 
-@lru_cache(maxsize=32)
+def find_recordings(request: CompletionRequest) -> tuple[str, str, list[_Entry]]:
+    """The model and task keys a replay call looks up, and the recordings under them (maybe none).
+
+    Raises:
+        CaseError: when the replay file cannot be read or a key template fails.
+    """
+    options = request.model.options["replay"]
+    fields = {"model": "model", "task": "task", "run": "run", "turn": "turn", "response": "response",
+              "error": "error"}
+    fields.update(options.get("fields", {}))
+    scope = {**request.variables, "task_id": request.task}
+    if request.purpose != "judge":  # a judge's request already names the candidate it grades
+        model = request.model
+        scope["model"] = {"name": model.name, "id": model.id, "label": model.label}
+    model_key = render_standalone(str(options.get("model_key", request.model.id)), scope)
+    task_key = render_standalone(options["task_key"], scope) if "task_key" in options else request.task
+    index = _load_index(options["file"], json.dumps(fields, sort_keys=True))
+    return model_key, task_key, index.get((model_key, task_key), [])
+
+
+@lru_cache(maxsize=64)  # MT-Bench alone replays 31 answer files and a verdict file
 def _load_index(file: str, fields_json: str) -> dict[tuple[str, str], list[_Entry]]:
     """(model, task) -> [(run, turn, response, error)], read once per file."""
     fields = json.loads(fields_json)

@@ -51,6 +51,9 @@ def compute_table(table: Table, bins: Mapping[str, BinSet], records: Sequence[Ca
     for key in sorted(groups, key=_sort_key):
         cells = [column_value(column, groups[key], records, bins) for column in table.columns]
         rows.append([*key, *cells])
+    if table.sort is not None:
+        rows = sort_rows(rows, [*table.by, *(column.name for column in table.columns)].index(table.sort.column),
+                         descending=table.sort.descending)
     return {
         "name": table.name,
         "title": table.title,
@@ -60,6 +63,16 @@ def compute_table(table: Table, bins: Mapping[str, BinSet], records: Sequence[Ca
         "counts": [column.name for column in table.columns if column.is_count],
         "rows": rows,
     }
+
+
+def sort_rows(rows: list[list[Any]], index: int, *, descending: bool) -> list[list[Any]]:
+    """Rows ordered by cell ``index`` (numbers numerically, then text), rows without a value last;
+    ties keep their order (by the by-values). MT-Bench's table: by overall score, best first."""
+    present = [row for row in rows if row[index] is not None]
+    missing = [row for row in rows if row[index] is None]
+    # sorted() stays stable with reverse=True: equal rows keep their by-order
+    ordered = sorted(present, key=lambda row: _sort_key((_text_or_none(row[index]),)), reverse=descending)
+    return [*ordered, *missing]
 
 
 def column_value(

@@ -106,7 +106,9 @@ def extras_for(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     Set the result as ``report.extras`` in a ``pytest_runtest_makereport`` wrapper. Content is
     left as is (pytest-html links it as plain text); names are escaped (pytest-html does not).
     """
-    extras = [text_extra(format_transcript(record), "Transcript")]
+    # a model-to-model conversation's response is its transcript, with speakers and events
+    shown = record.get("response") if record.get("conversation") else None
+    extras = [text_extra(str(shown) if shown else format_transcript(record), "Transcript")]
     components = (record.get("scores") or {}).get("components") or []
     for component in components:
         name = component["name"]

@@ -71,6 +71,9 @@ class ScoringContext:
     call_model: CallModel
     turns: tuple[TurnResult, ...] = ()
     turn: TurnResult | None = None
+    # how judges read the conversation when it is not role: content blocks (a model-to-model
+    # conversation: speaker names and events); None for a per-turn context
+    transcript_text: str | None = None
 
     @property
     def last_turn(self) -> TurnResult | None:

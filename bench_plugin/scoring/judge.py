@@ -197,7 +197,8 @@ class JudgeScorer:
             "vars": case.variables,
             "question": user_messages[-1] if user_messages else "",
             "answer": TARGETS[spec.options.get("target", "response")](context),
-            "transcript": transcript_text(context.transcript),
+            "transcript": transcript_text(context.transcript)
+            if context.transcript_text is None else context.transcript_text,
             "messages": [message.to_dict() for message in context.transcript],
             "task": case.task,
             "model": model_variables(case),

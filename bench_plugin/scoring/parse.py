@@ -26,6 +26,7 @@ _PATH_TOKEN = re.compile(
 # a signed decimal as the rent benchmark's master scorer reads it: "-0.5", "+1", "0.25"
 _SIGNED_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 NUMBER_POSITIONS = ("first", "last")
+FALLBACK = "fallback"  # any rule may name a rule to try when it reads nothing
 _MAX_EMBEDDED_ATTEMPTS = 200  # a reply full of braces must not cost seconds of decoding
 
 
@@ -253,16 +254,16 @@ VERDICT_RULES: dict[str, VerdictRule] = {
 
 
 def _rule_kind(rule: Mapping[str, Any] | None) -> VerdictRule:
-    if not rule:
+    if not rule or set(rule) == {FALLBACK}:
         return DEFAULT_RULE
     kinds = [key for key in rule if key in VERDICT_RULES]
     if len(kinds) != 1:
         found = "both " + " and ".join(kinds) if kinds else "none"
         raise ValueError(f"a parse rule needs exactly one of {', '.join(VERDICT_RULES)}; found {found}")
     kind = VERDICT_RULES[kinds[0]]
-    unknown = sorted(set(rule) - {kinds[0]} - kind.extra_keys)
+    unknown = sorted(set(rule) - {kinds[0], FALLBACK} - kind.extra_keys)
     if unknown:
-        allowed = ", ".join(sorted({kinds[0], *kind.extra_keys}))
+        allowed = ", ".join(sorted({kinds[0], *kind.extra_keys, FALLBACK}))
         raise ValueError(
             f"parse rule has unknown key(s) {', '.join(unknown)}; a {kinds[0]} rule takes {allowed}"
         )
@@ -278,6 +279,10 @@ def validate_rule(rule: Mapping[str, Any] | None) -> None:
     if rule is not None and not isinstance(rule, Mapping):
         raise ValueError(f"parse must be a mapping such as {{regex: '...'}}, got {type(rule).__name__}")
     _rule_kind(rule).check(rule or {})
+    if rule and FALLBACK in rule:
+        if not isinstance(rule[FALLBACK], Mapping):
+            raise ValueError(f"parse.fallback must be a parse rule such as {{regex: '...'}}, got {rule[FALLBACK]!r}")
+        validate_rule(rule[FALLBACK])
 
 
 def parse_verdict(text: str, rule: Mapping[str, Any] | None = None) -> float:
@@ -289,6 +294,8 @@ def parse_verdict(text: str, rule: Mapping[str, Any] | None = None) -> float:
             else the whole match), ``{json_field: "a.b"}`` (the reply, a fenced block or an embedded
             object), ``{number: first}`` (the first signed number such as ``-0.5`` or ``+1``; ``last``
             for the last), or None/empty for the first ``[[N]]``, as in MT-Bench's ``Rating: [[8.5]]``.
+            Any rule may add ``fallback: RULE``, tried when the rule reads nothing: MT-Bench reads
+            ``[[N]]`` and falls back to ``[N]`` (``{fallback: {regex: '\\[(\\d+\\.?\\d*)\\]'}}``).
 
     Returns:
         The verdict on the judge's own scale.
@@ -298,4 +305,12 @@ def parse_verdict(text: str, rule: Mapping[str, Any] | None = None) -> float:
         ValueError: when the rule itself is malformed (``validate_rule`` catches this earlier).
     """
     kind = _rule_kind(rule)
-    return kind.read(text, rule or {})
+    try:
+        return kind.read(text, rule or {})
+    except JudgeError as exc:
+        if not rule or FALLBACK not in rule:
+            raise
+        try:
+            return parse_verdict(text, rule[FALLBACK])
+        except JudgeError as fallback_exc:
+            raise JudgeError(f"{exc}; fallback: {fallback_exc}") from fallback_exc

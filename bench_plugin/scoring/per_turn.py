@@ -27,6 +27,7 @@ def turn_contexts(context: ScoringContext) -> list[ScoringContext]:
             response=turn.answer or "",
             transcript=(*turn.context, Message("assistant", turn.raw or "", name=label)),
             turn=turn,
+            transcript_text=None,  # a judge of one turn reads the conversation up to it
         )
         for turn in context.turns
         if turn.answered

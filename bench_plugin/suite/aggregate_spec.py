@@ -78,14 +78,24 @@ class Column:
 
 
 @dataclass(frozen=True)
+class Sort:
+    """Row order by one column (a by-field or a figure); rows without a value come last."""
+
+    column: str
+    descending: bool = False
+
+
+@dataclass(frozen=True)
 class Table:
-    """Rows grouped by ``by`` (sorted by those values), one cell per column; ``csv`` names a file."""
+    """Rows grouped by ``by`` (sorted by those values, or by ``sort``), one cell per column;
+    ``csv`` names a file."""
 
     name: str
     title: str
     by: tuple[str, ...]
     columns: tuple[Column, ...]
     csv: str | None = None
+    sort: Sort | None = None
 
 
 @dataclass(frozen=True)

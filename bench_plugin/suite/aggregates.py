@@ -22,6 +22,7 @@ from bench_plugin.suite.aggregate_spec import (
     BinSet,
     Column,
     Condition,
+    Sort,
     Table,
     as_text,
 )
@@ -90,9 +91,16 @@ class _Checker:
 
     def __init__(self, loaded: LoadedSuite) -> None:
         self.loaded = loaded
-        self.components = _component_names(loaded)
+        self.components, self.per_turn = _component_names(loaded)
         self.fields = _known_fields(loaded)
         self.bin_sets: dict[str, BinSet] = {}
+
+    def component(self, name: str, key_path: KeyPath) -> None:
+        """A scorer's component, or ``NAME.tN``: turn N of a ``per_turn`` scorer (MT-Bench's turn means)."""
+        scorer, sep, turn = name.rpartition(".t")
+        if sep and scorer in self.per_turn and turn.isdigit() and int(turn) >= 1:
+            return
+        self.name_in(name, [*self.components, *(f"{n}.t1" for n in self.per_turn)], key_path, "component")
 
     def error(self, key_path: KeyPath, message: str, hint: str | None = None) -> SuiteError:
         line = self.loaded.lines.line_of(key_path)
@@ -119,7 +127,7 @@ class _Checker:
 
 
 def _bin_set(checker: _Checker, name: str, raw: Mapping[str, Any], base: KeyPath) -> BinSet:
-    checker.name_in(raw["of"], checker.components, (*base, "of"), "component")
+    checker.component(raw["of"], (*base, "of"))
     bins = tuple(Bin(label, bounds.get("min"), bounds.get("max")) for label, bounds in raw["labels"].items())
     for bin_ in bins:
         if bin_.low is not None and bin_.high is not None and bin_.low > bin_.high:
@@ -141,8 +149,13 @@ def _table(checker: _Checker, raw: Mapping[str, Any], base: KeyPath) -> Table:
     for index, entry in enumerate(raw["columns"]):
         columns.extend(_columns(checker, entry, (*base, "columns", index)))
     checker.unique([*by, *(column.name for column in columns)], (*base, "columns"), "column name")
+    sort = None
+    if "sort" in raw:
+        name = raw["sort"]["column"]
+        checker.name_in(name, [*by, *(column.name for column in columns)], (*base, "sort", "column"), "column")
+        sort = Sort(column=name, descending=bool(raw["sort"].get("descending", False)))
     return Table(name=raw["name"], title=raw.get("title", raw["name"]), by=by, columns=tuple(columns),
-                 csv=raw.get("csv"))
+                 csv=raw.get("csv"), sort=sort)
 
 
 def _columns(checker: _Checker, raw: Mapping[str, Any], base: KeyPath) -> list[Column]:
@@ -162,7 +175,7 @@ def _columns(checker: _Checker, raw: Mapping[str, Any], base: KeyPath) -> list[C
             for bin_ in checker.bin_sets[raw["of"]].bins
         ]
     if fn == "mean":
-        checker.name_in(raw["of"], checker.components, (*base, "of"), "component")
+        checker.component(raw["of"], (*base, "of"))
     baseline = None
     if fn == "uplift":
         entry = raw["baseline"]
@@ -192,17 +205,20 @@ def _condition(checker: _Checker, raw: Mapping[str, Any], base: KeyPath) -> Cond
     return {name: tuple(map(as_text, value if isinstance(value, list) else [value])) for name, value in raw.items()}
 
 
-def _component_names(loaded: LoadedSuite) -> list[str]:
-    """Scorer names of the suite and of every task, named the way expansion names them."""
+def _component_names(loaded: LoadedSuite) -> tuple[list[str], list[str]]:
+    """Scorer names of the suite and of every task, named the way expansion names them, and the
+    names of the ``per_turn`` ones (whose ``NAME.t1``, ``NAME.t2``... are components too)."""
     from bench_plugin.suite.build import build_scorers  # build.py calls build_aggregates: import late
 
     data = loaded.data
     suite_scorers = build_scorers(loaded, data.get("scorers", []), ("scorers",))
     names = [scorer.name for scorer in suite_scorers]
+    per_turn = [scorer.name for scorer in suite_scorers if scorer.per_turn]
     for index, task in enumerate(data["tasks"]):
         task_scorers = build_scorers(loaded, task.get("scorers", []), ("tasks", index, "scorers"), tuple(names))
         names += [scorer.name for scorer in task_scorers if scorer.name not in names]
-    return names
+        per_turn += [scorer.name for scorer in task_scorers if scorer.per_turn and scorer.name not in per_turn]
+    return names, per_turn
 
 
 def _known_fields(loaded: LoadedSuite) -> list[str] | None:

@@ -12,6 +12,7 @@ from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.providers.registry import PRESETS, provider_types
 from bench_plugin.suite.aggregates import build_aggregates
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
+from bench_plugin.suite.nway_check import check_conversations
 from bench_plugin.suite.schema import validate_suite
 from bench_plugin.suite.spec import (
     CompositeSpec,
@@ -45,6 +46,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     options = options or BuildOptions()
     validate_suite(loaded)
     build_aggregates(loaded)  # checked here so a mistake stops collection; the reporter re-reads the file
+    check_conversations(loaded)  # mode and command keys the schema cannot check
     data = loaded.data
     root = loaded.path.parent
     data_dir = (root / data["data_dir"]).resolve() if "data_dir" in data else root

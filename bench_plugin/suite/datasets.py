@@ -38,6 +38,48 @@ def load_rows(file: Path, fmt: str | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+def load_dataset(data_dir: Path, dataset: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a task's ``dataset:``, with the fields of its ``join:`` files added.
+
+    Raises:
+        CaseError: when a file cannot be read, or a ``join`` field is missing from its record.
+    """
+    rows = load_rows(data_dir / dataset["file"], dataset.get("format"))
+    for join in dataset.get("join", []):
+        rows = join_rows(rows, load_rows(data_dir / join["file"], join.get("format")), join)
+    return rows
+
+
+def join_rows(
+    rows: list[dict[str, Any]], others: list[dict[str, Any]], join: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """A left join on ``join["key"]`` (a field of both, compared as text): each row gets the
+    ``join["fields"]`` (``name: dotted path``) of the first record with its key value, or None for
+    each when no record has it (MT-Bench: GPT-4's reference answers exist for 30 of 80 questions).
+    """
+    on, fields, name = join["key"], join["fields"], Path(join["file"]).name
+    index: dict[str, dict[str, Any]] = {}
+    for number, other in enumerate(others, 1):
+        index.setdefault(str(_lookup_in(other, on, f"{name}, row {number}")), other)
+    joined = []
+    for number, row in enumerate(rows, 1):
+        key = str(_lookup_in(row, on, f"dataset row {number}"))
+        match = index.get(key)
+        extra = {
+            field: None if match is None else _lookup_in(match, path, f"{name}, the record for {on} {key}")
+            for field, path in fields.items()
+        }
+        joined.append({**row, **extra})
+    return joined
+
+
+def _lookup_in(data: Any, dotted: str, where: str) -> Any:
+    try:
+        return lookup(data, dotted)
+    except CaseError as exc:
+        raise CaseError(f"{where}: {exc.message}") from exc
+
+
 def _parse_json(text: str, where: str) -> Any:
     try:
         return json.loads(text)

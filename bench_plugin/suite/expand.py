@@ -16,8 +16,10 @@ from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.providers.registry import PRESETS
 from bench_plugin.suite.build import adhoc_model, build_composite, build_scorers
 from bench_plugin.suite.conversation import build_conversation, is_conversation
-from bench_plugin.suite.datasets import load_rows, row_variables
+from bench_plugin.suite.datasets import load_dataset, row_variables
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
+from bench_plugin.suite.nway import NWaySpec
+from bench_plugin.suite.participants import build_nway, is_nway
 from bench_plugin.suite.spec import CaseSpec, ConversationSpec, Message, ModelSpec, ScorerSpec, SuiteSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
@@ -106,9 +108,14 @@ def _expand_task(
             problem = variant.problem or (suite.model_problems.get(model_name) if model is None else None)
             messages: tuple[Message, ...] = ()
             conversation: ConversationSpec | None = None
+            nway: NWaySpec | None = None
             if problem is None and model is not None:
                 try:
-                    messages = _messages(suite, loaded, renderer, base, task, variant, model)
+                    if is_nway(task):  # its participants' prompts are its prompt
+                        selected = [name for name, _ in models if wanted is None or name in wanted]
+                        nway = build_nway(task, base, loaded, renderer, _scope(variant, model), suite, model, selected)
+                    else:
+                        messages = _messages(suite, loaded, renderer, base, task, variant, model)
                     if is_conversation(task):
                         scope = _scope(variant, model)
                         conversation = build_conversation(task, base, loaded, renderer, scope)
@@ -133,8 +140,9 @@ def _expand_task(
                     suite_dir=suite.root,
                     line=line,
                     problem=problem,
-                    engine="multi_turn" if is_conversation(task) else "single_turn",
+                    engine="nway" if is_nway(task) else "multi_turn" if is_conversation(task) else "single_turn",
                     conversation=conversation,
+                    nway=nway,
                 )
                 yield _with_scoring_checked(case, suite)
 
@@ -191,7 +199,7 @@ def _variables(
 def _dataset_rows(
     suite: SuiteSpec, renderer: TemplateRenderer, dataset: Mapping[str, Any], loaded: LoadedSuite, base: tuple[Any, ...]
 ) -> list[dict[str, Any]]:
-    rows = load_rows(suite.data_dir / dataset["file"], dataset.get("format"))
+    rows = load_dataset(suite.data_dir, dataset)
     selected: list[dict[str, Any]] = []
     key = (*base, "dataset", "filter")
     for row in rows:

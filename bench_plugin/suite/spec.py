@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bench_plugin.errors import CaseError
+    from bench_plugin.suite.nway import NWaySpec
     from bench_plugin.suite.templates import TemplateRenderer
 
 
@@ -190,6 +191,7 @@ class CaseSpec:
     engine: str = "single_turn"
     index: int = 0
     conversation: ConversationSpec | None = None
+    nway: NWaySpec | None = None  # a model-to-model conversation (the task's conversation:)
 
     @property
     def case_id(self) -> str:

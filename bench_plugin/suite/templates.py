@@ -47,6 +47,9 @@ class TemplateRenderer:
         self.path = path
         loader = jinja2.FileSystemLoader(str(root)) if root is not None else None
         self.env = _make_env(loader)
+        # compiling costs ~1 ms and every case renders the same few sources (MT-Bench: 480 cases,
+        # 4 judge prompts each): compile each source once; template files are cached by jinja2
+        self._compile = lru_cache(maxsize=1024)(self.env.from_string)
 
     def render(self, source: str, variables: Mapping[str, Any], *, key: str = "", line: int | None = None) -> str:
         """Render ``source`` as a template.
@@ -55,7 +58,7 @@ class TemplateRenderer:
             CaseError: naming the key and line, when a variable is missing or the template is broken.
         """
         try:
-            return self.env.from_string(source).render(variables)
+            return self._compile(source).render(variables)
         except jinja2.TemplateError as exc:
             raise self._error(exc, key, line) from exc
 
@@ -129,9 +132,15 @@ def _standalone_env() -> ImmutableSandboxedEnvironment:
     return _make_env(None)
 
 
+@lru_cache(maxsize=1024)
+def _standalone_template(source: str) -> jinja2.Template:
+    # replay keys and scripted replies render on every call: compile each source once
+    return _standalone_env().from_string(source)
+
+
 def render_standalone(source: str, variables: Mapping[str, Any]) -> str:
     """Render a small template that belongs to no suite (e.g. a model's system-fold wrapper)."""
     try:
-        return _standalone_env().from_string(source).render(variables)
+        return _standalone_template(source).render(variables)
     except jinja2.TemplateError as exc:
         raise CaseError(f"template error: {getattr(exc, 'message', None) or exc}") from exc

@@ -1,0 +1,127 @@
+"""The log a user reads for each model-to-model conversation: ``conversations/<suite>/<case>.md`` and ``.json``.
+
+Written on the controller from the records as they arrive (``reporter.py``); the folder is emptied by
+the first conversation of a run, so it holds the logs of one run, like ``results.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bench_plugin.store import write_atomically
+
+FOLDER = "conversations"
+_UNSAFE = re.compile(r"[^\w.\-\[\]@+=,]+")
+
+
+def log_paths(record: Mapping[str, Any], folder: Path) -> tuple[Path, Path]:
+    """Where a case's log goes: ``<folder>/<suite>/<task>[<model>-runN].md`` and ``.json``."""
+    name = _UNSAFE.sub("_", f"{record['task']}[{record['model']}-run{record['run']}]")
+    base = folder / _UNSAFE.sub("_", str(record["suite"])) / name
+    return base.with_name(base.name + ".md"), base.with_name(base.name + ".json")
+
+
+class ConversationLogWriter:
+    """Writes one markdown and one JSON file per conversation case under ``<output>/conversations``."""
+
+    def __init__(self, output_dir: Path) -> None:
+        self.folder = output_dir / FOLDER
+        self.written = 0
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Write the case's log; records without a conversation are ignored."""
+        if not record.get("conversation"):
+            return
+        if self.written == 0 and self.folder.exists():  # the logs of the last run go, as results.jsonl does
+            shutil.rmtree(self.folder)
+        markdown, data = log_paths(record, self.folder)
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(markdown, render_markdown(record))
+        keys = ("nodeid", "suite", "path", "task", "model", "run", "status", "reason", "composite", "conversation")
+        write_atomically(data, json.dumps({k: record.get(k) for k in keys}, indent=2, ensure_ascii=False) + "\n")
+        self.written += 1
+
+
+def render_markdown(record: Mapping[str, Any]) -> str:
+    """A conversation as a document: the case, who took part, then each round's messages and events."""
+    conversation = record["conversation"]
+    score = f" (score {record['composite']:.4f})" if isinstance(record.get("composite"), (int, float)) else ""
+    ended = conversation.get("ended") or {}
+    lines = [
+        f"# {record['suite']} · {record['task']}[{record['model']}-run{record['run']}]",
+        "",
+        f"`{record.get('nodeid', '')}`",
+        "",
+        f"- status: {record.get('status')}{score}",
+        f"- mode: {conversation['mode']}",
+        f"- rounds: {conversation.get('rounds')} of {conversation.get('max_turns')}",
+        f"- ended: {ended.get('detail', 'not recorded')}",
+        "",
+        "## Participants",
+        "",
+        "| # | name | model | plays | temperature | joined | calls | tokens in / out |",
+        "| ---: | --- | --- | --- | ---: | --- | ---: | --- |",
+    ]
+    for p in conversation["participants"]:
+        plays = "model under test" if p.get("candidate") else "partner"
+        joined = "start" if not p.get("joined_round") else f"round {p['joined_round']} ({p.get('invited_by')})"
+        temperature = "—" if p.get("temperature") is None else f"{p['temperature']:g}"
+        tokens = f"{_dash(p.get('input_tokens'))} / {_dash(p.get('output_tokens'))}"
+        lines.append(f"| {p['index']} | {_cell(p['name'])} | {_cell(p['model'])} | {plays} | {temperature} | "
+                     f"{joined} | {p.get('calls', 0)} | {tokens} |")
+    added = [(p["name"], text) for p in conversation["participants"] for text in p.get("prompt_additions", [])]
+    if added:
+        lines += ["", "Added to their own system prompts:", ""]
+        lines += [f"- {name}: {text!r}" for name, text in added]
+    lines += _starts(conversation["participants"])
+    lines += ["", "## Conversation"]
+    current = None
+    for entry in conversation["entries"]:
+        if entry["round"] != current:
+            current = entry["round"]
+            lines += ["", f"### {'Seed' if current == 0 else f'Round {current}'}"]
+        lines += ["", *_entry_lines(entry)]
+    return "\n".join(lines) + "\n"
+
+
+def _starts(participants: list[Mapping[str, Any]]) -> list[str]:
+    """Each starting participant's system prompt and seeded history (invited ones: their prompt)."""
+    lines = ["", "## How each participant starts"]
+    for p in participants:
+        lines += ["", f"**{p['name']}**: system prompt", "", *_fenced(p.get("system") or "(none)")]
+        for message in p.get("context") or []:
+            lines += ["", f"*{message['role']}:*", "", *_fenced(str(message.get("content", "")))]
+    return lines
+
+
+def _entry_lines(entry: Mapping[str, Any]) -> list[str]:
+    kind = entry["kind"]
+    if kind == "event":
+        mark = "event" if entry.get("ok", True) else "event (failed)"
+        return [f"> *{mark}:* {entry['content']}"]
+    if kind == "notice":
+        return [f"> *notice:* {entry['content']}"]
+    raw = entry.get("raw") if kind == "message" else entry["content"]
+    out = [f"**{entry['speaker']}**", "", *_fenced(str(raw or ""))]
+    if kind == "message" and entry["content"] != (raw or "").strip():  # hidden commands, thinking
+        out += ["", "*the others saw:*", "", *_fenced(entry["content"])]
+    return out
+
+
+def _fenced(text: str) -> list[str]:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}text", text, fence]
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _dash(value: Any) -> str:
+    return "—" if value is None else str(value)

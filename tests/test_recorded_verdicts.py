@@ -1,0 +1,55 @@
+"""A replay judge without a verdict for the candidate skips the case before the candidate is called."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench_plugin.errors import ReplayMissError
+from bench_plugin.scoring.recorded_verdicts import check_recorded_verdicts
+from bench_plugin.suite.build import BuildOptions, build_suite
+from bench_plugin.suite.expand import expand_suite
+from bench_plugin.suite.loader import load_suite_text
+from bench_plugin.suite.spec import CaseSpec
+
+SUITE = """\
+models:
+  recorded: {provider: echo}
+  newcomer: {provider: echo}
+judges:
+  old-judge:
+    provider: replay
+    replay: {file: verdicts.jsonl, model_key: "{{ model.name }}", fields: {response: verdict}}
+tasks:
+  - {id: q1, prompt: "Question 1"}
+scorers:
+  - {name: J, type: llm_judge, judge: old-judge, prompt: "{{ answer }}"}
+"""
+
+
+def cases(tmp_path: Path, options: BuildOptions | None = None) -> dict[str, CaseSpec]:
+    (tmp_path / "verdicts.jsonl").write_text(json.dumps({"model": "recorded", "task": "q1", "verdict": "[[9]]"}) + "\n")
+    path = tmp_path / "demo.yaml"
+    path.write_text(SUITE)
+    loaded = load_suite_text(SUITE, path=path, display_path="suites/demo.yaml")
+    return {case.model_name: case for case in expand_suite(build_suite(loaded, options), loaded)}
+
+
+def test_a_model_with_a_recorded_verdict_goes_ahead(tmp_path: Path) -> None:
+    check_recorded_verdicts(cases(tmp_path)["recorded"])
+
+
+def test_a_model_without_one_is_skipped_with_the_way_out(tmp_path: Path) -> None:
+    with pytest.raises(ReplayMissError) as info:
+        check_recorded_verdicts(cases(tmp_path)["newcomer"])
+    assert info.value.kind == "replay_miss"
+    assert info.value.message == (
+        "judge 'old-judge' replays recorded verdicts and verdicts.jsonl has none for model 'newcomer', task 'q1'; "
+        "to judge this model, name a real judge: --bench-judge PROVIDER:MODEL"
+    )
+
+
+def test_a_real_judge_is_not_checked(tmp_path: Path) -> None:
+    check_recorded_verdicts(cases(tmp_path, BuildOptions(judge="openai:gpt-4o"))["newcomer"])
