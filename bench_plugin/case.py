@@ -32,7 +32,7 @@ async def execute_case(case: CaseSpec, nodeid: str, call_model: CallModel) -> Ca
         check_recorded_verdicts(case)  # skip before the model is called when no verdict could be served
         transcript = await get_engine(case.engine)(case, call_model)
         context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns,
-                                 transcript_text=transcript.text)
+                                 transcript_text=transcript.text, agent=transcript.agent)
         scores = await score_case(context)
         status, reason = _verdict(scores)
         return build_record(case, nodeid, status, reason, transcript=transcript, scores=scores,
@@ -105,6 +105,7 @@ def build_record(
         response=transcript.response if transcript else None,
         turns=turn_entries(transcript, scores),
         conversation=json_safe(transcript.conversation) if transcript and transcript.conversation else None,
+        agent=json_safe(transcript.agent.to_dict()) if transcript and transcript.agent else None,
         scores=scores.to_dict() if scores else None,
         composite=scores.composite if scores else None,
         threshold=case.pass_threshold,

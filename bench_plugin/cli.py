@@ -80,11 +80,13 @@ def _report(options: argparse.Namespace) -> int:
     from bench_plugin.report.files import write_reports
     from bench_plugin.store import read_results
     from bench_plugin.suite.aggregates import read_suite_aggregates
+    from bench_plugin.suite.leaderboard_spec import read_suite_leaderboards
 
     records = read_results(options.results)
     # suites are named relative to the directory pytest ran in; run bench report from there
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
-    paths = write_reports(records, options.output or options.results.parent, aggregates)
+    leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
+    paths = write_reports(records, options.output or options.results.parent, aggregates, leaderboards)
     print(f"{len(records)} records -> {paths['markdown']}, {paths['summary']}")
     return 0
 

@@ -5,7 +5,8 @@ the first one whose matchers all hold is applied.
 
 Matchers (all optional; a rule without matchers applies to every request):
     ``model``: the exact model name of the request. ``match``: a regex searched in the last user message.
-    ``path``: ``openai`` or ``anthropic``.
+    ``path``: ``openai`` or ``anthropic``. ``tool_result``: a regex searched in the request's last message
+    when it is a tool result (OpenAI ``role: tool``, Anthropic ``tool_result`` blocks); otherwise no match.
 
 Actions:
     ``reply``: the answer text. When the rule has ``match``, it is a Python ``re`` template: ``\\1`` and
@@ -16,7 +17,8 @@ Actions:
     ``error``: the message of that error body. ``retry_after``: the value of the ``Retry-After`` header.
     ``headers``: more response headers. ``body``: raw text sent as-is (status 200 unless ``status``).
     ``drop: true``: close the connection without answering. ``times``: apply to the first N matching
-    requests only, then skip the rule.
+    requests only, then skip the rule. ``tool_calls``: a list of ``{name, arguments}``: the answer calls
+    these tools (OpenAI ``tool_calls``, Anthropic ``tool_use`` blocks), after the ``reply`` text if any.
 
 Example rules file (YAML or JSON), "rate-limited twice, then the capital of France"::
 
@@ -40,8 +42,10 @@ from typing import Any
 
 import yaml
 
-MATCHERS = ("model", "match", "path")
-ACTIONS = ("reply", "delay", "status", "error", "retry_after", "headers", "body", "drop", "times")
+MATCHERS = ("model", "match", "path", "tool_result")
+ACTIONS = (
+    "reply", "delay", "status", "error", "retry_after", "headers", "body", "drop", "times", "tool_calls",
+)
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -59,14 +63,20 @@ class Rule:
     spec: Mapping[str, Any]
     pattern: re.Pattern[str] | None
     remaining: int | None  # None: no ``times`` limit
+    tool_pattern: re.Pattern[str] | None = None
 
-    def applies(self, route: str, model: Any, prompt: str) -> bool:
+    def applies(self, route: str, model: Any, prompt: str, tool_result: str | None = None) -> bool:
         return (
             self.remaining != 0
             and self.spec.get("model", model) == model
             and self.spec.get("path", route) == route
             and (self.pattern is None or self.pattern.search(prompt) is not None)
+            and (self.tool_pattern is None or _found(self.tool_pattern, tool_result))
         )
+
+
+def _found(pattern: re.Pattern[str], text: str | None) -> bool:
+    return text is not None and pattern.search(text) is not None
 
 
 @dataclass
@@ -97,8 +107,12 @@ def compile_rule(rule: Mapping[str, Any]) -> Rule:
     for key in ("delay", "status"):
         if key in rule and (isinstance(rule[key], bool) or not isinstance(rule[key], (int, float))):
             raise ValueError(f"rule {key} must be a number, got {rule[key]!r}")
+    calls = rule.get("tool_calls", [])
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls):
+        raise ValueError(f"rule tool_calls must be a list of {{name, arguments}}, got {calls!r}")
     pattern = re.compile(rule["match"]) if "match" in rule else None
-    return Rule(dict(rule), pattern, times)
+    tool_pattern = re.compile(rule["tool_result"]) if "tool_result" in rule else None
+    return Rule(dict(rule), pattern, times, tool_pattern)
 
 
 def pick_rule(
@@ -108,9 +122,9 @@ def pick_rule(
 
     The caller holds the lock that guards ``rules``.
     """
-    model, prompt = body.get("model"), _last_user_text(body)
+    model, prompt, tool_result = body.get("model"), _last_user_text(body), last_tool_result(body)
     for rule in rules:
-        if rule.applies(route, model, prompt):
+        if rule.applies(route, model, prompt, tool_result):
             if rule.remaining is not None:
                 rule.remaining -= 1
             return rule.spec, rule.pattern.search(prompt) if rule.pattern else None
@@ -153,8 +167,50 @@ def build_answer(
         except (re.error, IndexError) as exc:
             message = f"rule reply {reply!r} is not a valid template for /{match.re.pattern}/: {exc}"
             return Answer(500, encode(error_body(route, 500, message)), extra, delay)
-    completion = _completion_body(route, str(model), reply, _prompt_words(body), next(ids))
+    number = next(ids)
+    completion = _completion_body(route, str(model), reply, _prompt_words(body), number)
+    if rule.get("tool_calls"):
+        _add_tool_calls(completion, route, rule["tool_calls"], number, with_text="reply" in rule)
     return Answer(status, encode(completion), extra, delay)
+
+
+def _add_tool_calls(
+    completion: dict[str, Any], route: str, calls: Sequence[Mapping[str, Any]], number: int, *, with_text: bool
+) -> None:
+    """Make a completion body call tools, in the route's wire format."""
+    if route == "anthropic":
+        blocks = completion["content"] if with_text else []
+        blocks += [
+            {"type": "tool_use", "id": f"toolu_mock_{number}_{i}", "name": call["name"],
+             "input": dict(call.get("arguments") or {})}
+            for i, call in enumerate(calls, 1)
+        ]
+        completion.update(content=blocks, stop_reason="tool_use")
+        return
+    choice = completion["choices"][0]
+    choice["finish_reason"] = "tool_calls"
+    choice["message"]["content"] = choice["message"]["content"] if with_text else None
+    choice["message"]["tool_calls"] = [
+        {"id": f"call_mock_{number}_{i}", "type": "function",
+         "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments") or {})}}
+        for i, call in enumerate(calls, 1)
+    ]
+
+
+def last_tool_result(body: Mapping[str, Any]) -> str | None:
+    """The text of the request's last message when it is a tool result, else None."""
+    messages = _messages(body)
+    if not messages:
+        return None
+    last = messages[-1]
+    if last.get("role") == "tool":
+        return _text_of(last.get("content"))
+    content = last.get("content")
+    if last.get("role") == "user" and isinstance(content, list):
+        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if results:
+            return "\n".join(_text_of(b.get("content")) for b in results)
+    return None
 
 
 def _text_of(content: Any) -> str:

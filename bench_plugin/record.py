@@ -43,6 +43,10 @@ class CaseRecord:
             model, whether the model under test plays it, how it started, what it changed, its
             usage), ``entries`` (messages, notices and events in order), ``rounds``, ``max_turns``
             and ``ended`` (``reason``, ``by``, ``round``, ``detail``); None for other tasks.
+        agent: a tool-using agent's run: ``tools``, ``tool_calls`` (each call: ``step``, ``turn``,
+            ``name``, ``arguments``, ``ok``, ``output``, ``error``, ``family``, ``mutating``...),
+            ``checks`` (per completion scorer), the final workspace ``files`` and the ``budget``
+            (steps, seconds, why it stopped); None for other tasks.
         scores: ``ScoreSet.to_dict()``: components (with judge output), composite, threshold.
         usage: candidate-model tokens, cost and number of calls (judge usage sits in components).
         error: ``{"kind", "type", "message"}`` when status is error, invalid or skipped.
@@ -68,6 +72,7 @@ class CaseRecord:
     response: str | None = None
     turns: list[dict[str, Any]] = field(default_factory=list)
     conversation: dict[str, Any] | None = None
+    agent: dict[str, Any] | None = None
     scores: dict[str, Any] | None = None
     composite: float | None = None
     threshold: float | None = None

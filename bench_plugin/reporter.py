@@ -18,6 +18,7 @@ from bench_plugin.report.conversation_log import FOLDER, ConversationLogWriter
 from bench_plugin.report.files import in_case_order, write_reports
 from bench_plugin.store import ResultsStore
 from bench_plugin.suite.aggregates import read_suite_aggregates
+from bench_plugin.suite.leaderboard_spec import read_suite_leaderboards
 
 
 class BenchReporter:
@@ -55,8 +56,11 @@ class BenchReporter:
         self.store.finalize([r.nodeid for r in records])
         # under xdist the controller collected no suite: aggregates come from the files records name
         aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
-        written = write_reports(records, self.output_dir, aggregates)
+        leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
+        written = write_reports(records, self.output_dir, aggregates, leaderboards)
         self._csv_files = [path.name for key, path in written.items() if key.startswith("csv:")]
+        self._csv_files += [str(path.relative_to(self.output_dir)) for key, path in written.items()
+                            if key.startswith("leaderboard:")]
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -193,7 +193,11 @@ def test_judge_names_lists_the_judge_option() -> None:
         ({**BASIC, "scale": [1]}, "two numbers"),
         ({**BASIC, "parse": {"regex": "("}}, "does not compile"),
         ({**BASIC, "clamp": "yes"}, "clamp must be true or false"),
-        ({**BASIC, "rubric": "x"}, "unknown option 'rubric'"),
+        ({**BASIC, "rubrik": "x"}, "unknown option 'rubrik' for llm_judge; did you mean 'rubric'?"),
+        ({**BASIC, "rubric": "x"}, "rubric must be a mapping"),
+        ({**BASIC, "rubric": {"categories": [{"name": "Depth"}]}}, "needs max (its points) or scale"),
+        ({**BASIC, "parse": {"regex": "(\\d+)", "default": "low"}}, "parse.default must be a number"),
+        ({**BASIC, "participants": {"table": {"row": "x", "column": "Score"}}}, "reads every row; drop row"),
     ],
 )
 def test_bad_options_are_rejected_at_validation(options: dict[str, Any], message: str) -> None:

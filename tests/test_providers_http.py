@@ -380,8 +380,8 @@ async def test_anthropic_max_tokens_param_and_no_system(mock_server, pool, model
 async def test_anthropic_rejects_roles_it_does_not_have(pool, model_id, api_key, mock_server):
     spec = anthropic_spec(mock_server)
 
-    with pytest.raises(ProviderError, match="'tool'"):
-        await AnthropicProvider(spec, pool).complete(make_request(spec, model_id, Message("tool", "42")))
+    with pytest.raises(ProviderError, match="'function'"):  # tool results are 'tool' messages
+        await AnthropicProvider(spec, pool).complete(make_request(spec, model_id, Message("function", "42")))
 
 
 @pytest.mark.asyncio

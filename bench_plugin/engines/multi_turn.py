@@ -46,7 +46,7 @@ async def run_multi_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
     progress = _Progress()
     index = 0
     for phase_number, phase in enumerate(case.conversation.phases, 1):
-        history = list(_phase_system(case, phase, progress, phase_number, index + 1))
+        history = list(phase_system(case, phase, progress.answered, phase_number, index + 1))
         progress.messages.extend(history)
         for turn in phase.turns:
             index += 1
@@ -55,7 +55,7 @@ async def run_multi_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
             if not held:
                 progress.turns.append(skipped_turn(index, reason, phase=phase_number))
                 continue
-            scope = _scope(case, answered, index, phase_number)
+            scope = turn_scope(case, answered, index, phase_number)
             user = Message("user", render_template(case, turn.content, scope))
             history.append(user)
             progress.messages.append(user)
@@ -81,17 +81,17 @@ async def run_multi_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
     )
 
 
-def _phase_system(
-    case: CaseSpec, phase: PhaseSpec, progress: _Progress, phase_number: int, next_turn: int
+def phase_system(
+    case: CaseSpec, phase: PhaseSpec, answered: list[TurnResult], phase_number: int, next_turn: int
 ) -> tuple[Message, ...]:
     """The system message(s) a phase starts with: its own ``system``, else the task's."""
     if phase.system is None:
         return tuple(message for message in case.messages if message.role == "system")
-    text = render_template(case, phase.system, _scope(case, progress.answered, next_turn, phase_number))
+    text = render_template(case, phase.system, turn_scope(case, answered, next_turn, phase_number))
     return (Message("system", text),) if text else ()
 
 
-def _scope(case: CaseSpec, answered: list[TurnResult], turn: int, phase: int) -> dict[str, Any]:
+def turn_scope(case: CaseSpec, answered: list[TurnResult], turn: int, phase: int) -> dict[str, Any]:
     """What turn templates see: the case variables, ``model``, ``task_id``, the earlier answers,
     ``turn`` (this turn's position in the task) and ``phase``."""
     assert case.model is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from bench_plugin.errors import ProviderError
@@ -23,7 +24,7 @@ from bench_plugin.providers.base import (
     read_usage,
     require_text,
 )
-from bench_plugin.suite.spec import Message, ProviderSpec
+from bench_plugin.suite.spec import Message, ProviderSpec, ToolCall
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -102,32 +103,69 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
     body: dict[str, Any] = {**params, "model": request.model.id, "messages": wire_messages(request.messages)}
     if system:
         body["system"] = system
+    if request.tools:
+        body["tools"] = [
+            {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
+            for tool in request.tools
+        ]
     return body
 
 
-def wire_messages(messages: tuple[Message, ...]) -> list[dict[str, str]]:
+def wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     """User and assistant turns, strictly alternating and opening with a user turn, as the API requires.
 
     Consecutive turns of one role are merged with a blank line between them. ``name`` has no place in
     this format and is left off (speaker labels are applied before, by the engine). A conversation that
     opens with the assistant, or has no turns at all, gets a ``(conversation start)`` user turn first.
+    Tool use: an assistant's tool calls become ``tool_use`` blocks and ``tool`` messages become
+    ``tool_result`` blocks of the next user turn; a turn with only text stays a plain string.
 
     Raises:
-        ProviderError: a role other than system, user or assistant.
+        ProviderError: a role other than system, user, assistant or tool.
     """
-    turns: list[dict[str, str]] = []
+    turns: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "system":
             continue
-        if message.role not in ("user", "assistant"):
-            raise ProviderError(f"the Anthropic API has no {message.role!r} role (only user and assistant)")
-        if turns and turns[-1]["role"] == message.role:
-            turns[-1]["content"] += "\n\n" + message.content
+        if message.role not in ("user", "assistant", "tool"):
+            raise ProviderError(
+                f"the Anthropic API has no {message.role!r} role (only user, assistant and tool results)"
+            )
+        role = "user" if message.role == "tool" else message.role
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(_blocks(message))
         else:
-            turns.append({"role": message.role, "content": message.content})
+            turns.append({"role": role, "content": _blocks(message)})
     if not turns or turns[0]["role"] != "user":
-        turns.insert(0, {"role": "user", "content": CONVERSATION_START})
-    return turns
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONVERSATION_START}]})
+    return [_collapse(turn) for turn in turns]
+
+
+def _blocks(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content}]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    for call in message.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call)})
+    return blocks
+
+
+def _input(call: ToolCall) -> Any:
+    """The arguments as an object; text that is not a JSON object is passed on under ``_raw``."""
+    try:
+        value = json.loads(call.arguments)
+    except ValueError:
+        return {"_raw": call.arguments}
+    return value if isinstance(value, dict) else {"_raw": call.arguments}
+
+
+def _collapse(turn: dict[str, Any]) -> dict[str, Any]:
+    """A turn of text blocks only is sent as one string; otherwise its non-empty blocks."""
+    blocks = turn["content"]
+    if all(block["type"] == "text" for block in blocks):
+        return {"role": turn["role"], "content": "\n\n".join(block["text"] for block in blocks)}
+    kept = [block for block in blocks if block["type"] != "text" or block["text"]]
+    return {"role": turn["role"], "content": kept}
 
 
 def raise_for_body_error(data: dict[str, Any], secrets: tuple[str, ...]) -> None:
@@ -152,10 +190,20 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         for index, block in enumerate(blocks)
         if isinstance(block, dict) and block.get("type") == "text"
     ]
+    calls = tuple(
+        ToolCall(
+            id=optional_str(block.get("id"), f"content[{index}].id") or f"toolu_{index}",
+            name=require_text(block.get("name"), f"content[{index}].name"),
+            arguments=json.dumps(block.get("input") if block.get("input") is not None else {}),
+        )
+        for index, block in enumerate(blocks)
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    )
     return Completion(
         text="".join(texts),
         usage=read_usage(data, "input_tokens", "output_tokens"),
         latency_s=latency,
         finish_reason=optional_str(data.get("stop_reason"), "stop_reason"),
         request_id=optional_str(data.get("id"), "id"),
+        tool_calls=calls,
     )

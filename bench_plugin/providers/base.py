@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from bench_plugin.errors import ProviderError, TransientProviderError
-from bench_plugin.suite.spec import Message, ModelSpec, ProviderSpec
+from bench_plugin.suite.spec import Message, ModelSpec, ProviderSpec, ToolCall, ToolDefinition
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class CompletionRequest:
 
     ``task``, ``run``, ``turn`` (1-based index of this call in the conversation) and the case's
     ``variables`` identify the call for offline providers; HTTP providers ignore them. ``purpose`` is
-    ``candidate`` or ``judge``.
+    ``candidate`` or ``judge``. ``tools`` are the tools the model may call (an agent task's).
     """
 
     model: ModelSpec
@@ -35,11 +35,15 @@ class CompletionRequest:
     turn: int = 1
     purpose: str = "candidate"
     variables: Mapping[str, Any] = field(default_factory=dict)
+    tools: tuple[ToolDefinition, ...] = ()
 
 
 @dataclass(frozen=True)
 class Completion:
-    """A model's answer and what it cost. ``latency_s`` is wall time of the successful attempt."""
+    """A model's answer and what it cost. ``latency_s`` is wall time of the successful attempt.
+
+    ``tool_calls`` are the tools the model asked to call (the text may then be empty).
+    """
 
     text: str
     usage: Usage = field(default_factory=Usage)
@@ -47,6 +51,7 @@ class Completion:
     finish_reason: str | None = None
     request_id: str | None = None
     attempts: int = 1
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @runtime_checkable

@@ -18,6 +18,7 @@ from typing import Any
 from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError
 from bench_plugin.providers.base import BaseProvider, Completion, CompletionRequest
 from bench_plugin.suite.datasets import lookup
+from bench_plugin.suite.spec import ToolCall
 from bench_plugin.suite.templates import render_standalone
 
 
@@ -45,9 +46,11 @@ class EchoProvider(BaseProvider):
 class ScriptedProvider(BaseProvider):
     """Replies declared in YAML; the first rule whose matchers all hold answers.
 
-    Matchers: ``task`` (id or glob), ``contains`` and ``regex`` (on the last user message), ``turn``.
+    Matchers: ``task`` (id or glob), ``contains`` and ``regex`` (on the last user message), ``turn``,
+    ``tool_result`` (a regex on the last message, when it is a tool result).
     ``reply`` is a template that sees ``groups`` (the regex match), ``last_user``, ``task``, ``run``,
-    ``turn`` and the case's variables; a list of replies gives one per turn.
+    ``turn`` and the case's variables; a list of replies gives one per turn. ``tool_calls`` (a list of
+    ``{name, arguments}``, string arguments rendered like ``reply``) makes the reply call tools.
     """
 
     async def complete(self, request: CompletionRequest) -> Completion:
@@ -57,12 +60,21 @@ class ScriptedProvider(BaseProvider):
             groups = _match(rule, request, text)
             if groups is None:
                 continue
-            reply = rule["reply"]
+            reply = rule.get("reply", "")
             if isinstance(reply, list):
                 reply = reply[min(request.turn, len(reply)) - 1]
             scope = {**request.variables, "groups": groups, "last_user": text, "task": request.task,
                      "run": request.run, "turn": request.turn}
-            return _completion(render_standalone(reply, scope), started)
+            completion = _completion(render_standalone(reply, scope), started)
+            if rule.get("tool_calls"):
+                calls = tuple(
+                    ToolCall(f"call_{request.turn}_{i}", str(call["name"]),
+                             json.dumps(_render_data(call.get("arguments", {}), scope)))
+                    for i, call in enumerate(rule["tool_calls"], 1)
+                )
+                completion = Completion(completion.text, latency_s=completion.latency_s,
+                                        finish_reason="tool_calls", tool_calls=calls)
+            return completion
         raise CaseError(
             f"scripted model '{request.model.name}' has no rule that answers task '{request.task}' "
             f"(turn {request.turn}, {request.purpose})",
@@ -70,9 +82,29 @@ class ScriptedProvider(BaseProvider):
         )
 
 
+def _render_data(value: Any, scope: Mapping[str, Any]) -> Any:
+    """Tool-call arguments with every string in them rendered as a template."""
+    if isinstance(value, str):
+        return render_standalone(value, scope)
+    if isinstance(value, Mapping):
+        return {str(key): _render_data(item, scope) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_render_data(item, scope) for item in value]
+    return value
+
+
+def _last_tool_result(request: CompletionRequest) -> str | None:
+    last = request.messages[-1] if request.messages else None
+    return last.content if last is not None and last.role == "tool" else None
+
+
 def _match(rule: Mapping[str, Any], request: CompletionRequest, text: str) -> list[str] | None:
     if "task" in rule and not fnmatch.fnmatchcase(request.task, str(rule["task"])):
         return None
+    if "tool_result" in rule:
+        result = _last_tool_result(request)
+        if result is None or re.search(str(rule["tool_result"]), result) is None:
+            return None
     if "turn" in rule and rule["turn"] != request.turn:
         return None
     if "contains" in rule and str(rule["contains"]) not in text:

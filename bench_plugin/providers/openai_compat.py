@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -24,7 +25,7 @@ from bench_plugin.providers.base import (
     read_usage,
     require_text,
 )
-from bench_plugin.suite.spec import Message, ProviderSpec
+from bench_plugin.suite.spec import Message, ProviderSpec, ToolCall, ToolDefinition
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -76,14 +77,32 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
     body = merge_params(request)
     body["model"] = request.model.id
     body["messages"] = [wire_message(message) for message in request.messages]
+    if request.tools:
+        body["tools"] = [wire_tool(tool) for tool in request.tools]
     return body
+
+
+def wire_tool(tool: ToolDefinition) -> dict[str, Any]:
+    """A tool offered for function calling."""
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)},
+    }
 
 
 def wire_message(message: Message) -> dict[str, Any]:
     """One message; ``name`` only where OpenAI accepts it, since a bad name fails the whole call."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.name and message.role in ("user", "assistant") and _VALID_NAME.match(message.name):
         out["name"] = message.name
+    if message.tool_calls:
+        out["content"] = message.content or None  # a reply that only calls tools has no text
+        out["tool_calls"] = [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+            for call in message.tool_calls
+        ]
     return out
 
 
@@ -123,4 +142,27 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         latency_s=latency,
         finish_reason=finish_reason,
         request_id=optional_str(data.get("id"), "id"),
+        tool_calls=read_tool_calls(message.get("tool_calls")),
     )
+
+
+def read_tool_calls(value: Any) -> tuple[ToolCall, ...]:
+    """``message.tool_calls``: function calls with their arguments as the JSON text the model wrote."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise malformed("choices[0].message.tool_calls is not a list")
+    calls = []
+    for index, entry in enumerate(value):
+        function = entry.get("function") if isinstance(entry, dict) else None
+        if not isinstance(function, dict):
+            raise malformed(f"tool_calls[{index}].function is missing")
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):  # some servers send the object itself
+            arguments = json.dumps(arguments if arguments is not None else {})
+        calls.append(ToolCall(
+            id=optional_str(entry.get("id"), f"tool_calls[{index}].id") or f"call_{index + 1}",
+            name=require_text(function.get("name"), f"tool_calls[{index}].function.name"),
+            arguments=arguments,
+        ))
+    return tuple(calls)

@@ -10,10 +10,12 @@ from typing import Any
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregate_csv import render_csv
 from bench_plugin.report.aggregates import compute_aggregates
+from bench_plugin.report.leaderboard import update_leaderboard
 from bench_plugin.report.markdown import render_markdown
 from bench_plugin.report.summary import summarize
 from bench_plugin.store import write_atomically
 from bench_plugin.suite.aggregate_spec import AggregateSpec
+from bench_plugin.suite.leaderboard_spec import LeaderboardSpec
 
 
 def in_case_order(records: Iterable[CaseRecord]) -> list[CaseRecord]:
@@ -22,7 +24,10 @@ def in_case_order(records: Iterable[CaseRecord]) -> list[CaseRecord]:
 
 
 def write_reports(
-    records: Iterable[CaseRecord], folder: Path, aggregates: Mapping[str, AggregateSpec] | None = None
+    records: Iterable[CaseRecord],
+    folder: Path,
+    aggregates: Mapping[str, AggregateSpec] | None = None,
+    leaderboards: Mapping[str, LeaderboardSpec] | None = None,
 ) -> dict[str, Path]:
     """Write summary.json and report.md for ``records`` into ``folder``; return their paths.
 
@@ -30,11 +35,19 @@ def write_reports(
         aggregates: the ``aggregates:`` of each suite, by suite path as records name it. Their
             tables join the suite's summary and report section; a table with ``csv:`` is also
             written to that file in ``folder`` (returned under ``csv:<name>``).
+        leaderboards: the ``leaderboard:`` of each suite, by suite path: the run's sessions are
+            added to the Elo leaderboard kept in ``folder`` (returned under ``leaderboard:<suite path>``),
+            which the suite's summary and report section show.
     """
     ordered = in_case_order(records)
     summary = summarize(ordered)
     paths = {"summary": folder / "summary.json", "markdown": folder / "report.md"}
     tables = add_aggregates(summary, ordered, aggregates or {})
+    for suite in summary["suites"]:
+        board = (leaderboards or {}).get(suite["path"])
+        if board is not None:
+            suite["leaderboard"] = update_leaderboard(board, [r for r in ordered if r.path == suite["path"]], folder)
+            paths[f"leaderboard:{suite['path']}"] = folder / suite["leaderboard"]["markdown"]
     write_atomically(paths["summary"], json.dumps(summary, indent=2, sort_keys=True) + "\n")
     write_atomically(paths["markdown"], render_markdown(summary))
     for table in tables:

@@ -55,6 +55,10 @@ def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
         lines += ["### Turns", ""] + render_turn_tables(suite["turns"])
     for table in suite.get("aggregates") or []:
         lines += render_aggregate(table) + [""]
+    for panel in suite.get("panels") or []:
+        lines += render_panel(panel) + [""]
+    if suite.get("leaderboard"):
+        lines += render_elo(suite["leaderboard"]) + [""]
     sections = (
         ("Failures", "failures"),
         ("Infrastructure errors", "errors"),
@@ -140,6 +144,41 @@ def render_aggregate(table: Mapping[str, Any]) -> list[str]:
     return [heading, "", table_row([escape_cell(c) for c in header]), table_row(align)] + [
         table_row([escape_cell(c) for c in row]) for row in rows
     ]
+
+
+def render_panel(panel: Mapping[str, Any]) -> list[str]:
+    """A judge panel (``report.panels``): reports without a verdict, spreads, flagged cases, agreement."""
+    judges = ", ".join(escape_cell(label) for label in panel["judges"])
+    parts = [f"{len(panel['judges'])} judges ({judges}) over {panel['cases']} case{'s' * (panel['cases'] != 1)}",
+             f"{panel['unread']} report{'s' * (panel['unread'] != 1)} without a verdict"]
+    if panel["mean_spread"] is not None:
+        parts.append(f"spread of the verdicts: mean {panel['mean_spread']:.4g}, largest {panel['largest_spread']:.4g}")
+    if panel["max_spread"] is not None:
+        parts.append(f"{len(panel['flagged'])} over max_spread {panel['max_spread']:g}")
+    lines = [f"### Judge panel: {escape_cell(panel['component'])}", "", "; ".join(parts) + ".", ""]
+    for case in panel["flagged"]:
+        verdicts = ", ".join(f"{escape_cell(label)} {MISSING if raw is None else format(raw, 'g')}"
+                             for label, raw in case["verdicts"].items())
+        lines.append(f"- {code_span(case['nodeid'])}: spread {case['spread']:g} ({verdicts})")
+    if panel["flagged"]:
+        lines.append("")
+    lines += [table_row(["Agreement on", "Krippendorff's α (interval)", "Cases"]), table_row(["---", "---:", "---:"])]
+    for row in panel["agreement"]:
+        lines.append(table_row([escape_cell(row["item"]), format_score(row["alpha"]), str(row["units"])]))
+    return lines
+
+
+def render_elo(board: Mapping[str, Any]) -> list[str]:
+    """The Elo leaderboard after this run (``report.leaderboard``): ratings, this run's change, sessions."""
+    counts = (f"{board['added']} session{'s' * (board['added'] != 1)} added this run, {board['total']} in all; "
+              f"K={board['k']:g}, start {board['initial']:g}, expected scores from {board['expected_from']}.")
+    lines = [f"### Elo leaderboard ({code_span(board['markdown'])})", "", counts, "",
+             table_row(["Rank", "Model", "Elo", "Change this run", "Sessions"]),
+             table_row(["---:", "---", "---:", "---:", "---:"])]
+    for rank, row in enumerate(board["ratings"], 1):
+        change = MISSING if row["change"] is None else f"{row['change']:+.1f}"
+        lines.append(table_row([str(rank), escape_cell(row["model"]), f"{row['elo']:.1f}", change, str(row["sessions"])]))
+    return lines
 
 
 def render_case_list(cases: Sequence[Mapping[str, Any]], max_listed: int) -> list[str]:

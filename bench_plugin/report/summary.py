@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bench_plugin.record import ERROR, FAILED, INVALID, PASSED, SKIPPED, UNSCORED, CaseRecord
+from bench_plugin.report.panels import summarize_panels
 from bench_plugin.report.stats import mean, rate, total
 from bench_plugin.report.turns import is_turn_component, summarize_turns
 
@@ -35,9 +36,10 @@ def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
 
     Returns:
         ``{"totals": counts, "suites": [suite, ...]}``; each suite is ``{"suite", "path",
-        "components", "models", "tasks", "turns", "failures", "errors", "unscored", "invalid"}``,
+        "components", "models", "tasks", "turns", "panels", "failures", "errors", "unscored", "invalid"}``,
         where ``models`` and ``tasks`` are lists of rows, ``turns`` is ``report.turns.summarize_turns``
-        (per-turn means of conversation suites) and the last four are lists of
+        (per-turn means of conversation suites), ``panels`` is ``report.panels.summarize_panels``
+        (judge panels: spreads, flagged cases, agreement) and the last four are lists of
         ``{"nodeid", "model", "task", "reason"}``.
     """
     groups: dict[tuple[str, str], list[CaseRecord]] = {}
@@ -65,6 +67,7 @@ def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dic
         "models": [summarize_model(model, group, components) for model, group in by_model.items()],
         "tasks": [summarize_task(task, group, list(by_model)) for task, group in by_task.items()],
         "turns": summarize_turns(records),
+        "panels": summarize_panels(records),
         "failures": list_cases(records, FAILED),
         "errors": list_cases(records, ERROR),
         "unscored": list_cases(records, UNSCORED),

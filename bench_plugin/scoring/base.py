@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bench_plugin.engines.turns import TurnResult
 from bench_plugin.providers.base import Completion, CompletionRequest
 from bench_plugin.suite.spec import CaseSpec, Message, ScorerSpec
+
+if TYPE_CHECKING:
+    from bench_plugin.agent.log import AgentRun
 
 CallModel = Callable[[CompletionRequest], Awaitable[Completion]]
 
@@ -21,6 +24,9 @@ class ComponentScore:
     component is left out of averages). ``raw`` is the value on the scorer's own scale (a judge's
     8 out of 10). ``detail`` is the evidence a person reads; ``judge_output`` the judge's full reply.
     A ``per_turn`` scorer gives one component per turn (``J.t1``...) with ``turn`` and ``scorer`` set.
+    ``categories`` holds a rubric's per-category scores (None: that category could not be read);
+    ``extra`` holds what a panel, a consensus or a pairwise comparison found (``panel``,
+    ``participants``, ``pairwise``), merged into the record's component as it is.
     """
 
     name: str
@@ -33,6 +39,8 @@ class ComponentScore:
     usage: Mapping[str, Any] = field(default_factory=dict)
     turn: int | None = None
     scorer: str | None = None
+    categories: Mapping[str, float | None] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def unscored(self) -> bool:
@@ -51,6 +59,9 @@ class ComponentScore:
         }
         if self.turn is not None:  # a per-turn component, e.g. J.t2: turn 2 of scorer J
             out.update(turn=self.turn, scorer=self.scorer)
+        if self.categories:
+            out["categories"] = dict(self.categories)
+        out.update(self.extra)
         return out
 
 
@@ -74,6 +85,8 @@ class ScoringContext:
     # how judges read the conversation when it is not role: content blocks (a model-to-model
     # conversation: speaker names and events); None for a per-turn context
     transcript_text: str | None = None
+    # an agent task's run: tool calls, checks of the final state, final files (None for other tasks)
+    agent: AgentRun | None = None
 
     @property
     def last_turn(self) -> TurnResult | None:

@@ -7,15 +7,23 @@ raises ``ProviderError`` so the runner can tell infrastructure failures from bad
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_plugin.errors import CaseError, JudgeError
+from bench_plugin.agent.view import judge_variables
+from bench_plugin.errors import CaseError
 from bench_plugin.providers.base import Completion, CompletionRequest
 from bench_plugin.scoring.base import ComponentScore, ScoringContext
 from bench_plugin.scoring.checks import TARGETS
-from bench_plugin.scoring.parse import parse_verdict, validate_rule
 from bench_plugin.scoring.per_turn import judged_turn, pick_for_turn, turn_variables
+from bench_plugin.scoring.reading import (
+    candidate_names,
+    participant_names,
+    read_report,
+    reading_fields,
+    validate_reading,
+)
+from bench_plugin.scoring.rubric import rubric_from_options, rubric_variables
 from bench_plugin.suite.spec import CaseSpec, Message, ModelSpec, ScorerSpec
 from bench_plugin.suite.templates import render_standalone
 
@@ -31,6 +39,8 @@ OPTION_KEYS = (
     "clamp",
     "target",
     "layout",
+    "rubric",
+    "participants",
 )
 DEFAULT_SCALE = (1.0, 10.0)
 # standalone: the prompt is the judge's user message; conversation: the prompt is a leading system
@@ -45,13 +55,22 @@ def _judge_name(options: Mapping[str, Any]) -> str | None:
 
 
 def judge_names(spec: ScorerSpec) -> list[str]:
-    """The judges a scorer spec calls on, so validation can check them against ``judges:``."""
-    name = _judge_name(spec.options)
-    return [name] if name else []
+    """The judges a scorer spec calls on, so validation can check them against ``judges:``:
+    ``judge``, a panel's ``judges`` and its ``consensus.judge``."""
+    options = spec.options
+    names = [_judge_name(options)]
+    panel = options.get("judges")
+    if isinstance(panel, list):
+        names += [name for name in panel if isinstance(name, str)]
+    consensus = options.get("consensus")
+    if isinstance(consensus, Mapping):
+        names.append(_judge_name(consensus))
+    return [name for name in dict.fromkeys(names) if name]
 
 
 def _scale(options: Mapping[str, Any]) -> tuple[float, float]:
-    scale = options.get("scale", DEFAULT_SCALE)
+    rubric = rubric_from_options(options.get("rubric"))  # a rubric's scale: from its lowest to its highest total
+    scale = options.get("scale", [rubric.low, rubric.high] if rubric else DEFAULT_SCALE)
     valid = (
         isinstance(scale, (list, tuple))
         and len(scale) == 2
@@ -99,8 +118,8 @@ def _check_options(options: Mapping[str, Any]) -> None:
         raise TypeError(f"clamp must be true or false, got {options['clamp']!r}")
     if options.get("target", "response") not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {options['target']!r}")
+    validate_reading(options)
     _scale(options)
-    validate_rule(options.get("parse"))
 
 
 def _validate_options(options: Mapping[str, Any]) -> None:
@@ -129,6 +148,8 @@ def conversation_layout(instruction: str, transcript: tuple[Message, ...], answe
 
 class JudgeScorer:
     """Asks a judge model for a verdict; value is ``(raw - lo) / (hi - lo)`` on the ``scale``."""
+
+    calls_judges = True  # validation checks the judges it names against the suite's judges:
 
     def validate(self, spec: ScorerSpec) -> None:
         """Check the options before any call is made.
@@ -178,7 +199,9 @@ class JudgeScorer:
             return render_standalone(source, variables)
         return templates.render(source, variables, key=key, line=spec.line)
 
-    def build_messages(self, spec: ScorerSpec, context: ScoringContext) -> tuple[Message, ...]:
+    def build_messages(
+        self, spec: ScorerSpec, context: ScoringContext, extra: Mapping[str, Any] | None = None
+    ) -> tuple[Message, ...]:
         """Render the judge's system and user messages from the case and the candidate's answer.
 
         Template variables: the case variables (also as ``vars``), then ``question`` (the last user
@@ -187,7 +210,10 @@ class JudgeScorer:
         ``reference`` option (None when it renders empty), else the case variable ``reference``, else None.
         A ``per_turn`` scorer scores one turn: ``question`` and ``answer`` are that turn's, the
         conversation ends with it, and ``turn``, ``earlier`` and ``context`` describe it
-        (``scoring/per_turn.py``); a list ``reference`` gives that turn's entry.
+        (``scoring/per_turn.py``); a list ``reference`` gives that turn's entry. A ``rubric`` adds
+        ``rubric``, ``rubric_text`` and ``rubric_total`` (``scoring/rubric.py``); ``extra`` adds
+        variables of its own (a panel's ``judge``). An agent task adds ``checks``, ``tool_calls`` and
+        ``files`` (``agent/view.py``).
         """
         case = context.case
         conversation = context.transcript or case.messages  # a multi-turn case's prompt has no user turn
@@ -203,6 +229,9 @@ class JudgeScorer:
             "task": case.task,
             "model": model_variables(case),
             **turn_variables(context),  # per_turn: this turn's question, turn, earlier turns, context
+            **judge_variables(context.agent),  # an agent task: checks, tool_calls, files
+            **rubric_variables(rubric_from_options(spec.options.get("rubric"))),
+            **(extra or {}),
         }
         # without a reference option, a case variable named reference (a dataset field) is the reference;
         # a list of references gives one per turn
@@ -237,26 +266,57 @@ class JudgeScorer:
             _validate_options(spec.options)
         except ValueError as exc:
             raise CaseError(f"llm_judge: {exc}", path=case.path, line=spec.line, key=spec.key) from exc
-        judge = self._judge(spec, context)
+        return await self.ask(spec, context, self._judge(spec, context))
+
+    async def ask(
+        self, spec: ScorerSpec, context: ScoringContext, judge: ModelSpec, extra: Mapping[str, Any] | None = None
+    ) -> ComponentScore:
+        """One judge's call and its reading (a panel asks each of its judges this way).
+
+        Raises:
+            CaseError: when a template fails. ProviderError: when the call fails.
+        """
+        completion = await self.call(spec, context, judge, extra)
+        case = context.case
+        return read_judgement(spec, judge, completion, candidate_names(case), participant_names(case))
+
+    async def call(
+        self, spec: ScorerSpec, context: ScoringContext, judge: ModelSpec, extra: Mapping[str, Any] | None = None
+    ) -> Completion:
+        """Send ``judge`` the messages ``spec`` renders for this case; return its reply unread.
+
+        Raises:
+            CaseError: when a template fails. ProviderError: when the call fails.
+        """
+        case = context.case
         request = CompletionRequest(
             model=judge,
-            messages=self.build_messages(spec, context),
+            messages=self.build_messages(spec, context, extra),
             task=case.task,
             run=case.run,
             turn=judged_turn(context),
             purpose="judge",
             # ``model`` is the candidate, so an offline judge (a replay keyed by the judged model,
-            # a scripted reply) can tell whose answer it grades
-            variables={**case.variables, "model": model_variables(case)},
+            # a scripted reply) can tell whose answer it grades; ``extra`` tells a panel's judge or
+            # consensus model what it is asked (``judge``, ``reports``)
+            variables={**case.variables, **(extra or {}), "model": model_variables(case)},
         )
-        completion = await context.call_model(request)
-        return read_judgement(spec, judge, completion)
+        return await context.call_model(request)
 
 
-def read_judgement(spec: ScorerSpec, judge: ModelSpec, completion: Completion) -> ComponentScore:
+def read_judgement(
+    spec: ScorerSpec,
+    judge: ModelSpec,
+    completion: Completion,
+    candidate: Sequence[str] = (),
+    known: Sequence[Sequence[str]] = (),
+) -> ComponentScore:
     """Turn a judge's reply into a component: normalised value, raw verdict, full reply and usage.
 
     ``value`` is 0..1 for composites; ``raw`` keeps the verdict on the scale, e.g. -0.5 on [-1, 1].
+    ``candidate`` holds the names the candidate may be written as (a table row, a participant's
+    entry); ``known`` those of every participant of a conversation (``scoring/reading.py``).
+    Rubric categories go to ``categories`` and participants' scores to ``extra["participants"]``.
     """
     usage = {
         "input_tokens": completion.usage.input_tokens,
@@ -265,14 +325,16 @@ def read_judgement(spec: ScorerSpec, judge: ModelSpec, completion: Completion) -
     }
     low, high = _scale(spec.options)
     reply = completion.text
-    common: dict[str, Any] = {"name": spec.name, "judge_output": reply, "usage": usage}
-    try:
-        raw = parse_verdict(reply, spec.options.get("parse"))
-    except JudgeError as exc:
-        error = f"could not read a score from the judge reply: {exc}"
+    clamp = bool(spec.options.get("clamp", False))
+    reading = read_report(reply, spec.options, candidate, clamp=clamp, known=known)
+    common: dict[str, Any] = {"name": spec.name, "judge_output": reply, "usage": usage, **reading_fields(reading)}
+    raw = reading.raw
+    if raw is None:
+        error = f"could not read a score from the judge reply: {reading.error}"
         return ComponentScore(value=None, detail=f"judge {judge.label}: no verdict", error=error, **common)
     # a signed scale (-1..+1) reads badly as "-0.5/1"
     shown = f"judge {judge.label}: " + (f"{raw:g} on [{low:g}, {high:g}]" if low < 0 else f"{raw:g}/{high:g}")
+    shown += "".join(f" ({note})" for note in (reading.note, *reading.problems) if note)
     if not low <= raw <= high:
         if not spec.options.get("clamp", False):
             outside = f"judge verdict {raw:g} is outside the scale [{low:g}, {high:g}]"

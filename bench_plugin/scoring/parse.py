@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench_plugin.errors import JudgeError
+from bench_plugin.scoring.markdown_table import check_table_rule, read_table_cell
 
 PathStep = str | int
 
@@ -249,8 +250,11 @@ VERDICT_RULES: dict[str, VerdictRule] = {
     "regex": VerdictRule(read=_read_regex, check=_check_regex, extra_keys=frozenset({"group"})),
     "json_field": VerdictRule(read=_read_json_field, check=_check_json_field),
     "number": VerdictRule(read=_read_number, check=_check_number),
+    # the row may be left out: llm_judge then reads the candidate's row (scoring/reading.py)
+    "table": VerdictRule(read=read_table_cell, check=lambda rule: check_table_rule(rule["table"], needs_row=False)),
 }
-"""Rule kinds by the key that names them: ``{regex: ...}``, ``{json_field: ...}``, ``{number: first}``."""
+"""Rule kinds by the key that names them: ``{regex: ...}``, ``{json_field: ...}``, ``{number: first}``,
+``{table: {column, row, key_column, after}}``."""
 
 
 def _rule_kind(rule: Mapping[str, Any] | None) -> VerdictRule:

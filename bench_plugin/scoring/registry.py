@@ -11,12 +11,25 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 
 from bench_plugin.scoring.base import Scorer
+from bench_plugin.scoring.behavior import BehaviorScorer
 from bench_plugin.scoring.checks import CHECK_SCORERS
+from bench_plugin.scoring.completion import CompletionScorer
 from bench_plugin.scoring.judge import JudgeScorer
+from bench_plugin.scoring.pairwise import PairwiseScorer
+from bench_plugin.scoring.panel import PanelScorer
+from bench_plugin.scoring.trajectory import TrajectoryScorer
 
 ENTRY_POINT_GROUP = "bench_plugin.scorers"
 
-BUILTIN_SCORERS: dict[str, Scorer] = {**CHECK_SCORERS, "llm_judge": JudgeScorer()}
+BUILTIN_SCORERS: dict[str, Scorer] = {
+    **CHECK_SCORERS,
+    "llm_judge": JudgeScorer(),
+    "llm_judge_panel": PanelScorer(),
+    "llm_judge_pairwise": PairwiseScorer(),
+    "completion": CompletionScorer(),  # agent tasks: C, T, B
+    "trajectory": TrajectoryScorer(),
+    "behavior": BehaviorScorer(),
+}
 
 
 def _entry_points() -> dict[str, EntryPoint]:

@@ -8,7 +8,7 @@ import dataclasses
 from bench_plugin.errors import CaseError, JudgeError
 from bench_plugin.scoring.base import ComponentScore, Scorer, ScoreSet, ScoringContext
 from bench_plugin.scoring.composite import Composite, compile_composite
-from bench_plugin.scoring.judge import JudgeScorer, judge_names
+from bench_plugin.scoring.judge import judge_names
 from bench_plugin.scoring.per_turn import score_per_turn
 from bench_plugin.scoring.registry import get_scorer
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
@@ -57,7 +57,10 @@ def validate_case_scoring(case: CaseSpec) -> None:
             scorer.validate(spec)
         except (ValueError, TypeError) as exc:
             raise CaseError(f"{spec.type}: {exc}", path=case.path, line=spec.line, key=spec.key) from exc
-        if isinstance(scorer, JudgeScorer):
+        check_case = getattr(scorer, "check_case", None)
+        if check_case is not None:  # what only the case can tell (a pairwise baseline among its models)
+            check_case(spec, case)
+        if getattr(scorer, "calls_judges", False):  # llm_judge, llm_judge_panel, llm_judge_pairwise
             for name in judge_names(spec):
                 if name not in case.judges:
                     valid = ", ".join(case.judges) or "none are defined"
@@ -65,10 +68,18 @@ def validate_case_scoring(case: CaseSpec) -> None:
                         f"unknown judge {name!r} (judges: {valid})",
                         path=case.path,
                         line=spec.line,
-                        key=f"{spec.key}.judge",
+                        key=f"{spec.key}.{_judge_key(spec, name)}",
                         hint="judges are declared under the suite's top-level judges: map",
                     )
     _compile(case)
+
+
+def _judge_key(spec: ScorerSpec, name: str) -> str:
+    """Where a scorer names a judge: ``judge``, a panel's ``judges[i]`` or ``consensus.judge``."""
+    judges = spec.options.get("judges")
+    if spec.options.get("judge") != name and isinstance(judges, list) and name in judges:
+        return f"judges[{judges.index(name)}]"
+    return "judge" if spec.options.get("judge") == name else "consensus.judge"
 
 
 async def _score_component(spec: ScorerSpec, context: ScoringContext) -> ComponentScore:

@@ -10,7 +10,9 @@ from typing import Any
 
 from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.providers.registry import PRESETS, provider_types
+from bench_plugin.suite.agent_check import check_tools
 from bench_plugin.suite.aggregates import build_aggregates
+from bench_plugin.suite.leaderboard_spec import build_leaderboard
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
 from bench_plugin.suite.nway_check import check_conversations
 from bench_plugin.suite.schema import validate_suite
@@ -46,7 +48,9 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     options = options or BuildOptions()
     validate_suite(loaded)
     build_aggregates(loaded)  # checked here so a mistake stops collection; the reporter re-reads the file
+    build_leaderboard(loaded)  # the same for the Elo leaderboard
     check_conversations(loaded)  # mode and command keys the schema cannot check
+    check_tools(loaded)  # tool options that belong to another type of tool
     data = loaded.data
     root = loaded.path.parent
     data_dir = (root / data["data_dir"]).resolve() if "data_dir" in data else root

@@ -14,6 +14,8 @@ from typing import Any
 
 from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.providers.registry import PRESETS
+from bench_plugin.suite.agent_build import build_agent, is_agent
+from bench_plugin.suite.agent_spec import AgentSpec
 from bench_plugin.suite.build import adhoc_model, build_composite, build_scorers
 from bench_plugin.suite.conversation import build_conversation, is_conversation
 from bench_plugin.suite.datasets import load_dataset, row_variables
@@ -109,6 +111,7 @@ def _expand_task(
             messages: tuple[Message, ...] = ()
             conversation: ConversationSpec | None = None
             nway: NWaySpec | None = None
+            agent: AgentSpec | None = None
             if problem is None and model is not None:
                 try:
                     if is_nway(task):  # its participants' prompts are its prompt
@@ -119,6 +122,8 @@ def _expand_task(
                     if is_conversation(task):
                         scope = _scope(variant, model)
                         conversation = build_conversation(task, base, loaded, renderer, scope)
+                    if is_agent(task):
+                        agent = build_agent(task, base, loaded, renderer)
                 except CaseError as exc:
                     problem = exc
             for run in range(1, (1 if problem else runs) + 1):
@@ -136,15 +141,25 @@ def _expand_task(
                     variables=variant.variables,
                     tags=tags,
                     judges=suite.judges,
+                    models=suite.models,
                     templates=renderer,
                     suite_dir=suite.root,
                     line=line,
                     problem=problem,
-                    engine="nway" if is_nway(task) else "multi_turn" if is_conversation(task) else "single_turn",
+                    engine=_engine(task),
                     conversation=conversation,
                     nway=nway,
+                    agent=agent,
                 )
                 yield _with_scoring_checked(case, suite)
+
+
+def _engine(task: Mapping[str, Any]) -> str:
+    if is_nway(task):
+        return "nway"
+    if is_agent(task):
+        return "agent"
+    return "multi_turn" if is_conversation(task) else "single_turn"
 
 
 def _variants(

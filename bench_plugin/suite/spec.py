@@ -9,22 +9,54 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bench_plugin.errors import CaseError
+    from bench_plugin.suite.agent_spec import AgentSpec
     from bench_plugin.suite.nway import NWaySpec
     from bench_plugin.suite.templates import TemplateRenderer
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A tool call a model asked for. ``arguments`` is the JSON text the model wrote (it may not parse)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool as a request offers it to the model: a name, what it does, a JSON Schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+@dataclass(frozen=True)
 class Message:
-    """One chat message. ``name`` is the speaker in multi-party conversations."""
+    """One chat message. ``name`` is the speaker in multi-party conversations.
+
+    Tool use: an ``assistant`` message may carry ``tool_calls``; a ``tool`` message answers the call
+    ``tool_call_id`` (its ``name`` is the tool's).
+    """
 
     role: str
     content: str
     name: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.name is not None:
             out["name"] = self.name
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
         return out
 
 
@@ -184,6 +216,7 @@ class CaseSpec:
     variables: Mapping[str, Any]
     tags: tuple[str, ...] = ()
     judges: Mapping[str, ModelSpec] = field(default_factory=dict)
+    models: Mapping[str, ModelSpec] = field(default_factory=dict)  # the suite's models (a pairwise baseline)
     templates: TemplateRenderer | None = None
     suite_dir: Path | None = None
     line: int | None = None
@@ -192,6 +225,7 @@ class CaseSpec:
     index: int = 0
     conversation: ConversationSpec | None = None
     nway: NWaySpec | None = None  # a model-to-model conversation (the task's conversation:)
+    agent: AgentSpec | None = None  # a tool-using agent task (the task's tools:)
 
     @property
     def case_id(self) -> str:

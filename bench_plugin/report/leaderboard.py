@@ -1,0 +1,137 @@
+"""A suite's Elo leaderboard, kept across runs: sessions from records, ``leaderboard.json`` and ``LEADERBOARD.md``.
+
+Each run adds its sessions (in case order, so ``-n`` does not change the result) to the
+leaderboard found in the output folder, and writes both files again. A session carries an id made of
+its case, its start and a digest of its record (``nodeid@started_at#digest``: two runs in the same
+second differ in their timings), so ``bench report`` rebuilding the reports of a run, which reads
+the same records, does not add them twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench_plugin.record import CaseRecord
+from bench_plugin.report.aggregates import component_raw, is_scored
+from bench_plugin.report.elo import apply_sessions, empty_board
+from bench_plugin.store import write_atomically
+from bench_plugin.suite.leaderboard_spec import LeaderboardSpec
+
+JSON_FILE = "leaderboard.json"
+MARKDOWN_FILE = "LEADERBOARD.md"
+MEDALS = ("🥇 ", "🥈 ", "🥉 ")
+
+
+def sessions_from_records(spec: LeaderboardSpec, records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
+    """The sessions a run's scored records give, in record order.
+
+    ``participants``: one per scored case whose component ``of`` scores two or more participants.
+    ``cases``: one per task and run, each scored model by its component's raw value (its label as key).
+    """
+    scored = [record for record in records if is_scored(record)]
+    if spec.sessions == "participants":
+        sessions = []
+        for record in scored:
+            found = (record.components.get(spec.of) or {}).get("participants")
+            if isinstance(found, Mapping) and len(found) >= 2:
+                sessions.append({"id": session_id(record.nodeid, record.started_at, [record]), "timestamp": record.started_at,
+                                 "scenario": record.task, "scores": dict(found)})
+        return sessions
+    groups: dict[tuple[str, int], list[CaseRecord]] = {}
+    for record in scored:
+        if component_raw(record, spec.of) is not None:
+            groups.setdefault((record.task, record.run), []).append(record)
+    out = []
+    for (task, run), group in groups.items():
+        if len(group) < 2:
+            continue
+        started = min(str(record.started_at) for record in group)
+        scores = {record.model_label: component_raw(record, spec.of) for record in group}
+        out.append({"id": session_id(f"{group[0].path}::{task}@run{run}", started, group), "timestamp": started, "scenario": task,
+                    "scores": scores})
+    return out
+
+
+def session_id(name: str, started: str | None, records: Sequence[CaseRecord]) -> str:
+    """``name@started#digest``: the digest of the records tells apart runs that started in the same second."""
+    text = json.dumps([record.to_dict() for record in records], sort_keys=True, default=str)
+    return f"{name}@{started}#{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+def load_board(path: Path) -> dict[str, Any]:
+    """The leaderboard saved at ``path``, or an empty one when there is none yet."""
+    if not path.is_file():
+        return empty_board()
+    board: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return board
+
+
+def update_leaderboard(spec: LeaderboardSpec, records: Sequence[CaseRecord], folder: Path) -> dict[str, Any]:
+    """Add the run's new sessions to the saved leaderboard and write both files.
+
+    Returns:
+        What ``report.md`` shows: ``json``, ``markdown`` (paths under the output folder), ``added`` (this
+        run's sessions), ``total``, ``k``, ``initial``, ``expected_from`` and ``ratings`` (best first:
+        ``model``, ``elo``, ``change`` over this run's sessions or None, ``sessions``).
+    """
+    target = folder / spec.dir
+    board = load_board(target / JSON_FILE)
+    known = {session.get("id") for session in board.get("sessions", [])}
+    ours = sessions_from_records(spec, records)
+    board = apply_sessions(board, [session for session in ours if session["id"] not in known], spec.elo)
+    target.mkdir(parents=True, exist_ok=True)
+    write_atomically(target / JSON_FILE, json.dumps(board, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(target / MARKDOWN_FILE, render_leaderboard(board, spec))
+    ids = {session["id"] for session in ours}
+    ratings = []
+    for model, elo in sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True):
+        history = board["model_history"].get(model, [])
+        changes = [entry["elo_change"] for entry in history if entry.get("session") in ids]
+        ratings.append({"model": model, "elo": elo, "change": round(sum(changes), spec.elo.decimals) if changes else None,
+                        "sessions": len(history)})
+    return {"json": f"{spec.dir}/{JSON_FILE}", "markdown": f"{spec.dir}/{MARKDOWN_FILE}", "added": len(ours),
+            "total": len(board["sessions"]), "k": spec.elo.k, "initial": spec.elo.initial,
+            "expected_from": spec.elo.expected_from, "ratings": ratings}
+
+
+def _trend(change: float) -> str:
+    if change > 0:
+        return f"🔺 +{change:.0f}"
+    if change < 0:
+        return f"🔻 {change:.0f}"
+    return "➖"
+
+
+def _cell(text: Any) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def render_leaderboard(board: Mapping[str, Any], spec: LeaderboardSpec) -> str:
+    """``LEADERBOARD.md`` as BackroomsBench writes it: rankings (medals for the top three, the trend of
+    the last change, Elo as a whole number), the last ``recent`` sessions newest first with models by
+    score, and a footer with K, the start rating and the number of sessions."""
+    lines = [f"# {spec.title}", ""]
+    if spec.tagline:
+        lines += [f'*"{spec.tagline}"*', ""]
+    lines += ["---", "", "## Current Rankings", "", "| Rank | Model | Elo | Trend | Sessions |",
+              "|------|-------|-----|-------|----------|"]
+    ranked = sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True)
+    for rank, (model, elo) in enumerate(ranked, 1):
+        history = board["model_history"].get(model, [])
+        change = history[-1].get("elo_change", 0) if history else 0
+        medal = MEDALS[rank - 1] if rank <= len(MEDALS) else ""
+        lines.append(f"| {rank} | {medal}{_cell(model)} | {elo:.0f} | {_trend(change)} | {len(history)} |")
+    lines += ["", "---", "", "## Recent Sessions", ""]
+    for session in list(reversed(board["sessions"]))[: spec.recent]:
+        lines += [f"### {session['timestamp']} - {session['scenario']}", ""]
+        for model, score in sorted(session["scores"].items(), key=lambda item: item[1], reverse=True):
+            lines.append(f"- **{_cell(model)}**: {score}")
+        lines.append("")
+    expected = "" if spec.elo.expected_from == "session_scores" else " Expected scores come from the ratings."
+    lines += ["---", "", f"*Elo ratings use K={spec.elo.k:g}. Models start at {spec.elo.initial:g}.{expected}*  ",
+              f"*Total sessions: {len(board['sessions'])}*", ""]
+    return "\n".join(lines)

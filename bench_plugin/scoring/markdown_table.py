@@ -1,0 +1,219 @@
+"""Markdown tables in a judge's report: find one (after a heading), read a cell or a whole column.
+
+Judges write tables such as BackroomsBench's ``| Model | Score | Assessment |`` with emphasis,
+extra spaces and scores like ``92/100`` in the cells; these readers allow for all of that. The
+parse rule ``{table: {column: Score, row: Alpha, key_column: Model, after: "Individual Model
+Assessment"}}`` reads one cell; ``read_table_scores`` reads a column as ``key -> number``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bench_plugin.errors import JudgeError
+
+TABLE_KEYS = ("column", "row", "key_column", "after")
+_SEPARATOR_CELL = re.compile(r"^:?-{1,}:?$")
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_EMPHASIS = re.compile(r"[*_`]+")
+
+
+@dataclass(frozen=True)
+class MarkdownTable:
+    """A table as written: header cells and data rows (cells stripped, emphasis kept)."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+    def column(self, name: str) -> int | None:
+        """The index of the header cell ``name`` (emphasis and case ignored), or None."""
+        wanted = clean_cell(name).casefold()
+        return next((i for i, cell in enumerate(self.header) if clean_cell(cell).casefold() == wanted), None)
+
+
+def clean_cell(cell: str) -> str:
+    """A cell's text without markdown emphasis (``**Alpha**`` -> ``Alpha``) and outer spaces."""
+    return " ".join(_EMPHASIS.sub("", cell).split())
+
+
+def split_row(line: str) -> tuple[str, ...]:
+    """``| a | b \\| c |`` -> ``("a", "b | c")``: outer pipes dropped, escaped pipes kept."""
+    body = line.strip()
+    body = body.removeprefix("|")
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    cells = re.split(r"(?<!\\)\|", body)
+    return tuple(cell.replace("\\|", "|").strip() for cell in cells)
+
+
+def _is_separator(cells: Sequence[str]) -> bool:
+    return bool(cells) and all(_SEPARATOR_CELL.match(cell.replace(" ", "")) for cell in cells)
+
+
+def find_tables(text: str) -> list[MarkdownTable]:
+    """Every table in ``text``: runs of lines starting with ``|`` whose second line is ``|---|``."""
+    tables: list[MarkdownTable] = []
+    block: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if line.strip().startswith("|"):
+            block.append(line)
+            continue
+        if len(block) >= 2 and _is_separator(split_row(block[1])):
+            rows = tuple(split_row(row) for row in block[2:] if not _is_separator(split_row(row)))
+            tables.append(MarkdownTable(header=split_row(block[0]), rows=rows))
+        block = []
+    return tables
+
+
+def find_table(text: str, column: str, after: str | None = None) -> MarkdownTable:
+    """The first table with a ``column`` header, after the first line that contains ``after``.
+
+    Raises:
+        JudgeError: when there is no such heading or no such table, saying which.
+    """
+    if after:
+        lines = text.splitlines()
+        start = next((i for i, line in enumerate(lines) if after.casefold() in line.casefold()), None)
+        if start is None:
+            raise JudgeError(f"no line mentions {after!r}, so there is no table after it")
+        text = "\n".join(lines[start + 1 :])
+    tables = find_tables(text)
+    for table in tables:
+        if table.column(column) is not None:
+            return table
+    where = f" after {after!r}" if after else ""
+    if not tables:
+        raise JudgeError(f"no markdown table{where}")
+    headers = "; ".join(" | ".join(table.header) for table in tables[:3])
+    raise JudgeError(f"no markdown table{where} has a column {column!r} (headers: {headers})")
+
+
+def key_index(table: MarkdownTable, key_column: str | None) -> int:
+    """The column that names the rows: ``key_column``, else the first one."""
+    if key_column is None:
+        return 0
+    index = table.column(key_column)
+    if index is None:
+        raise JudgeError(f"the table has no column {key_column!r} (header: {' | '.join(table.header)})")
+    return index
+
+
+def cell_number(cell: str, what: str) -> float:
+    """The first number in a cell: ``**92**/100`` -> 92.
+
+    Raises:
+        JudgeError: when the cell holds no number.
+    """
+    match = _NUMBER.search(clean_cell(cell))
+    if match is None:
+        raise JudgeError(f"{what} is {cell.strip()!r}, not a number")
+    return float(match.group(0))
+
+
+def match_name(names: Sequence[str], wanted: Sequence[str], what: str = "row") -> int:
+    """The index of the name that is one of ``wanted`` (emphasis and case ignored), tried in order;
+    else of the only name that contains one of them (``Alpha (AI-1)`` for ``Alpha``).
+
+    Raises:
+        JudgeError: when no name, or more than one, matches.
+    """
+    cleaned = [clean_cell(name).casefold() for name in names]
+    many = what.replace(" of ", "s of ", 1) if " of " in what else f"{what}s"  # "rows of the table"
+    for text in wanted:
+        target = clean_cell(text).casefold()
+        if target and target in cleaned:
+            return cleaned.index(target)
+    for text in wanted:
+        target = clean_cell(text).casefold()
+        found = [index for index, name in enumerate(cleaned) if target and target in name]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise JudgeError(f"{len(found)} {many} mention {text!r}; expected one")
+    shown = ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
+    raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {shown})")
+
+
+def find_row(table: MarkdownTable, keys: int, wanted: Sequence[str]) -> tuple[str, ...]:
+    """The row whose key cell names one of ``wanted`` (see ``match_name``).
+
+    Raises:
+        JudgeError: when no row, or more than one row, matches.
+    """
+    names = [row[keys] if keys < len(row) else "" for row in table.rows]
+    return table.rows[match_name(names, wanted, "row of the table")]
+
+
+def read_table_cell(text: str, rule: Mapping[str, Any]) -> float:
+    """The parse rule ``{table: {column, row, key_column, after}}``: the number in one cell.
+
+    ``row`` is a text or a list of texts (the first that names a row wins).
+
+    Raises:
+        JudgeError: when the table, the row or a number in the cell cannot be found.
+    """
+    options = rule["table"]
+    if options.get("row") is None:
+        raise ValueError("a table rule needs row: the row to read (llm_judge fills in the candidate's)")
+    table = find_table(text, options["column"], options.get("after"))
+    keys = key_index(table, options.get("key_column"))
+    wanted = options["row"] if isinstance(options["row"], list) else [options["row"]]
+    row = find_row(table, keys, [str(item) for item in wanted])
+    column = table.column(options["column"])
+    assert column is not None  # find_table chose a table with this column
+    if column >= len(row):
+        raise JudgeError(f"the row {clean_cell(row[keys])!r} has no {options['column']!r} cell")
+    return cell_number(row[column], f"the {options['column']!r} cell of {clean_cell(row[keys])!r}")
+
+
+def read_table_scores(text: str, options: Mapping[str, Any]) -> tuple[dict[str, float], list[str]]:
+    """A whole column as ``row key -> number`` (keys without emphasis, in table order).
+
+    Returns:
+        The scores, and the problems with rows whose cell holds no number (those rows are left out).
+
+    Raises:
+        JudgeError: when the table cannot be found.
+    """
+    table = find_table(text, options["column"], options.get("after"))
+    keys = key_index(table, options.get("key_column"))
+    column = table.column(options["column"])
+    assert column is not None
+    scores: dict[str, float] = {}
+    problems: list[str] = []
+    for row in table.rows:
+        if keys >= len(row) or not clean_cell(row[keys]):
+            continue
+        name = clean_cell(row[keys])
+        try:
+            scores[name] = cell_number(row[column] if column < len(row) else "", f"the score of {name!r}")
+        except JudgeError as exc:
+            problems.append(str(exc))
+    return scores, problems
+
+
+def check_table_rule(options: Any, *, needs_row: bool) -> None:
+    """Check ``{column, row, key_column, after}`` before any judge is called.
+
+    Raises:
+        ValueError: for unknown keys, a missing column, or values that are not text.
+    """
+    if not isinstance(options, Mapping):
+        raise TypeError(f"table must be a mapping such as {{column: Score, row: Alpha}}, got {options!r}")
+    unknown = sorted(set(options) - set(TABLE_KEYS))
+    if unknown:
+        raise ValueError(f"table has unknown key(s) {', '.join(unknown)}; it takes {', '.join(TABLE_KEYS)}")
+    if not isinstance(options.get("column"), str) or not options["column"].strip():
+        raise ValueError("table needs column: the header of the column that holds the score")
+    for key in ("key_column", "after"):
+        if key in options and not isinstance(options[key], str):
+            raise ValueError(f"table.{key} must be text, got {options[key]!r}")
+    row = options.get("row")
+    if row is None:
+        if needs_row:
+            raise ValueError("table needs row: the text in the key column of the row to read")
+        return
+    if not (isinstance(row, str) or (isinstance(row, list) and row and all(isinstance(r, str) for r in row))):
+        raise ValueError(f"table.row must be a text or a list of texts, got {row!r}")

@@ -1,0 +1,2 @@
+def handler(request: dict) -> dict:
+    return {"status": 200, "body": "ok"}

@@ -1,0 +1,2 @@
+def slug(text: str) -> str:
+    return text.lower().replace(" ", "-")  # TODO: strip accents
