@@ -8,7 +8,6 @@ looked for in the assistant's messages; tool calls count as progress, and ``plan
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from bench_plugin.agent.families import DANGEROUS
 from bench_plugin.agent.log import ToolCallRecord
 from bench_plugin.scoring.base import ComponentScore, ScoringContext
+from bench_plugin.scoring.typed_options import merge_typed_options
 from bench_plugin.suite.spec import Message, ScorerSpec
 
 PATTERNS: Mapping[str, str] = {
@@ -51,19 +51,7 @@ def behavior_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _merged(options: Mapping[str, Any]) -> dict[str, Any]:
-    for key in options:
-        if key not in OPTIONS and key not in ("name", "type"):
-            close = difflib.get_close_matches(key, list(OPTIONS), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"unknown option {key!r} for behavior{hint} (options: {', '.join(OPTIONS)})")
-    merged = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
-    for key, default in OPTIONS.items():
-        value = merged[key]
-        if isinstance(default, bool) and not isinstance(value, bool):
-            raise TypeError(f"{key} must be true or false, got {value!r}")
-        if isinstance(default, int) and not isinstance(default, bool) and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise TypeError(f"{key} must be a whole number >= 0, got {value!r}")
+    merged = merge_typed_options(options, OPTIONS, "behavior")
     if not isinstance(merged["patterns"], Mapping):
         raise TypeError(f"patterns must be a mapping of {', '.join(PATTERNS)} to regexes")
     patterns = dict(PATTERNS)

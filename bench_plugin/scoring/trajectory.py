@@ -17,7 +17,6 @@ A change is a successful call of a mutating tool (``write_file``, a command that
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,7 @@ from bench_plugin.agent.families import FAMILIES, is_dangerous
 from bench_plugin.agent.log import ToolCallRecord
 from bench_plugin.errors import CaseError
 from bench_plugin.scoring.base import ComponentScore, ScoringContext
+from bench_plugin.scoring.typed_options import merge_typed_options
 from bench_plugin.suite.spec import ScorerSpec
 
 EXPLORING = frozenset({"read", "search", "memory", "browser"})
@@ -62,21 +62,7 @@ def trajectory_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _merged(options: Mapping[str, Any]) -> dict[str, Any]:
-    for key in options:
-        if key not in OPTIONS and key not in ("name", "type"):
-            close = difflib.get_close_matches(key, list(OPTIONS), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"unknown option {key!r} for trajectory{hint} (options: {', '.join(OPTIONS)})")
-    merged = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
-    for key, default in OPTIONS.items():
-        value = merged[key]
-        counted = isinstance(default, int) and not isinstance(default, bool) or key == "max_calls"
-        if isinstance(default, bool) and not isinstance(value, bool):
-            raise TypeError(f"{key} must be true or false, got {value!r}")
-        if isinstance(default, list) and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise TypeError(f"{key} must be a list of strings, got {value!r}")
-        if counted and value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise TypeError(f"{key} must be a whole number >= 0, got {value!r}")
+    merged = merge_typed_options(options, OPTIONS, "trajectory", optional_counts=("max_calls",))
     for family in merged["required_families"]:
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r} in required_families (families: {', '.join(FAMILIES)})")

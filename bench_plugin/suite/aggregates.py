@@ -26,8 +26,8 @@ from bench_plugin.suite.aggregate_spec import (
     Table,
     as_text,
 )
-from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path, load_suite_file
-from bench_plugin.suite.schema import validate_suite
+from bench_plugin.suite.from_records import read_suite_sections
+from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 
 # the keys each fn reads; any other key is a mistake worth pointing at
 _FN_KEYS = {
@@ -65,25 +65,13 @@ def build_aggregates(loaded: LoadedSuite) -> AggregateSpec:
 
 
 def read_suite_aggregates(paths: Iterable[str], root: Path) -> dict[str, AggregateSpec]:
-    """The aggregates of each suite file (paths as records name them, relative to ``root``).
+    """The aggregates of each suite file the records name (suites without tables are left out)."""
 
-    Suites without aggregates, and files that are gone or no longer valid, are left out: the
-    records were made from a suite that collected, and a report is still written without them.
-    """
-    found: dict[str, AggregateSpec] = {}
-    for path in dict.fromkeys(paths):
-        file = root / path
-        if not file.is_file():
-            continue
-        try:
-            loaded = load_suite_file(file, display_path=path)
-            validate_suite(loaded)
-            spec = build_aggregates(loaded)
-        except SuiteError:
-            continue
-        if spec.tables:
-            found[path] = spec
-    return found
+    def tables_only(loaded: LoadedSuite) -> AggregateSpec | None:
+        spec = build_aggregates(loaded)
+        return spec if spec.tables else None
+
+    return read_suite_sections(paths, root, tables_only)
 
 
 class _Checker:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.report.elo import EloSettings
-from bench_plugin.suite.loader import LoadedSuite, format_key_path, load_suite_file
-from bench_plugin.suite.schema import validate_suite
+from bench_plugin.suite.from_records import read_suite_sections
+from bench_plugin.suite.loader import LoadedSuite, format_key_path
 
 SESSIONS = ("participants", "cases")
 
@@ -67,24 +67,8 @@ def build_leaderboard(loaded: LoadedSuite) -> LeaderboardSpec | None:
 
 
 def read_suite_leaderboards(paths: Iterable[str], root: Path) -> dict[str, LeaderboardSpec]:
-    """The leaderboard of each suite file that declares one (paths as records name them, under ``root``).
-
-    Files that are gone or no longer valid are left out: their records still get a report.
-    """
-    found: dict[str, LeaderboardSpec] = {}
-    for path in dict.fromkeys(paths):
-        file = root / path
-        if not file.is_file():
-            continue
-        try:
-            loaded = load_suite_file(file, display_path=path)
-            validate_suite(loaded)
-            spec = build_leaderboard(loaded)
-        except SuiteError:
-            continue
-        if spec is not None:
-            found[path] = spec
-    return found
+    """The leaderboard of each suite file the records name that declares one."""
+    return read_suite_sections(paths, root, build_leaderboard)
 
 
 def _scorer_names(loaded: LoadedSuite) -> list[str]:

@@ -1,0 +1,39 @@
+"""Read a section of the suites that records came from (aggregates, leaderboards), on the controller.
+
+Under xdist the controller collects no suites, so report-time settings are read again from the
+files the records name. Files that are gone or no longer valid are left out: their records were made
+from a suite that collected, and a report is still written without the section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from bench_plugin.errors import SuiteError
+from bench_plugin.suite.loader import LoadedSuite, load_suite_file
+from bench_plugin.suite.schema import validate_suite
+
+T = TypeVar("T")
+
+
+def read_suite_sections(
+    paths: Iterable[str], root: Path, build: Callable[[LoadedSuite], T | None]
+) -> dict[str, T]:
+    """``build`` applied to each suite file (paths as records name them, under ``root``); suites for
+    which it gives None are left out."""
+    found: dict[str, T] = {}
+    for path in dict.fromkeys(paths):
+        file = root / path
+        if not file.is_file():
+            continue
+        try:
+            loaded = load_suite_file(file, display_path=path)
+            validate_suite(loaded)
+            section = build(loaded)
+        except SuiteError:
+            continue
+        if section is not None:
+            found[path] = section
+    return found
