@@ -18,8 +18,7 @@ from bench_plugin.agent.toolbox import Toolbox
 from bench_plugin.agent.view import transcript_text
 from bench_plugin.agent.workspace import create_workspace, remove_workspace, snapshot
 from bench_plugin.engines.base import Transcript
-from bench_plugin.engines.gates import evaluate_gate
-from bench_plugin.engines.multi_turn import phase_system, render_template, turn_scope
+from bench_plugin.engines.multi_turn import open_turn, phase_system
 from bench_plugin.engines.turns import TurnResult, answered_turn, skipped_turn
 from bench_plugin.providers.base import Completion, CompletionRequest
 from bench_plugin.scoring.base import CallModel
@@ -101,12 +100,10 @@ class _Session:
                 if self.stopped is not None:
                     self.turns.append(skipped_turn(index, f"not sent: {self.stopped}", phase=phase_number))
                     continue
-                held, reason = evaluate_gate(turn.when, (answered[-1].answer or "") if answered else "")
-                if not held:
-                    self.turns.append(skipped_turn(index, reason, phase=phase_number))
+                user = open_turn(case, turn, answered, index, phase_number)
+                if isinstance(user, TurnResult):
+                    self.turns.append(user)
                     continue
-                scope = turn_scope(case, answered, index, phase_number)
-                user = Message("user", render_template(case, turn.content, scope))
                 history.append(user)
                 self.messages.append(user)
                 await self.answer(history, index, phase_number)

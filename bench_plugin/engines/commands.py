@@ -178,7 +178,7 @@ def _invite(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: 
     if present is not None:
         return Outcome(False, f"{model.name} is already taking part (as {present.name})")
     index = len(room.seats)
-    me: dict[str, Any] = {"index": index + 1, "model": {"name": model.name, "id": model.id, "label": model.label},
+    me: dict[str, Any] = {"index": index + 1, "model": model.template_vars(),
                           "company": model.provider.name}
     extra = {"persona": found.persona or "", "inviter": seat.name}
     me["name"] = render(options["name"], {**scope, **extra, "me": me}).strip()

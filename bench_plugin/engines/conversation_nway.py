@@ -38,7 +38,7 @@ class _Conversation:
         self.calls = 0
         self.scope: dict[str, Any] = {
             **case.variables, "task_id": case.task,
-            "model": {"name": case.model.name, "id": case.model.id, "label": case.model.label},
+            "model": case.model.template_vars(),
         }
 
     def render(self, template: TemplateSpec, scope: Mapping[str, Any]) -> str:

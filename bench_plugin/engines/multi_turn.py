@@ -16,7 +16,7 @@ from bench_plugin.engines.gates import evaluate_gate
 from bench_plugin.engines.turns import TurnResult, answered_turn, skipped_turn
 from bench_plugin.providers.base import Completion, CompletionRequest
 from bench_plugin.scoring.base import CallModel
-from bench_plugin.suite.spec import CaseSpec, Message, PhaseSpec, TemplateSpec
+from bench_plugin.suite.spec import CaseSpec, Message, PhaseSpec, TemplateSpec, TurnSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 
@@ -50,13 +50,10 @@ async def run_multi_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
         progress.messages.extend(history)
         for turn in phase.turns:
             index += 1
-            answered = progress.answered
-            held, reason = evaluate_gate(turn.when, (answered[-1].answer or "") if answered else "")
-            if not held:
-                progress.turns.append(skipped_turn(index, reason, phase=phase_number))
+            user = open_turn(case, turn, progress.answered, index, phase_number)
+            if isinstance(user, TurnResult):
+                progress.turns.append(user)
                 continue
-            scope = turn_scope(case, answered, index, phase_number)
-            user = Message("user", render_template(case, turn.content, scope))
             history.append(user)
             progress.messages.append(user)
             call = len(progress.completions) + 1
@@ -91,13 +88,23 @@ def phase_system(
     return (Message("system", text),) if text else ()
 
 
+def open_turn(
+    case: CaseSpec, turn: TurnSpec, answered: list[TurnResult], index: int, phase: int
+) -> Message | TurnResult:
+    """The user message of ``turn``, or the skipped turn when its gate does not hold on the last answer."""
+    held, reason = evaluate_gate(turn.when, (answered[-1].answer or "") if answered else "")
+    if not held:
+        return skipped_turn(index, reason, phase=phase)
+    return Message("user", render_template(case, turn.content, turn_scope(case, answered, index, phase)))
+
+
 def turn_scope(case: CaseSpec, answered: list[TurnResult], turn: int, phase: int) -> dict[str, Any]:
     """What turn templates see: the case variables, ``model``, ``task_id``, the earlier answers,
     ``turn`` (this turn's position in the task) and ``phase``."""
     assert case.model is not None
     return {
         **case.variables,
-        "model": {"name": case.model.name, "id": case.model.id, "label": case.model.label},
+        "model": case.model.template_vars(),
         "task_id": case.task,
         "answers": [t.answer for t in answered],
         "raw_answers": [t.raw for t in answered],

@@ -169,7 +169,7 @@ def find_recordings(request: CompletionRequest) -> tuple[str, str, list[_Entry]]
     scope = {**request.variables, "task_id": request.task}
     if request.purpose != "judge":  # a judge's request already names the candidate it grades
         model = request.model
-        scope["model"] = {"name": model.name, "id": model.id, "label": model.label}
+        scope["model"] = model.template_vars()
     model_key = render_standalone(str(options.get("model_key", request.model.id)), scope)
     task_key = render_standalone(options["task_key"], scope) if "task_key" in options else request.task
     index = _load_index(options["file"], json.dumps(fields, sort_keys=True))

@@ -96,6 +96,17 @@ class ScoringContext:
         return next((turn for turn in reversed(self.turns) if turn.answered), None)
 
 
+def require_agent(context: ScoringContext, spec: ScorerSpec) -> Any:
+    """The agent run a scorer of agent tasks reads; a task without tools has none, which is a suite
+    problem named at the scorer's line."""
+    if context.agent is None:
+        from bench_plugin.errors import CaseError
+
+        raise CaseError(f"{spec.type} scores agent tasks: give the task tools:", path=context.case.path,
+                        line=spec.line, key=spec.key)
+    return context.agent
+
+
 class Scorer(Protocol):
     """A scorer type, registered by name (``contains``, ``llm_judge``...)."""
 

@@ -18,8 +18,7 @@ from typing import Any
 from bench_plugin.agent.command import run_argv, split_command
 from bench_plugin.agent.log import CheckResult, ToolFailure
 from bench_plugin.agent.workspace import confine
-from bench_plugin.errors import CaseError
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
+from bench_plugin.scoring.base import ComponentScore, ScoringContext, require_agent
 from bench_plugin.scoring.checks import _json_equal as json_equal
 from bench_plugin.scoring.parse import load_json
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
@@ -201,10 +200,7 @@ class CompletionScorer:
 
     async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
         """Raises CaseError when the task is not an agent task (it has no workspace to check)."""
-        if context.agent is None:
-            raise CaseError("completion scores agent tasks: give the task tools:", path=context.case.path,
-                            line=spec.line, key=spec.key)
-        checks = context.agent.checks.get(spec.name, ())
+        checks = require_agent(context, spec).checks.get(spec.name, ())
         passed = [check for check in checks if check.passed]
         value = len(passed) / len(checks) if checks else 1.0
         failed = [f"{check.name}: {check.detail}" for check in checks if not check.passed]

@@ -356,4 +356,4 @@ def model_variables(case: CaseSpec) -> dict[str, str]:
     """``model`` as every template sees it: the candidate's name, API id and label."""
     if case.model is None:
         return {"name": case.model_name, "id": case.model_name, "label": case.model_name}
-    return {"name": case.model.name, "id": case.model.id, "label": case.model.label}
+    return case.model.template_vars()

@@ -25,7 +25,7 @@ from typing import Any
 from bench_plugin.agent.families import FAMILIES, is_dangerous
 from bench_plugin.agent.log import ToolCallRecord
 from bench_plugin.errors import CaseError
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
+from bench_plugin.scoring.base import ComponentScore, ScoringContext, require_agent
 from bench_plugin.scoring.typed_options import merge_typed_options
 from bench_plugin.suite.spec import ScorerSpec
 
@@ -202,13 +202,11 @@ class TrajectoryScorer:
 
     async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
         """Raises CaseError when the task is not an agent task (it has no tool calls to read)."""
-        if context.agent is None:
-            raise CaseError("trajectory scores agent tasks: give the task tools:", path=context.case.path,
-                            line=spec.line, key=spec.key)
+        agent = require_agent(context, spec)
         try:
             options = trajectory_options(spec.options)
         except ValueError as exc:
             raise CaseError(f"trajectory: {exc}", path=context.case.path, line=spec.line, key=spec.key) from exc
-        result = evaluate_trajectory(context.agent.tool_calls, options)
+        result = evaluate_trajectory(agent.tool_calls, options)
         return ComponentScore(name=spec.name, value=result["score"], raw=result["score"], detail=_detail(result),
                               extra={"evidence": result})

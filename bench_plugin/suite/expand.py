@@ -271,7 +271,7 @@ def _messages(
 
 
 def _scope(variant: _Variant, model: ModelSpec) -> dict[str, Any]:
-    return {**variant.variables, "model": {"name": model.name, "id": model.id, "label": model.label},
+    return {**variant.variables, "model": model.template_vars(),
             "task_id": variant.task_id}
 
 

@@ -157,7 +157,7 @@ def _participant_model(
 
 
 def _me(index: int, model: ModelSpec) -> dict[str, Any]:
-    return {"index": index, "model": {"name": model.name, "id": model.id, "label": model.label},
+    return {"index": index, "model": model.template_vars(),
             "company": model.provider.name}
 
 

@@ -119,6 +119,10 @@ class ModelSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     thinking: ThinkingSpec | None = None
 
+    def template_vars(self) -> dict[str, str]:
+        """``model`` as templates see it: the suite's name for it, the API id and the label."""
+        return {"name": self.name, "id": self.id, "label": self.label}
+
 
 @dataclass(frozen=True)
 class ScorerSpec:
