@@ -12,13 +12,15 @@ from datetime import datetime, timezone
 from typing import Any
 
 from bench_plugin import record as rec
-from bench_plugin.engines.base import Transcript, get_engine
+from bench_plugin.chat import CallModel
+from bench_plugin.engines.registry import get_engine
 from bench_plugin.errors import CaseError, ProviderError, ReplayMissError
 from bench_plugin.record import CaseRecord, json_safe
-from bench_plugin.scoring.base import CallModel, ScoreSet, ScoringContext
-from bench_plugin.scoring.recorded_verdicts import check_recorded_verdicts
+from bench_plugin.scoring.context import ScoreSet, ScoringContext
+from bench_plugin.scoring.judge.recorded_verdicts import check_recorded_verdicts
 from bench_plugin.scoring.score import score_case
 from bench_plugin.suite.spec import CaseSpec
+from bench_plugin.transcript import Transcript
 
 
 async def execute_case(case: CaseSpec, nodeid: str, call_model: CallModel) -> CaseRecord:

@@ -21,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bench`` console script; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "mock-server":
-        from bench_plugin.mock_server import main as serve
+        from bench_plugin.mock.server import main as serve
 
         return serve(args[1:])
     parser = _parser()
@@ -77,10 +77,10 @@ def _validate(options: argparse.Namespace) -> int:
 
 
 def _report(options: argparse.Namespace) -> int:
-    from bench_plugin.report.files import write_reports
+    from bench_plugin.report.write import write_reports
     from bench_plugin.store import read_results
-    from bench_plugin.suite.aggregates import read_suite_aggregates
-    from bench_plugin.suite.leaderboard_spec import read_suite_leaderboards
+    from bench_plugin.suite.aggregates.build import read_suite_aggregates
+    from bench_plugin.suite.leaderboard import read_suite_leaderboards
 
     records = read_results(options.results)
     # suites are named relative to the directory pytest ran in; run bench report from there

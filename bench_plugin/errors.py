@@ -145,3 +145,16 @@ class RecordedFailureError(ProviderError):
 
 class JudgeError(BenchError):
     """A judge replied, but no verdict could be read from the reply: the case is unscored."""
+
+
+class ToolFailure(Exception):
+    """A tool call that could not be done (bad arguments, a path outside the workspace, a program not
+    on the allow-list, a timeout...). Its message is what the model is told; the run goes on."""
+
+
+class CaseFailed(Exception):
+    """The case ran and did not pass, or could not run: the message is all the user needs."""
+
+
+class InfrastructureError(Exception):
+    """The model call failed (timeout, 5xx, bad body): raised in setup so pytest shows ERROR."""

@@ -19,9 +19,10 @@ from typing import Any
 
 import httpx
 
+from bench_plugin.chat import Completion, CompletionRequest
+from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
-from bench_plugin.providers.base import Completion, CompletionRequest, Provider, malformed
-from bench_plugin.suite.spec import ProviderSpec
+from bench_plugin.providers.interface import Provider, malformed
 
 logger = logging.getLogger(__name__)
 

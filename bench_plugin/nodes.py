@@ -10,9 +10,9 @@ import pytest
 
 from bench_plugin import record as rec
 from bench_plugin.case import build_record
-from bench_plugin.errors import SuiteError
+from bench_plugin.errors import CaseFailed, InfrastructureError, SuiteError
 from bench_plugin.record import CaseRecord
-from bench_plugin.state import STATE_KEY, BenchState
+from bench_plugin.session import STATE_KEY, BenchState
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.expand import expand_suite
 from bench_plugin.suite.loader import load_suite_file
@@ -20,14 +20,6 @@ from bench_plugin.suite.spec import CaseSpec
 
 RECORD_KEY = pytest.StashKey[CaseRecord]()
 _MARKER_UNSAFE = re.compile(r"\W+")
-
-
-class CaseFailed(Exception):
-    """The case ran and did not pass, or could not run: the message is all the user needs."""
-
-
-class InfrastructureError(Exception):
-    """The model call failed (timeout, 5xx, bad body): raised in setup so pytest shows ERROR."""
 
 
 class SuiteFile(pytest.File):

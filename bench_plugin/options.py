@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from bench_plugin.endpoints import PRESETS
 from bench_plugin.errors import SuiteError
-from bench_plugin.providers.registry import PRESETS
 from bench_plugin.suite.build import BuildOptions
 from bench_plugin.suite.expand import ExpandOptions
 from bench_plugin.suite.loader import load_suite_file

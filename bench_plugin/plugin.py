@@ -11,7 +11,7 @@ import pytest
 from bench_plugin import __version__
 from bench_plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.options import check_names, read_options, wants_html_report
-from bench_plugin.state import STATE_KEY, BenchState
+from bench_plugin.session import STATE_KEY, BenchState
 from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
 
 

@@ -15,10 +15,10 @@ import pytest
 
 from bench_plugin.record import FAILED, PASSED, CaseRecord
 from bench_plugin.report.conversation_log import FOLDER, ConversationLogWriter
-from bench_plugin.report.files import in_case_order, write_reports
+from bench_plugin.report.write import in_case_order, write_reports
 from bench_plugin.store import ResultsStore
-from bench_plugin.suite.aggregates import read_suite_aggregates
-from bench_plugin.suite.leaderboard_spec import read_suite_leaderboards
+from bench_plugin.suite.aggregates.build import read_suite_aggregates
+from bench_plugin.suite.leaderboard import read_suite_leaderboards
 
 
 class BenchReporter:

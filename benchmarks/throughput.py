@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from bench_plugin.mock_server import MockServer
+from bench_plugin.mock.server import MockServer
 
 
 def write_suite(folder: Path, base_url: str, cases: int) -> Path:

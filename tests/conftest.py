@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from bench_plugin.mock_server import MockServer
+    from bench_plugin.mock.server import MockServer
 
 pytest_plugins = ["pytester"]
 
@@ -32,7 +32,7 @@ def mock_server() -> Iterator[MockServer]:
 
     Tests add rules for their own model names (``server.add_rule``) so they do not disturb each other.
     """
-    from bench_plugin.mock_server import MockServer
+    from bench_plugin.mock.server import MockServer
 
     with MockServer() as server:
         yield server

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.agent.log import AgentRun, CheckResult, ToolCallRecord
+from bench_plugin.chat import Message, ToolCall
 from bench_plugin.errors import CaseError
-from bench_plugin.scoring.base import ScoringContext
-from bench_plugin.scoring.behavior import BehaviorScorer, behavior_options, evaluate_behavior
-from bench_plugin.scoring.completion import CompletionScorer, run_check, validate_checks
-from bench_plugin.scoring.trajectory import TrajectoryScorer, evaluate_trajectory, trajectory_options
-from bench_plugin.suite.spec import CaseSpec, CompositeSpec, Message, ScorerSpec, ToolCall
+from bench_plugin.scoring.agent.behavior import BehaviorScorer, behavior_options, evaluate_behavior
+from bench_plugin.scoring.agent.task_completion import CompletionScorer, run_check, validate_checks
+from bench_plugin.scoring.agent.trajectory import TrajectoryScorer, evaluate_trajectory, trajectory_options
+from bench_plugin.scoring.context import ScoringContext
+from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
+from bench_plugin.transcript import AgentRun, CheckResult, ToolCallRecord
 
 CASE = CaseSpec(suite="s", path="s.yaml", task="t", model_name="m", model=None, run=1, messages=(), scorers=(),
                 composite=CompositeSpec(), pass_threshold=1.0, variables={})

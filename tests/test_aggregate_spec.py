@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bench_plugin.errors import SuiteError
-from bench_plugin.suite.aggregate_spec import Baseline, Column, Sort
-from bench_plugin.suite.aggregates import build_aggregates, read_suite_aggregates
+from bench_plugin.suite.aggregates.build import build_aggregates, read_suite_aggregates
+from bench_plugin.suite.aggregates.spec import Baseline, Column, Sort
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.loader import load_suite_text
 

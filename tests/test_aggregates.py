@@ -16,7 +16,7 @@ from bench_plugin.report.aggregates import (
     sort_rows,
     uplift,
 )
-from bench_plugin.suite.aggregate_spec import Baseline, Bin, BinSet, Column, Sort, Table
+from bench_plugin.suite.aggregates.spec import Baseline, Bin, BinSet, Column, Sort, Table
 
 STANCE = BinSet("stance", "score", (Bin("neg", high=-0.33), Bin("neu"), Bin("pos", low=0.33)))
 BINS = {"stance": STANCE}

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.chat import Completion, CompletionRequest, Message
 from bench_plugin.errors import CaseError
-from bench_plugin.providers.base import Completion, CompletionRequest
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
-from bench_plugin.scoring.checks import CHECK_SCORERS
-from bench_plugin.suite.spec import CaseSpec, CompositeSpec, Message, ScorerSpec
+from bench_plugin.scoring.checks.kinds import CHECK_SCORERS
+from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bench_plugin.engines.commands import find_commands, remove_spans
-from bench_plugin.suite.nway import CommandSpec
+from bench_plugin.engines.conversation.commands import find_commands, remove_spans
+from bench_plugin.suite.conversation.spec import CommandSpec
 
 COMMANDS = (
     CommandSpec("temperature", "set_temperature", hide=True, notice=None),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench_plugin.chat import Message
 from bench_plugin.suite.build import BuildOptions, build_suite
 from bench_plugin.suite.expand import ExpandOptions, expand_suite
 from bench_plugin.suite.loader import load_suite_text
-from bench_plugin.suite.spec import CaseSpec, Message, TemplateSpec
+from bench_plugin.suite.spec import CaseSpec, TemplateSpec
 
 
 def expand(text: str, tmp_path: Path) -> list[CaseSpec]:

@@ -5,14 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench_plugin.report.elo import (
-    EloSettings,
-    actual_score,
-    apply_sessions,
-    empty_board,
-    expected_score,
-    session_changes,
-)
+from bench_plugin.report.elo import actual_score, apply_sessions, empty_board, expected_score, session_changes
+from bench_plugin.suite.leaderboard import EloSettings
 
 # BackroomsBench's session 1: Claude Opus 4.5 scored 90 against 94, 89, 88 and 87
 SESSION = {"Claude Opus 4.5": 90, "Gemini 3 Pro": 94, "GPT 5.1": 89, "Grok 4": 88, "DeepSeek R1": 87}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench_plugin.engines.gates import check_gate, evaluate_gate
+from bench_plugin.suite.gates import check_gate, evaluate_gate
 
 
 @pytest.mark.parametrize(

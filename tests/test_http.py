@@ -10,6 +10,8 @@ from email.utils import formatdate
 
 import pytest
 
+from bench_plugin.chat import Completion, CompletionRequest
+from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
 from bench_plugin.http import (
     HttpPool,
@@ -20,8 +22,7 @@ from bench_plugin.http import (
     post_json,
     redact,
 )
-from bench_plugin.providers.base import BaseProvider, Completion, CompletionRequest
-from bench_plugin.suite.spec import ModelSpec, ProviderSpec
+from bench_plugin.providers.interface import BaseProvider
 
 KEY = "sk-test-0123456789abcdefghij"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.suite.jsonl_template import (
+from bench_plugin.suite.conversation.jsonl_template import (
     fill_line,
     fill_placeholders,
     placeholder_variables,

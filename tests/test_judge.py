@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import CaseError, TransientProviderError
-from bench_plugin.providers.base import Completion, CompletionRequest, Usage
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
-from bench_plugin.scoring.judge import JudgeScorer, judge_names
-from bench_plugin.suite.spec import CaseSpec, CompositeSpec, Message, ModelSpec, ProviderSpec, ScorerSpec
+from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.scoring.judge.llm_judge import JudgeScorer, judge_names
+from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 PROVIDER = ProviderSpec(name="offline", type="scripted")

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.providers.base import Completion, CompletionRequest
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
-from bench_plugin.scoring.judge import JudgeScorer
-from bench_plugin.suite.spec import CaseSpec, CompositeSpec, Message, ModelSpec, ProviderSpec, ScorerSpec
+from bench_plugin.chat import Completion, CompletionRequest, Message
+from bench_plugin.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.scoring.judge.llm_judge import JudgeScorer
+from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 PROVIDER = ProviderSpec(name="offline", type="scripted")

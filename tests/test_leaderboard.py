@@ -10,7 +10,6 @@ import pytest
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.record import CaseRecord
-from bench_plugin.report.elo import EloSettings
 from bench_plugin.report.leaderboard import (
     render_leaderboard,
     session_id,
@@ -18,7 +17,12 @@ from bench_plugin.report.leaderboard import (
     update_leaderboard,
 )
 from bench_plugin.suite.build import build_suite
-from bench_plugin.suite.leaderboard_spec import LeaderboardSpec, build_leaderboard, read_suite_leaderboards
+from bench_plugin.suite.leaderboard import (
+    EloSettings,
+    LeaderboardSpec,
+    build_leaderboard,
+    read_suite_leaderboards,
+)
 from bench_plugin.suite.loader import load_suite_text
 
 SPEC = LeaderboardSpec(suite="bench", of="J", dir="bench", title="🌀 Bench Elo Leaderboard",

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bench_plugin.mock_server import MockServer, load_rules, main, parse_args
+from bench_plugin.mock.server import MockServer, load_rules, main, parse_args
 
 
 @pytest.fixture
@@ -281,7 +281,7 @@ def test_main_serves_until_interrupted(tmp_path: Path):
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"model": "cli", "reply": "from the file"}]))
     process = subprocess.Popen(
-        [sys.executable, "-m", "bench_plugin.mock_server", "--port", "0", "--quiet", "--rules", str(rules)],
+        [sys.executable, "-m", "bench_plugin.mock", "--port", "0", "--quiet", "--rules", str(rules)],
         stdout=subprocess.PIPE,
         text=True,
     )

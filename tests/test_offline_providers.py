@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.chat import CompletionRequest, Message
+from bench_plugin.endpoints import PRESETS, ModelSpec
 from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError
-from bench_plugin.providers.base import CompletionRequest
 from bench_plugin.providers.offline import EchoProvider, ReplayProvider, ScriptedProvider
-from bench_plugin.providers.registry import PRESETS
-from bench_plugin.suite.spec import Message, ModelSpec
 
 
 def request(provider: str, options: dict[str, Any], text: str = "hi", **kw: Any) -> CompletionRequest:

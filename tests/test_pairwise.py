@@ -7,20 +7,13 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.endpoints import ModelSpec, ProviderSpec, ThinkingSpec
 from bench_plugin.errors import CaseError
-from bench_plugin.providers.base import Completion, CompletionRequest, Usage
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
-from bench_plugin.scoring.pairwise import PairwiseScorer, check_pairwise, outcome_of, read_choice
+from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.scoring.judge.pairwise import PairwiseScorer, check_pairwise, outcome_of, read_choice
 from bench_plugin.scoring.score import validate_case_scoring
-from bench_plugin.suite.spec import (
-    CaseSpec,
-    CompositeSpec,
-    Message,
-    ModelSpec,
-    ProviderSpec,
-    ScorerSpec,
-    ThinkingSpec,
-)
+from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 PROVIDER = ProviderSpec(name="offline", type="scripted")

@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import CaseError, TransientProviderError
-from bench_plugin.providers.base import Completion, CompletionRequest, Usage
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
-from bench_plugin.scoring.consensus import parse_consensus, reports_text, strip_code_fences
-from bench_plugin.scoring.panel import PanelScorer, check_panel
-from bench_plugin.scoring.panel_aggregate import combine, combine_by_key, spread, strict_majority
+from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.scoring.judge.consensus import parse_consensus, reports_text, strip_code_fences
+from bench_plugin.scoring.judge.panel import PanelScorer, check_panel
+from bench_plugin.scoring.judge.panel_combine import combine, combine_by_key, spread, strict_majority
 from bench_plugin.scoring.score import validate_case_scoring
-from bench_plugin.suite.spec import CaseSpec, CompositeSpec, Message, ModelSpec, ProviderSpec, ScorerSpec
+from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 PROVIDER = ProviderSpec(name="offline", type="scripted")

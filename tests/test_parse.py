@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.scoring.parse import (
+from bench_plugin.scoring.extract import (
     VERDICT_RULES,
     load_json,
     parse_json_path,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench_plugin.chat import Message
 from bench_plugin.suite.build import BuildOptions, build_suite
+from bench_plugin.suite.conversation.spec import NWaySpec
 from bench_plugin.suite.expand import ExpandOptions, expand_suite
 from bench_plugin.suite.loader import load_suite_text
-from bench_plugin.suite.nway import NWaySpec
-from bench_plugin.suite.spec import CaseSpec, Message
+from bench_plugin.suite.spec import CaseSpec
 
 
 def expand(text: str, tmp_path: Path, models: tuple[str, ...] | None = None) -> list[CaseSpec]:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.engines.turns import TurnResult
-from bench_plugin.providers.base import Completion, CompletionRequest
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
+from bench_plugin.chat import Completion, CompletionRequest, Message
+from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.per_turn import mean_of_turns, pick_for_turn, score_per_turn, turn_variables
-from bench_plugin.suite.spec import CaseSpec, CompositeSpec, Message, ScorerSpec
+from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
+from bench_plugin.transcript import TurnResult
 
 SYSTEM = Message("system", "Be brief.")
 Q1, Q2, Q3 = (Message("user", text) for text in ("Name a city.", "Why?", "Bye."))

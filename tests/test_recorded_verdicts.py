@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench_plugin.errors import ReplayMissError
-from bench_plugin.scoring.recorded_verdicts import check_recorded_verdicts
+from bench_plugin.scoring.judge.recorded_verdicts import check_recorded_verdicts
 from bench_plugin.suite.build import BuildOptions, build_suite
 from bench_plugin.suite.expand import expand_suite
 from bench_plugin.suite.loader import load_suite_text

@@ -12,10 +12,15 @@ from typing import Any
 import pytest
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.scoring.markdown_table import find_tables, read_table_cell, read_table_scores, split_row
-from bench_plugin.scoring.parse import parse_verdict, validate_rule
-from bench_plugin.scoring.reading import canonical_scores, read_report, validate_reading
-from bench_plugin.scoring.rubric import read_categories, rubric_from_options, rubric_variables, slug
+from bench_plugin.scoring.extract import parse_verdict, validate_rule
+from bench_plugin.scoring.judge.judge_reply import canonical_scores, read_report, validate_reading
+from bench_plugin.scoring.judge.markdown_table import (
+    find_tables,
+    read_table_cell,
+    read_table_scores,
+    split_row,
+)
+from bench_plugin.scoring.judge.rubric import read_categories, rubric_from_options, rubric_variables, slug
 
 BACKROOMS_RUBRIC = {
     "categories": [

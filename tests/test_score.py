@@ -9,21 +9,14 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.chat import Completion, CompletionRequest, Message
+from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import CaseError, JudgeError, TransientProviderError
-from bench_plugin.providers.base import Completion, CompletionRequest
 from bench_plugin.scoring import registry
-from bench_plugin.scoring.base import ComponentScore, ScoreSet, ScoringContext
+from bench_plugin.scoring.context import ComponentScore, ScoreSet, ScoringContext
 from bench_plugin.scoring.registry import get_scorer, scorer_types
 from bench_plugin.scoring.score import score_case, validate_case_scoring
-from bench_plugin.suite.spec import (
-    CaseSpec,
-    CompositeSpec,
-    GateSpec,
-    Message,
-    ModelSpec,
-    ProviderSpec,
-    ScorerSpec,
-)
+from bench_plugin.suite.spec import CaseSpec, CompositeSpec, GateSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 JUDGE = ModelSpec(name="judge", provider=ProviderSpec(name="offline", type="scripted"), id="j-1", label="j-1")

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.chat import CompletionRequest, Message, ToolCall, ToolDefinition
+from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import TransientProviderError
-from bench_plugin.mock_rules import build_answer, compile_rule, last_tool_result, pick_rule
+from bench_plugin.mock.rules import build_answer, compile_rule, last_tool_result, pick_rule
 from bench_plugin.providers import anthropic, openai_compat
-from bench_plugin.providers.base import CompletionRequest
 from bench_plugin.providers.offline import ScriptedProvider
-from bench_plugin.suite.spec import Message, ModelSpec, ProviderSpec, ToolCall, ToolDefinition
 
 TOOL = ToolDefinition("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})
 CALL = ToolCall("call_1", "read_file", '{"path": "a.py"}')

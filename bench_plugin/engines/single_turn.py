@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from bench_plugin.engines.base import Transcript
-from bench_plugin.engines.turns import answered_turn
-from bench_plugin.providers.base import CompletionRequest
-from bench_plugin.scoring.base import CallModel
-from bench_plugin.suite.spec import CaseSpec, Message
+from bench_plugin.chat import CallModel, CompletionRequest, Message
+from bench_plugin.suite.spec import CaseSpec
+from bench_plugin.transcript import Transcript, answered_turn
 
 
 async def run_single_turn(case: CaseSpec, call_model: CallModel) -> Transcript:

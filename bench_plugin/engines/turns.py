@@ -1,91 +1,121 @@
-"""One turn of a conversation as it happened: what was asked, the reply, its reasoning, its cost."""
+"""Scripted multi-turn conversations (MT-Bench style): user turns from the suite, answers from the model.
+
+Each turn is rendered when the conversation reaches it, so it can read the earlier answers; the
+model is sent the whole conversation so far, with its own earlier replies as it gave them (raw,
+thinking included). A phase starts a fresh conversation; variables and answers carry over.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from bench_plugin.engines.thinking import split_thinking
-from bench_plugin.providers.base import Completion
-from bench_plugin.suite.spec import Message, ThinkingSpec
+from bench_plugin.chat import CallModel, Completion, CompletionRequest, Message
+from bench_plugin.suite.gates import evaluate_gate
+from bench_plugin.suite.spec import CaseSpec, PhaseSpec, TemplateSpec, TurnSpec
+from bench_plugin.suite.templates import TemplateRenderer
+from bench_plugin.transcript import Transcript, TurnResult, answered_turn, skipped_turn
 
 
-@dataclass(frozen=True)
-class TurnResult:
-    """A scripted user turn and the model's reply (or why the turn was skipped).
+@dataclass
+class _Progress:
+    """What the conversation has produced so far, across phases."""
 
-    ``index`` is the turn's 1-based position in the task (skipped turns count, so ``J.t2`` always
-    means the second turn written); ``call`` is the 1-based number of the model call that answered
-    it (skipped turns make no call). ``raw`` is the reply as sent back, which stays in the model's
-    history; ``answer`` is what scorers see (the text after the thinking tags, when the model has
-    ``thinking:``). ``context`` is the conversation the model was sent for this turn, ending with
-    the user message; it is not part of the record, which has the whole transcript.
-    """
-
-    index: int
-    phase: int = 1
-    user: str | None = None
-    raw: str | None = None
-    answer: str | None = None
-    thinking: str | None = None
-    format_valid: bool | None = None
-    skipped: bool = False
-    skip_reason: str | None = None
-    call: int | None = None
-    latency_s: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    context: tuple[Message, ...] = ()
+    messages: list[Message] = field(default_factory=list)
+    turns: list[TurnResult] = field(default_factory=list)
+    completions: list[Completion] = field(default_factory=list)
 
     @property
-    def answered(self) -> bool:
-        return not self.skipped and self.answer is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "phase": self.phase,
-            "call": self.call,
-            "user": self.user,
-            "raw": self.raw,
-            "answer": self.answer,
-            "thinking": self.thinking,
-            "format_valid": self.format_valid,
-            "skipped": self.skipped,
-            "skip_reason": self.skip_reason,
-            "latency_s": self.latency_s,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-        }
+    def answered(self) -> list[TurnResult]:
+        return [turn for turn in self.turns if turn.answered]
 
 
-def answered_turn(
-    index: int,
-    call: int,
-    context: tuple[Message, ...],
-    completion: Completion,
-    thinking: ThinkingSpec | None,
-    *,
-    phase: int = 1,
-) -> TurnResult:
-    """The result of a turn the model answered; ``context`` is what the model was sent."""
-    split = split_thinking(completion.text, thinking)
-    return TurnResult(
-        index=index,
-        phase=phase,
-        user=next((message.content for message in reversed(context) if message.role == "user"), None),
-        raw=completion.text,
-        answer=split.answer,
-        thinking=split.thinking,
-        format_valid=split.format_valid,
-        call=call,
-        latency_s=completion.latency_s,
-        input_tokens=completion.usage.input_tokens,
-        output_tokens=completion.usage.output_tokens,
-        context=context,
+async def run_multi_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
+    """Play the case's scripted turns against its model, phase by phase.
+
+    A turn whose ``when:`` gate does not hold on the last answer is skipped (recorded, not sent).
+
+    Raises:
+        CaseError: when a turn's template fails to render (it names the turn's line and key).
+        ProviderError: when a call fails; the runner classifies it.
+    """
+    assert case.model is not None and case.conversation is not None, "expansion sets both for multi_turn cases"
+    progress = _Progress()
+    index = 0
+    for phase_number, phase in enumerate(case.conversation.phases, 1):
+        history = list(phase_system(case, phase, progress.answered, phase_number, index + 1))
+        progress.messages.extend(history)
+        for turn in phase.turns:
+            index += 1
+            user = open_turn(case, turn, progress.answered, index, phase_number)
+            if isinstance(user, TurnResult):
+                progress.turns.append(user)
+                continue
+            history.append(user)
+            progress.messages.append(user)
+            call = len(progress.completions) + 1
+            request = CompletionRequest(
+                model=case.model, messages=tuple(history), task=case.task, run=case.run, turn=call,
+                variables=case.variables,
+            )
+            completion = await call_model(request)
+            progress.completions.append(completion)
+            progress.turns.append(
+                answered_turn(index, call, tuple(history), completion, case.model.thinking, phase=phase_number)
+            )
+            # the model's own history keeps its reply as given; the transcript also names the speaker
+            history.append(Message("assistant", completion.text))
+            progress.messages.append(Message("assistant", completion.text, name=case.model.label))
+    answered = progress.answered
+    return Transcript(
+        messages=tuple(progress.messages),
+        response=(answered[-1].answer or "") if answered else "",
+        completions=tuple(progress.completions),
+        turns=tuple(progress.turns),
     )
 
 
-def skipped_turn(index: int, reason: str, *, phase: int = 1) -> TurnResult:
-    """A turn whose gate did not hold: nothing was sent."""
-    return TurnResult(index=index, phase=phase, skipped=True, skip_reason=reason)
+def phase_system(
+    case: CaseSpec, phase: PhaseSpec, answered: list[TurnResult], phase_number: int, next_turn: int
+) -> tuple[Message, ...]:
+    """The system message(s) a phase starts with: its own ``system``, else the task's."""
+    if phase.system is None:
+        return tuple(message for message in case.messages if message.role == "system")
+    text = render_template(case, phase.system, turn_scope(case, answered, next_turn, phase_number))
+    return (Message("system", text),) if text else ()
+
+
+def open_turn(
+    case: CaseSpec, turn: TurnSpec, answered: list[TurnResult], index: int, phase: int
+) -> Message | TurnResult:
+    """The user message of ``turn``, or the skipped turn when its gate does not hold on the last answer."""
+    held, reason = evaluate_gate(turn.when, (answered[-1].answer or "") if answered else "")
+    if not held:
+        return skipped_turn(index, reason, phase=phase)
+    return Message("user", render_template(case, turn.content, turn_scope(case, answered, index, phase)))
+
+
+def turn_scope(case: CaseSpec, answered: list[TurnResult], turn: int, phase: int) -> dict[str, Any]:
+    """What turn templates see: the case variables, ``model``, ``task_id``, the earlier answers,
+    ``turn`` (this turn's position in the task) and ``phase``."""
+    assert case.model is not None
+    return {
+        **case.variables,
+        "model": case.model.template_vars(),
+        "task_id": case.task,
+        "answers": [t.answer for t in answered],
+        "raw_answers": [t.raw for t in answered],
+        "turn": turn,
+        "phase": phase,
+    }
+
+
+def render_template(case: CaseSpec, template: TemplateSpec, scope: Mapping[str, Any]) -> str:
+    """Render a turn or phase template; text taken from data (``literal``) is sent as it is."""
+    if template.literal:
+        return template.source
+    renderer = case.templates or TemplateRenderer(case.suite_dir, case.path)
+    if template.from_file:
+        return renderer.render_file(template.source, scope, key=template.key, line=template.line)
+    return renderer.render(template.source, scope, key=template.key, line=template.line)

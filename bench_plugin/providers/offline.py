@@ -15,10 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.chat import Completion, CompletionRequest, ToolCall
 from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError
-from bench_plugin.providers.base import BaseProvider, Completion, CompletionRequest
+from bench_plugin.providers.interface import BaseProvider
 from bench_plugin.suite.datasets import lookup
-from bench_plugin.suite.spec import ToolCall
 from bench_plugin.suite.templates import render_standalone
 
 

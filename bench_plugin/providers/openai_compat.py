@@ -6,26 +6,18 @@ import json
 import re
 from typing import Any
 
+from bench_plugin.chat import Completion, CompletionRequest, Message, ToolCall, ToolDefinition
+from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import ProviderError
-from bench_plugin.http import (
-    HttpPool,
-    api_key_from_env,
-    error_for_status,
-    merge_headers,
-    post_json,
-    redact,
-)
-from bench_plugin.providers.base import (
+from bench_plugin.http import HttpPool, api_key_from_env, error_for_status, merge_headers, post_json, redact
+from bench_plugin.providers.interface import (
     BaseProvider,
-    Completion,
-    CompletionRequest,
     malformed,
     merge_params,
     optional_str,
     read_usage,
     require_text,
 )
-from bench_plugin.suite.spec import Message, ProviderSpec, ToolCall, ToolDefinition
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

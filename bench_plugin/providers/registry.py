@@ -6,24 +6,10 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-from bench_plugin.suite.spec import ProviderSpec
+from bench_plugin.endpoints import ProviderSpec
 
 ENTRY_POINT_GROUP = "bench_plugin.providers"
 
-# Presets a suite (or --bench-models provider:model) can name without declaring them.
-PRESETS: dict[str, ProviderSpec] = {
-    "openai": ProviderSpec("openai", "openai_compatible", "https://api.openai.com/v1", "OPENAI_API_KEY"),
-    "openrouter": ProviderSpec(
-        "openrouter", "openai_compatible", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"
-    ),
-    "anthropic": ProviderSpec("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
-    "ollama": ProviderSpec("ollama", "openai_compatible", "http://localhost:11434/v1"),
-    "vllm": ProviderSpec("vllm", "openai_compatible", "http://localhost:8000/v1"),
-    "llamacpp": ProviderSpec("llamacpp", "openai_compatible", "http://localhost:8080/v1"),
-    "echo": ProviderSpec("echo", "echo"),
-    "scripted": ProviderSpec("scripted", "scripted"),
-    "replay": ProviderSpec("replay", "replay"),
-}
 
 OFFLINE_TYPES = ("echo", "scripted", "replay")
 HTTP_TYPES = ("openai_compatible", "openai", "anthropic")

@@ -16,7 +16,7 @@ from typing import Any, TypeGuard
 
 from bench_plugin.record import FAILED, PASSED, CaseRecord
 from bench_plugin.report.stats import mean
-from bench_plugin.suite.aggregate_spec import (
+from bench_plugin.suite.aggregates.spec import (
     RECORD_FIELDS,
     AggregateSpec,
     Baseline,

@@ -19,20 +19,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from bench_plugin.suite.leaderboard import EloSettings
+
 EXPECTED_FROM = ("session_scores", "ratings")
-
-
-@dataclass(frozen=True)
-class EloSettings:
-    """K, the rating a new model starts at, what the expected score comes from, decimals kept."""
-
-    k: float = 32.0
-    initial: float = 1500.0
-    expected_from: str = "session_scores"
-    decimals: int = 1
 
 
 def expected_score(own: float, other: float) -> float:

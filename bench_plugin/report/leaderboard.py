@@ -19,7 +19,7 @@ from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregates import component_raw, is_scored
 from bench_plugin.report.elo import apply_sessions, empty_board
 from bench_plugin.store import write_atomically
-from bench_plugin.suite.leaderboard_spec import LeaderboardSpec
+from bench_plugin.suite.leaderboard import LeaderboardSpec
 
 JSON_FILE = "leaderboard.json"
 MARKDOWN_FILE = "LEADERBOARD.md"

@@ -11,8 +11,9 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from bench_plugin.scoring.base import ComponentScore, ScoringContext
-from bench_plugin.suite.spec import Message, ScorerSpec
+from bench_plugin.chat import Message
+from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.suite.spec import ScorerSpec
 
 ScoreOne = Callable[[ScorerSpec, ScoringContext], Awaitable[ComponentScore]]
 

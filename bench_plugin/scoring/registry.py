@@ -10,14 +10,14 @@ import difflib
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 
-from bench_plugin.scoring.base import Scorer
-from bench_plugin.scoring.behavior import BehaviorScorer
-from bench_plugin.scoring.checks import CHECK_SCORERS
-from bench_plugin.scoring.completion import CompletionScorer
-from bench_plugin.scoring.judge import JudgeScorer
-from bench_plugin.scoring.pairwise import PairwiseScorer
-from bench_plugin.scoring.panel import PanelScorer
-from bench_plugin.scoring.trajectory import TrajectoryScorer
+from bench_plugin.scoring.agent.behavior import BehaviorScorer
+from bench_plugin.scoring.agent.task_completion import CompletionScorer
+from bench_plugin.scoring.agent.trajectory import TrajectoryScorer
+from bench_plugin.scoring.checks.kinds import CHECK_SCORERS
+from bench_plugin.scoring.context import Scorer
+from bench_plugin.scoring.judge.llm_judge import JudgeScorer
+from bench_plugin.scoring.judge.pairwise import PairwiseScorer
+from bench_plugin.scoring.judge.panel import PanelScorer
 
 ENTRY_POINT_GROUP = "bench_plugin.scorers"
 

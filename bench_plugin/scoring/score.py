@@ -6,9 +6,9 @@ import asyncio
 import dataclasses
 
 from bench_plugin.errors import CaseError, JudgeError
-from bench_plugin.scoring.base import ComponentScore, Scorer, ScoreSet, ScoringContext
 from bench_plugin.scoring.composite import Composite, compile_composite
-from bench_plugin.scoring.judge import judge_names
+from bench_plugin.scoring.context import ComponentScore, Scorer, ScoreSet, ScoringContext
+from bench_plugin.scoring.judge.llm_judge import judge_names
 from bench_plugin.scoring.per_turn import score_per_turn
 from bench_plugin.scoring.registry import get_scorer
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec

@@ -8,24 +8,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec, ThinkingSpec
 from bench_plugin.errors import CaseError, SuiteError
-from bench_plugin.providers.registry import PRESETS, provider_types
-from bench_plugin.suite.agent_check import check_tools
-from bench_plugin.suite.aggregates import build_aggregates
-from bench_plugin.suite.leaderboard_spec import build_leaderboard
+from bench_plugin.providers.registry import provider_types
+from bench_plugin.suite.agent.check import check_tools
+from bench_plugin.suite.aggregates.build import build_aggregates
+from bench_plugin.suite.conversation.check import check_conversations
+from bench_plugin.suite.leaderboard import build_leaderboard
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
-from bench_plugin.suite.nway_check import check_conversations
 from bench_plugin.suite.schema import validate_suite
-from bench_plugin.suite.spec import (
-    CompositeSpec,
-    GateSpec,
-    ModelSpec,
-    Pricing,
-    ProviderSpec,
-    ScorerSpec,
-    SuiteSpec,
-    ThinkingSpec,
-)
+from bench_plugin.suite.spec import CompositeSpec, GateSpec, ScorerSpec, SuiteSpec
 
 _PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop")
 _MODEL_OPTION_KEYS = ("script", "replay", "prefix")

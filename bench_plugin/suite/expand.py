@@ -12,18 +12,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bench_plugin.chat import Message
+from bench_plugin.endpoints import PRESETS, ModelSpec
 from bench_plugin.errors import CaseError, SuiteError
-from bench_plugin.providers.registry import PRESETS
-from bench_plugin.suite.agent_build import build_agent, is_agent
-from bench_plugin.suite.agent_spec import AgentSpec
+from bench_plugin.suite.agent.build import build_agent, is_agent
+from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.build import adhoc_model, build_composite, build_scorers
-from bench_plugin.suite.conversation import build_conversation, is_conversation
+from bench_plugin.suite.conversation.build import build_nway, is_nway
+from bench_plugin.suite.conversation.spec import NWaySpec
 from bench_plugin.suite.datasets import load_dataset, row_variables
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
-from bench_plugin.suite.nway import NWaySpec
-from bench_plugin.suite.participants import build_nway, is_nway
-from bench_plugin.suite.spec import CaseSpec, ConversationSpec, Message, ModelSpec, ScorerSpec, SuiteSpec
+from bench_plugin.suite.spec import CaseSpec, ConversationSpec, ScorerSpec, SuiteSpec
 from bench_plugin.suite.templates import TemplateRenderer
+from bench_plugin.suite.turns import build_conversation, is_conversation
 
 _UNSAFE_ID = re.compile(r"[^\w.:@+=,/-]+")
 

@@ -7,121 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench_plugin.chat import Message
+from bench_plugin.endpoints import ModelSpec, ProviderSpec
+
 if TYPE_CHECKING:
     from bench_plugin.errors import CaseError
-    from bench_plugin.suite.agent_spec import AgentSpec
-    from bench_plugin.suite.nway import NWaySpec
+    from bench_plugin.suite.agent.spec import AgentSpec
+    from bench_plugin.suite.conversation.spec import NWaySpec
     from bench_plugin.suite.templates import TemplateRenderer
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A tool call a model asked for. ``arguments`` is the JSON text the model wrote (it may not parse)."""
-
-    id: str
-    name: str
-    arguments: str = "{}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
-
-
-@dataclass(frozen=True)
-class ToolDefinition:
-    """A tool as a request offers it to the model: a name, what it does, a JSON Schema of its arguments."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
-
-
-@dataclass(frozen=True)
-class Message:
-    """One chat message. ``name`` is the speaker in multi-party conversations.
-
-    Tool use: an ``assistant`` message may carry ``tool_calls``; a ``tool`` message answers the call
-    ``tool_call_id`` (its ``name`` is the tool's).
-    """
-
-    role: str
-    content: str
-    name: str | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.name is not None:
-            out["name"] = self.name
-        if self.tool_calls:
-            out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        return out
-
-
-@dataclass(frozen=True)
-class Pricing:
-    """US dollars per million tokens, used to put a cost on every call."""
-
-    input_per_mtok: float = 0.0
-    output_per_mtok: float = 0.0
-
-    def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
-        if input_tokens is None and output_tokens is None:
-            return None
-        return ((input_tokens or 0) * self.input_per_mtok + (output_tokens or 0) * self.output_per_mtok) / 1e6
-
-
-@dataclass(frozen=True)
-class ProviderSpec:
-    """How to reach one endpoint. ``options`` holds type-specific keys (e.g. a replay file)."""
-
-    name: str
-    type: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    timeout_s: float = 60.0
-    max_retries: int = 2
-    concurrency: int | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ThinkingSpec:
-    """Where a model writes its reasoning: tag pairs such as ``("<think>", "</think>")``.
-
-    The answer is split into reasoning and answer (``engines/thinking.py``); scorers see the answer.
-    """
-
-    tags: tuple[tuple[str, str], ...] = (("<think>", "</think>"),)
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """One model as a suite names it.
-
-    ``name`` is the suite's key for the model and appears in test ids; ``id`` is what the API is sent.
-    ``system_prompt`` is ``native`` (send a system role), ``fold`` (prepend it to the first user
-    message through ``system_fold_template``) or ``drop``.
-    """
-
-    name: str
-    provider: ProviderSpec
-    id: str
-    label: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    system_prompt: str = "native"
-    system_fold_template: str = "{{ system }}\n\n"
-    headers: Mapping[str, str] = field(default_factory=dict)
-    pricing: Pricing | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-    thinking: ThinkingSpec | None = None
-
-    def template_vars(self) -> dict[str, str]:
-        """``model`` as templates see it: the suite's name for it, the API id and the label."""
-        return {"name": self.name, "id": self.id, "label": self.label}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 if TYPE_CHECKING:
-    from bench_plugin.mock_server import MockServer
+    from bench_plugin.mock.server import MockServer
 
 sys.path.insert(0, str(Path(__file__).parent))
 

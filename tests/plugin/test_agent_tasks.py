@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.mock_server import MockServer
+from bench_plugin.mock.server import MockServer
 
 
 def literal(text: str) -> str:

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from bundled_snapshot import GOLDEN, diff, run_bundled, snapshot
 
 

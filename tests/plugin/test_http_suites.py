@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.mock_server import MockServer
+from bench_plugin.mock.server import MockServer
 
 SECRET = "sk-test-0123456789abcdefSECRET"
 

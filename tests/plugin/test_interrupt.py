@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from bench_plugin.mock_server import MockServer
+from bench_plugin.mock.server import MockServer
 
 
 def test_ctrl_c_keeps_finished_results(pytester: pytest.Pytester, mock_server: MockServer) -> None:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from bench_plugin.mock_server import MockServer
-from bench_plugin.scoring.parse import parse_verdict
+from bench_plugin.mock.server import MockServer
+from bench_plugin.scoring.extract import parse_verdict
 
 SUITE_DIR = Path(__file__).resolve().parents[2] / "suites" / "mt_bench"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.mock_server import MockServer
+from bench_plugin.mock.server import MockServer
 
 
 def records(pytester: pytest.Pytester) -> dict[str, dict[str, Any]]:

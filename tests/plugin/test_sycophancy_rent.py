@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.scoring.base import ScoringContext
-from bench_plugin.scoring.judge import JudgeScorer
+from bench_plugin.chat import Message
+from bench_plugin.scoring.context import ScoringContext
+from bench_plugin.scoring.judge.llm_judge import JudgeScorer
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.expand import expand_suite
 from bench_plugin.suite.loader import load_suite_file
-from bench_plugin.suite.spec import CaseSpec, Message
+from bench_plugin.suite.spec import CaseSpec
 
 SUITE_DIR = Path(__file__).resolve().parents[2] / "suites" / "sycophancy_rent"
 SUITE = SUITE_DIR / "sycophancy_rent.yaml"

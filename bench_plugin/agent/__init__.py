@@ -1,1 +1,0 @@
-"""Tool-using agents at run time: the workspace, the tools, and the log of what the agent did."""

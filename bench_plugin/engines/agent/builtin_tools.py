@@ -1,0 +1,91 @@
+"""The built-in workspace tools: read_file, write_file, list_files, search and command.
+
+Each takes the workspace root and the call's (schema-checked) arguments and returns the text the model
+is sent; a call that cannot be done raises ToolFailure with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bench_plugin.engines.agent.program import check_allowed, clip, run_argv, split_command
+from bench_plugin.engines.agent.workspace import confine, shown, walk_files
+from bench_plugin.errors import ToolFailure
+from bench_plugin.suite.agent.spec import ToolSpec
+
+MAX_LISTED = 500
+MAX_MATCHES = 200
+
+
+def read_file(root: Path, args: Mapping[str, Any]) -> str:
+    path = confine(root, args["path"])
+    if path.is_dir():
+        raise ToolFailure(f"{args['path']!r} is a folder, not a file; list it with list_files")
+    if not path.exists():
+        raise ToolFailure(f"no such file: {args['path']!r}")
+    return clip(path.read_bytes().decode("utf-8", "replace"))
+
+
+def write_file(root: Path, args: Mapping[str, Any]) -> str:
+    path = confine(root, args["path"])
+    if path == root or path.is_dir():
+        raise ToolFailure(f"{args['path']!r} is a folder, not a file")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = args["content"].encode("utf-8")
+    path.write_bytes(data)
+    return f"wrote {len(data)} bytes to {shown(root, path)}"
+
+
+def list_files(root: Path, args: Mapping[str, Any]) -> str:
+    folder = confine(root, args.get("path") or ".")
+    if not folder.is_dir():
+        raise ToolFailure(f"no such folder: {args.get('path')!r}")
+    files = walk_files(folder)
+    lines = [shown(root, path) for path in files[:MAX_LISTED]]
+    if len(files) > MAX_LISTED:
+        lines.append(f"... and {len(files) - MAX_LISTED} more files")
+    return "\n".join(lines) if lines else "(no files)"
+
+
+def search(root: Path, args: Mapping[str, Any]) -> str:
+    try:
+        pattern = re.compile(args["pattern"])
+    except re.error as exc:
+        raise ToolFailure(f"the pattern /{args['pattern']}/ is not a valid regular expression: {exc}") from exc
+    where = confine(root, args.get("path") or ".")
+    if not where.exists():
+        raise ToolFailure(f"no such file or folder: {args.get('path')!r}")
+    matches: list[str] = []
+    for path in [where] if where.is_file() else walk_files(where):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue  # binary files are not searched
+        for number, line in enumerate(lines, 1):
+            if pattern.search(line):
+                matches.append(f"{shown(root, path)}:{number}: {line}")
+                if len(matches) == MAX_MATCHES:
+                    return "\n".join([*matches, f"... (stopped at {MAX_MATCHES} matches)"])
+    return "\n".join(matches) if matches else "(no matches)"
+
+
+async def command(root: Path, args: Mapping[str, Any], tool: ToolSpec, timeout_s: float) -> tuple[str, str | None]:
+    """Run an allowed program: (its exit code and output as the model reads them, the failure or None).
+
+    A program that exits with a code other than 0 is a failed call; the failure names the code and the
+    last line it wrote (so a repeated failure has the same signature).
+    """
+    argv = split_command(args["command"])
+    check_allowed(argv, tool.allow)
+    result = await run_argv(argv, root, timeout_s)
+    if result.timed_out:
+        raise ToolFailure(f"{argv[0]!r} timed out after {timeout_s:g} s and was stopped"
+                          + (f"\nstdout:\n{result.stdout}" if result.stdout else ""))
+    text = f"exit code: {result.exit_code}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}".rstrip() + "\n"
+    if result.exit_code == 0:
+        return text, None
+    lines = (result.stderr.strip() or result.stdout.strip()).splitlines()
+    return text, f"exit code {result.exit_code}" + (f": {lines[-1][:200]}" if lines else "")

@@ -1,0 +1,166 @@
+"""Tool-using agents: the model calls tools in a fresh workspace until it answers without calling one.
+
+Each user turn (the task's prompt, or its ``turns``/``phases`` with their gates) starts a loop: the model
+is sent the conversation so far with the tools offered; each tool call it makes is carried out and its
+result sent back, until a reply calls no tool or the budget (model calls, seconds) runs out. When the
+budget runs out the loop stops, later turns are not sent, and whatever was done is scored. The checks
+of ``completion`` scorers run on the final workspace before it is removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+
+from bench_plugin.chat import CallModel, Completion, CompletionRequest, Message
+from bench_plugin.engines.agent.toolbox import Toolbox
+from bench_plugin.engines.agent.view import transcript_text
+from bench_plugin.engines.agent.workspace import create_workspace, remove_workspace, snapshot
+from bench_plugin.engines.turns import open_turn, phase_system
+from bench_plugin.scoring.agent.task_completion import verify_completion
+from bench_plugin.suite.spec import CaseSpec
+from bench_plugin.transcript import (
+    AgentRun,
+    ToolCallRecord,
+    Transcript,
+    TurnResult,
+    answered_turn,
+    skipped_turn,
+)
+
+
+async def run_agent(case: CaseSpec, call_model: CallModel) -> Transcript:
+    """Run an agent case in its own workspace, then check the final state.
+
+    Raises:
+        CaseError: a template of a turn, a scripted tool or a check fails to render.
+        ProviderError: a model call fails; the runner classifies it. Tool failures never raise.
+    """
+    assert case.model is not None and case.agent is not None, "expansion sets both for agent cases"
+    root = create_workspace(case.agent.workspace)
+    try:
+        session = _Session(case, call_model, Toolbox(case.agent.tools, root, case))
+        await session.play()
+        checks = await verify_completion(case, root, session.response)
+        files = snapshot(root)
+    finally:
+        remove_workspace(root)
+    budget = case.agent.budget
+    run = AgentRun(
+        tools=tuple(tool.name for tool in case.agent.tools), tool_calls=tuple(session.calls), checks=checks,
+        files=files, steps=len(session.completions), max_steps=budget.max_steps, max_seconds=budget.max_seconds,
+        elapsed_s=session.elapsed, stopped=session.stopped,
+    )
+    return Transcript(
+        messages=tuple(session.messages), response=session.response, completions=tuple(session.completions),
+        turns=tuple(session.turns), text=transcript_text(session.messages, session.calls), agent=run,
+    )
+
+
+class _Session:
+    """One case's loop: the transcript, every call, and why it stopped early (if it did)."""
+
+    def __init__(self, case: CaseSpec, call_model: CallModel, toolbox: Toolbox) -> None:
+        assert case.model is not None and case.agent is not None
+        self.case = case
+        self.model = case.model
+        self.budget = case.agent.budget
+        self.call_model = call_model
+        self.toolbox = toolbox
+        self.definitions = case.agent.definitions
+        self.messages: list[Message] = []
+        self.turns: list[TurnResult] = []
+        self.completions: list[Completion] = []
+        self.calls: list[ToolCallRecord] = []
+        self.stopped: str | None = None
+        self.started = time.monotonic()
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def response(self) -> str:
+        answered = [turn for turn in self.turns if turn.answered]
+        return (answered[-1].answer or "") if answered else ""
+
+    async def play(self) -> None:
+        case = self.case
+        if case.conversation is None:  # prompt: or messages: one user turn, already rendered
+            history = list(case.messages)
+            self.messages.extend(history)
+            await self.answer(history, 1, 1)
+            return
+        index = 0
+        for phase_number, phase in enumerate(case.conversation.phases, 1):
+            answered = [turn for turn in self.turns if turn.answered]
+            history = list(phase_system(case, phase, answered, phase_number, index + 1))
+            self.messages.extend(history)
+            for turn in phase.turns:
+                index += 1
+                answered = [t for t in self.turns if t.answered]
+                self.stopped = self.stopped or self.budget_exhausted()
+                if self.stopped is not None:
+                    self.turns.append(skipped_turn(index, f"not sent: {self.stopped}", phase=phase_number))
+                    continue
+                user = open_turn(case, turn, answered, index, phase_number)
+                if isinstance(user, TurnResult):
+                    self.turns.append(user)
+                    continue
+                history.append(user)
+                self.messages.append(user)
+                await self.answer(history, index, phase_number)
+
+    async def answer(self, history: list[Message], index: int, phase: int) -> None:
+        """Loop until the model replies without calling a tool (or the budget stops it)."""
+        context = tuple(history)
+        last: Completion | None = None
+        while True:
+            self.stopped = self.stopped or self.budget_exhausted()
+            if self.stopped is not None:
+                break
+            completion = await self.call(history)
+            if completion is None:
+                break
+            last = completion
+            reply = Message("assistant", completion.text, tool_calls=completion.tool_calls)
+            history.append(reply)
+            self.messages.append(dataclasses.replace(reply, name=self.model.label))
+            if not completion.tool_calls:
+                break
+            for call in completion.tool_calls:
+                record = await self.toolbox.call(
+                    call, step=len(self.completions), turn=index, time_left_s=self.budget.max_seconds - self.elapsed
+                )
+                self.calls.append(record)
+                result = Message("tool", record.output, name=call.name, tool_call_id=call.id)
+                history.append(result)
+                self.messages.append(result)
+        if last is None:
+            self.turns.append(skipped_turn(index, f"not answered: {self.stopped}", phase=phase))
+        else:
+            self.turns.append(
+                answered_turn(index, len(self.completions), context, last, self.model.thinking, phase=phase)
+            )
+
+    async def call(self, history: list[Message]) -> Completion | None:
+        """One model call, cut off when the case's time budget runs out (then None)."""
+        request = CompletionRequest(
+            model=self.model, messages=tuple(history), task=self.case.task, run=self.case.run,
+            turn=len(self.completions) + 1, variables=self.case.variables, tools=self.definitions,
+        )
+        try:
+            completion = await asyncio.wait_for(self.call_model(request), timeout=self.budget.max_seconds - self.elapsed)
+        except asyncio.TimeoutError:  # only the budget's timeout: providers raise ProviderError for theirs
+            self.stopped = f"max_seconds: the {self.budget.max_seconds:g} s budget ran out during a model call"
+            return None
+        self.completions.append(completion)
+        return completion
+
+    def budget_exhausted(self) -> str | None:
+        if len(self.completions) >= self.budget.max_steps:
+            return f"max_steps: stopped after {self.budget.max_steps} model calls"
+        if self.elapsed >= self.budget.max_seconds:
+            return f"max_seconds: stopped after {self.budget.max_seconds:g} s"
+        return None

@@ -1,0 +1,124 @@
+"""The tools of one agent case: what the model is offered, and carrying out each call it makes.
+
+A call never crashes the run: an unknown tool, arguments that are not JSON or do not fit the tool's
+schema, a path outside the workspace, a program not allowed, a timeout, an OS error, each becomes a
+failed call whose result tells the model what went wrong, and a record entry.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from bench_plugin.chat import ToolCall
+from bench_plugin.engines.agent import builtin_tools as builtin
+from bench_plugin.engines.agent.families import BUILTIN_FAMILIES, classify_command, classify_name
+from bench_plugin.engines.agent.scripted_tools import scripted_result
+from bench_plugin.errors import ToolFailure
+from bench_plugin.suite.agent.spec import ToolSpec
+from bench_plugin.suite.spec import CaseSpec
+from bench_plugin.transcript import ToolCallRecord
+
+_FILE_TOOLS = {"read_file": builtin.read_file, "write_file": builtin.write_file,
+               "list_files": builtin.list_files, "search": builtin.search}
+
+
+class Toolbox:
+    """Carries out tool calls in one workspace.
+
+    Args:
+        tools: the task's tools.
+        root: the case's workspace (resolved).
+        case: the case, for scripted tools' templates.
+    """
+
+    def __init__(self, tools: tuple[ToolSpec, ...], root: Path, case: CaseSpec) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.root = root
+        self.case = case
+
+    async def call(self, call: ToolCall, *, step: int, turn: int, time_left_s: float) -> ToolCallRecord:
+        """Carry out one call; ``time_left_s`` (the case's budget) caps a command's timeout."""
+        started = time.perf_counter()
+        tool = self.tools.get(call.name)
+        arguments: Any = call.arguments
+        try:
+            arguments = parse_arguments(call.arguments)
+            if tool is None:
+                raise ToolFailure(f"there is no tool named {call.name!r}; tools: {', '.join(self.tools) or 'none'}")
+            check_arguments(tool, arguments)
+            output, error = await self._run(tool, arguments, time_left_s)
+            ok = error is None
+        except ToolFailure as exc:
+            ok, output, error = False, f"error: {exc}", str(exc)
+        except OSError as exc:  # a file the tool could not read or write
+            ok, error = False, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+            output = f"error: {error}"
+        family, mutating = self.classify(tool, call.name, arguments)
+        return ToolCallRecord(
+            step=step, turn=turn, id=call.id, name=call.name, arguments=arguments, ok=ok, output=output,
+            error=error, family=family, mutating=mutating, target=_target(arguments), command=_command(arguments),
+            duration_s=time.perf_counter() - started,
+        )
+
+    async def _run(self, tool: ToolSpec, args: Mapping[str, Any], time_left_s: float) -> tuple[str, str | None]:
+        """(the result the model reads, the failure or None)."""
+        if tool.type in _FILE_TOOLS:
+            return _FILE_TOOLS[tool.type](self.root, args), None
+        if tool.type == "command":
+            return await builtin.command(self.root, args, tool, min(tool.timeout_s, max(time_left_s, 0.01)))
+        return scripted_result(tool, args, self.case), None
+
+    def classify(self, tool: ToolSpec | None, name: str, arguments: Any) -> tuple[str, bool]:
+        """(family, mutating): declared on the tool, fixed for built-ins, else from the command or the name."""
+        command = _command(arguments)
+        if tool is not None and tool.family is not None:
+            mutating = tool.mutating if tool.mutating is not None else tool.family == "edit"
+            return tool.family, mutating
+        if tool is not None and tool.type in BUILTIN_FAMILIES:
+            return BUILTIN_FAMILIES[tool.type]
+        if tool is not None and tool.type == "command":
+            return classify_command(command) if command else ("execute", False)
+        family, mutating = classify_name(name, command)
+        return family, tool.mutating if tool is not None and tool.mutating is not None else mutating
+
+
+def parse_arguments(text: str) -> dict[str, Any]:
+    """The arguments object of a call.
+
+    Raises:
+        ToolFailure: when the text is not JSON, or not an object.
+    """
+    try:
+        value = json.loads(text or "{}")
+    except ValueError as exc:
+        raise ToolFailure(f"bad arguments: not valid JSON ({exc}): {text[:200]!r}") from exc
+    if not isinstance(value, dict):
+        raise ToolFailure(f"bad arguments: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def check_arguments(tool: ToolSpec, arguments: Mapping[str, Any]) -> None:
+    """Raises ToolFailure naming the first way ``arguments`` do not fit the tool's parameters."""
+    error = best_match(Draft202012Validator(dict(tool.parameters)).iter_errors(dict(arguments)))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path)
+        raise ToolFailure(f"bad arguments for {tool.name}: {(where + ': ') if where else ''}{error.message}")
+
+
+def _target(arguments: Any) -> str | None:
+    value = arguments.get("path") if isinstance(arguments, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _command(arguments: Any) -> str | None:
+    value = arguments.get("command") if isinstance(arguments, dict) else None
+    if isinstance(value, list):
+        return " ".join(str(part) for part in value)
+    return value if isinstance(value, str) else None

@@ -1,0 +1,79 @@
+"""The workspace of an agent case: a fresh temporary folder, paths confined to it, its final files."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench_plugin.errors import ToolFailure
+from bench_plugin.suite.agent.spec import WorkspaceSpec
+
+SNAPSHOT_MAX_FILES = 200
+SNAPSHOT_MAX_TEXT = 20_000  # characters of a file's text kept in the record and shown to judges
+_SKIPPED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".git"})
+
+
+def create_workspace(spec: WorkspaceSpec) -> Path:
+    """A new folder holding the declared copies, then the inline files (which win over copies).
+
+    Each case gets its own, so no case sees what another wrote.
+    """
+    root = Path(tempfile.mkdtemp(prefix="bench-agent-")).resolve()
+    for source, target in spec.copies:
+        destination = root / target if target else root
+        if source.is_dir():
+            shutil.copytree(source, destination, dirs_exist_ok=True)
+        else:
+            destination = destination / source.name if not target else destination
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, destination)
+    for relative, content in spec.files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return root
+
+
+def remove_workspace(root: Path) -> None:
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def confine(root: Path, relative: str) -> Path:
+    """The path ``relative`` names inside the workspace, with symlinks resolved.
+
+    Raises:
+        ToolFailure: when it is absolute and outside, climbs out with ``..``, or leads out through a link.
+    """
+    candidate = (root / relative).resolve()
+    if candidate != root and root not in candidate.parents:
+        raise ToolFailure(f"path {relative!r} is outside the workspace; use paths relative to its root")
+    return candidate
+
+
+def shown(root: Path, path: Path) -> str:
+    """A path as the model and the record see it: relative to the workspace root, with ``/``."""
+    return path.relative_to(root).as_posix() if path != root else "."
+
+
+def walk_files(folder: Path) -> list[Path]:
+    """Files under ``folder``, sorted, leaving out caches (``__pycache__``...)."""
+    return sorted(
+        path for path in folder.rglob("*")
+        if path.is_file() and not _SKIPPED_DIRS.intersection(path.relative_to(folder).parts)
+    )
+
+
+def snapshot(root: Path) -> tuple[dict[str, Any], ...]:
+    """The final files: ``path`` and ``size`` for each, and ``text`` for text files up to the limit."""
+    out: list[dict[str, Any]] = []
+    for path in walk_files(root)[:SNAPSHOT_MAX_FILES]:
+        entry: dict[str, Any] = {"path": shown(root, path), "size": path.stat().st_size}
+        if entry["size"] <= SNAPSHOT_MAX_TEXT:
+            try:
+                entry["text"] = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                pass
+        out.append(entry)
+    return tuple(out)

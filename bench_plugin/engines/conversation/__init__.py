@@ -1,0 +1,1 @@
+"""Running a model-to-model conversation: seats, speaking order, what each participant sees, commands, the log."""

@@ -1,0 +1,217 @@
+"""In-conversation commands: find ``!name args`` in a reply and apply what the suite declared it does.
+
+A command that cannot be applied (a bad argument, a value out of range, a cap reached) changes
+nothing and gives a failed event in the transcript; it never ends the case. Only declared names are
+commands; ``!anything`` else is ordinary text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bench_plugin.endpoints import ModelSpec
+from bench_plugin.engines.conversation.state import Room, Seat
+from bench_plugin.suite.conversation.spec import CommandSpec, ParticipantSpec
+from bench_plugin.suite.spec import TemplateSpec
+
+Render = Callable[[TemplateSpec, Mapping[str, Any]], str]
+
+_NUMBER = re.compile(r"[ \t]*([-+]?(?:\d+(?:\.\d+)?|\.\d+))(?![\w]|\.\d)")
+_QUOTED = re.compile(r"[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)')")
+_WORD = re.compile(r"[ \t]*(\S+)")
+_TRAILING = ".,;:!?)"
+
+
+@dataclass(frozen=True)
+class FoundCommand:
+    """A command in a reply: its span (what ``hide`` removes), its argument or why it has none."""
+
+    spec: CommandSpec
+    start: int
+    end: int
+    written: str
+    value: Any = None
+    persona: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What applying a command did: ``detail`` for the event, ``value`` for the notice, a new seat."""
+
+    ok: bool
+    detail: str
+    value: str = ""
+    joined: Seat | None = None
+
+
+def find_commands(text: str, commands: Sequence[CommandSpec]) -> list[FoundCommand]:
+    """The declared commands in ``text``, in order, with their arguments parsed.
+
+    Example:
+        ``!temperature 1.5`` gives value 1.5; ``!prompt "be brief"`` gives ``be brief``;
+        ``!add_ai delta "a poet"`` gives value ``delta`` and persona ``a poet``.
+    """
+    by_name = {c.name: c for c in commands}
+    if not by_name:
+        return []
+    names = "|".join(re.escape(n) for n in sorted(by_name, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w!])!({names})(?![\w-])")
+    return [_parse(by_name[m.group(1)], text, m) for m in pattern.finditer(text)]
+
+
+def _parse(spec: CommandSpec, text: str, match: re.Match[str]) -> FoundCommand:
+    start, pos = match.start(), match.end()
+    line_end = text.find("\n", pos)
+    line_end = len(text) if line_end < 0 else line_end
+    rest = text[pos:line_end]
+
+    def found(end: int, **kwargs: Any) -> FoundCommand:
+        return FoundCommand(spec, start, end, text[start:end].strip(), **kwargs)
+
+    if spec.action == "set_temperature":
+        number = _NUMBER.match(rest)
+        if number is None:
+            word = _WORD.match(rest)
+            if word is None:
+                return found(pos, error="expected a number")
+            return found(pos + word.end(), error=f"expected a number, got '{word.group(1)}'")
+        return found(pos + number.end(), value=float(number.group(1)))
+    if spec.action == "append_system":
+        quoted = _QUOTED.match(rest)
+        if quoted is not None:
+            return found(pos + quoted.end(), value=quoted.group(1) if quoted.group(1) is not None else quoted.group(2))
+        return found(line_end, value=rest.strip())
+    if spec.action == "invite":
+        return _parse_invite(found, rest, pos)
+    return found(pos)
+
+
+def _parse_invite(found: Callable[..., FoundCommand], rest: str, pos: int) -> FoundCommand:
+    first = _QUOTED.match(rest)
+    if first is not None:
+        model, end = first.group(1) if first.group(1) is not None else first.group(2), first.end()
+    else:
+        word = _WORD.match(rest)
+        if word is None:
+            return found(pos, error="expected the model to invite")
+        model, end = word.group(1).rstrip(_TRAILING), word.end()
+    persona = _QUOTED.match(rest, end)
+    if persona is not None:
+        text = persona.group(1) if persona.group(1) is not None else persona.group(2)
+        return found(pos + persona.end(), value=model, persona=text)
+    return found(pos + end, value=model)
+
+
+def remove_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` without the hidden commands; a line left empty goes, and so do extra blank lines."""
+    out, last = [], 0
+    for start, end in sorted(spans):
+        out.append(text[last:start].rstrip(" \t") if end >= len(text) or text[end] in " \t\n" else text[last:start])
+        last = end
+    out.append(text[last:])
+    joined = "".join(out)
+    lines = [line.rstrip() for line in joined.split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def apply_command(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: Mapping[str, Any]) -> Outcome:
+    """Apply one command of ``seat``'s reply to the conversation.
+
+    Args:
+        render: renders a suite template (a notice, an invited participant's name and prompt).
+        scope: what those templates see besides their own variables: the case variables,
+            ``model`` (the case's model) and ``task_id``.
+    """
+    spec = found.spec
+    failed = f"{seat.name}: {found.written or '!' + spec.name} failed: "
+    if found.error:
+        return Outcome(False, failed + found.error)
+    used = seat.uses.get(spec.name, 0)
+    if spec.max_uses is not None and used >= spec.max_uses:
+        return Outcome(False, failed + f"{seat.name} has used !{spec.name} {used} time{'s' * (used != 1)}, the limit")
+    outcome = _ACTIONS[spec.action](found, seat, room, render, scope)
+    if not outcome.ok:
+        return Outcome(False, failed + outcome.detail)
+    seat.uses[spec.name] = used + 1
+    return outcome
+
+
+def _set_temperature(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: Mapping[str, Any]) -> Outcome:
+    low, high = (float(bound) for bound in found.spec.options["range"])
+    value = float(found.value)
+    if not math.isfinite(value) or not low <= value <= high:
+        return Outcome(False, f"{value:g} is outside the allowed range [{low:g}, {high:g}]")
+    seat.temperature = value
+    return Outcome(True, f"{seat.name} set its temperature to {value:g}", value=f"{value:g}")
+
+
+def _append_system(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: Mapping[str, Any]) -> Outcome:
+    text = str(found.value).strip()
+    shortest = int(found.spec.options["min_length"])
+    if len(text) < shortest:
+        return Outcome(False, f"the text must have at least {shortest} characters, got {len(text)}")
+    seat.additions.append(text)
+    seat.heading = str(found.spec.options["heading"])
+    return Outcome(True, f"{seat.name} added to its system prompt: {text!r}", value=text)
+
+
+def _mute(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: Mapping[str, Any]) -> Outcome:
+    if seat.muted:
+        return Outcome(False, f"{seat.name} is already muted for its next turn")
+    seat.muted = True
+    return Outcome(True, f"{seat.name} muted itself for its next turn")
+
+
+def _invite(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: Mapping[str, Any]) -> Outcome:
+    options = found.spec.options
+    cap = int(options["max_participants"])
+    if len(room.seats) >= cap:
+        return Outcome(False, f"the conversation is full: {len(room.seats)} participants, at most {cap}")
+    model, problem = _pick_model(str(found.value), found.spec.models)
+    if model is None:
+        return Outcome(False, problem)
+    present = next((s for s in room.seats if s.model.name == model.name), None)
+    if present is not None:
+        return Outcome(False, f"{model.name} is already taking part (as {present.name})")
+    index = len(room.seats)
+    me: dict[str, Any] = {"index": index + 1, "model": model.template_vars(),
+                          "company": model.provider.name}
+    extra = {"persona": found.persona or "", "inviter": seat.name}
+    me["name"] = render(options["name"], {**scope, **extra, "me": me}).strip()
+    if any(s.name == me["name"] for s in room.seats):
+        return Outcome(False, f"a participant is already named '{me['name']}'")
+    system = render(options["system"], {**scope, **extra, "me": me})
+    joined = Seat(ParticipantSpec(index=index, name=me["name"], model=model, candidate=False, system=system,
+                                  variables=me), joined_round=room.round, invited_by=seat.name)
+    room.seats.append(joined)
+    room.pending.append(index)
+    detail = f"{seat.name} invited {model.name}; it joins as {joined.name} at the end of round {room.round}"
+    return Outcome(True, detail, value=joined.name, joined=joined)
+
+
+def _pick_model(wanted: str, models: Mapping[str, ModelSpec]) -> tuple[ModelSpec | None, str]:
+    """The invitable model a participant named: its name, id or label (any case), else a unique part of one."""
+    key = wanted.strip().lower()
+    for model in models.values():
+        if key in (model.name.lower(), model.id.lower(), model.label.lower()):
+            return model, ""
+    partial = [m for m in models.values() if key and any(key in n.lower() for n in (m.name, m.id, m.label))]
+    if len(partial) == 1:
+        return partial[0], ""
+    choices = ", ".join(models)
+    if partial:
+        return None, f"'{wanted}' matches several models ({', '.join(m.name for m in partial)}); can invite: {choices}"
+    return None, f"unknown model '{wanted}'; can invite: {choices}"
+
+
+_ACTIONS: Mapping[str, Callable[[FoundCommand, Seat, Room, Render, Mapping[str, Any]], Outcome]] = {
+    "set_temperature": _set_temperature,
+    "append_system": _append_system,
+    "mute": _mute,
+    "invite": _invite,
+}

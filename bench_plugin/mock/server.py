@@ -1,0 +1,274 @@
+"""A mock OpenAI/Anthropic-compatible LLM server (stdlib HTTP server), for trying suites offline and for our tests.
+
+Run it with ``bench-mock-server --port 8000 --latency 0.2 --rules rules.yaml`` (or
+``python -m bench_plugin.mock``), then point a provider at ``http://127.0.0.1:8000/v1`` (OpenAI
+format) or ``http://127.0.0.1:8000`` (Anthropic format). Routes: ``POST /v1/chat/completions``,
+``POST /v1/messages``, ``GET /v1/models`` and ``GET /health``; anything else is a 404.
+
+By default a model answers ``echo: <last user message>``. Rules change that: ``bench_plugin.mock.rules``
+describes their matchers and actions and gives an example rules file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from bench_plugin.mock.rules import (
+    Answer,
+    Rule,
+    build_answer,
+    compile_rule,
+    encode,
+    error_body,
+    load_rules,
+    pick_rule,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+# load_rules is part of this module's interface (the CLI reads rules files with it)
+__all__ = ["MockServer", "load_rules", "main", "parse_args"]
+
+ROUTES = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+
+
+class MockServer:
+    """A threaded HTTP server on loopback that answers in the OpenAI and Anthropic wire formats.
+
+    Example:
+        >>> with MockServer(rules=[{"model": "m", "reply": "hi"}]) as server:  # doctest: +SKIP
+        ...     base_url = server.openai_base_url
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency: float = 0.0,
+        rules: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        verbose: bool = False,
+    ) -> None:
+        self.host, self.port, self.latency, self.verbose = host, port, latency, verbose
+        self._lock = threading.Lock()
+        self._rules: list[Rule] = []
+        self._requests: list[dict[str, Any]] = []
+        self._ids = itertools.count(1)
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        for rule in rules or ():
+            self.add_rule(rule)
+
+    def start(self) -> Self:
+        """Bind and serve in a daemon thread."""
+        if self._httpd is None:
+            self._httpd = _HTTPServer((self.host, self.port), _Handler, self)
+            # a short poll interval keeps stop() quick
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                args=(0.05,),
+                name=f"mock-llm-{self._httpd.server_port}",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("MockServer is not started")
+        return f"http://{self.host}:{self._httpd.server_port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """A snapshot of the requests received: ``method``, ``path``, ``headers``, ``body``, ``model``."""
+        with self._lock:
+            return list(self._requests)
+
+    def add_rule(self, rule: Mapping[str, Any]) -> None:
+        """Append a rule (see ``bench_plugin.mock.rules``).
+
+        Raises:
+            ValueError: unknown keys, a bad ``path``, regex or ``times``.
+        """
+        compiled = compile_rule(rule)
+        with self._lock:
+            self._rules.append(compiled)
+
+    def clear_rules(self) -> None:
+        with self._lock:
+            self._rules.clear()
+
+    def reset(self) -> None:
+        """Forget rules and recorded requests."""
+        with self._lock:
+            self._rules.clear()
+            self._requests.clear()
+
+    def record(self, method: str, path: str, headers: Mapping[str, str], body: Any) -> None:
+        """Keep one received request for tests to inspect."""
+        entry = {
+            "method": method,
+            "path": path,
+            "headers": dict(headers),
+            "body": body,
+            "model": body.get("model") if isinstance(body, dict) else None,
+        }
+        with self._lock:
+            self._requests.append(entry)
+
+    def answer(self, route: str, body: dict[str, Any], headers: Mapping[str, str]) -> Answer:
+        """Decide the response to one completion request (``headers`` with lower-case names)."""
+        with self._lock:
+            rule, match = pick_rule(self._rules, route, body)
+        return build_answer(rule, match, route, body, headers, latency=self.latency, ids=self._ids)
+
+    def models(self) -> dict[str, Any]:
+        with self._lock:
+            names = dict.fromkeys(
+                ["mock-model", *(r.spec["model"] for r in self._rules if "model" in r.spec)]
+            )
+        return {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "mock"} for n in names]}
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the stdlib default of 5 resets connections when many cases start at once
+
+    def __init__(self, address: tuple[str, int], handler: type[_Handler], mock: MockServer) -> None:
+        super().__init__(address, handler)
+        self.mock = mock
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # clients that time out and hang up
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real APIs do, so client pooling is exercised
+    server: _HTTPServer
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        self.server.mock.record("GET", path, self._lower_headers(), None)
+        if path == "/health":
+            self._send(200, encode({"status": "ok"}))
+        elif path == "/v1/models":
+            self._send(200, encode(self.server.mock.models()))
+        else:
+            self._send(404, encode(error_body("openai", 404, f"no route for GET {path}")))
+
+    def do_POST(self) -> None:
+        path = urlsplit(self.path).path
+        body, headers = self._read_body(), self._lower_headers()
+        self.server.mock.record("POST", path, headers, body)
+        route = ROUTES.get(path)
+        if route is None:
+            self._send(404, encode(error_body("openai", 404, f"no route for POST {path}")))
+        elif not isinstance(body, dict):
+            self._send(400, encode(error_body(route, 400, "the request body is not a JSON object")))
+        else:
+            self._reply(self.server.mock.answer(route, body, headers))
+
+    def _reply(self, answer: Answer) -> None:
+        time.sleep(answer.delay)
+        if answer.drop:
+            self.close_connection = True
+            return
+        try:
+            self._send(answer.status, answer.body, answer.headers)
+        except ConnectionError:  # the client gave up waiting
+            self.close_connection = True
+
+    def _lower_headers(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
+
+    def _read_body(self) -> Any:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+
+    def _send(self, status: int, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.mock.verbose:
+            super().log_message(format, *args)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="bench-mock-server", description="A mock OpenAI/Anthropic-compatible LLM server."
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port, 0 for any free one (default: %(default)s)"
+    )
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
+    parser.add_argument("--rules", help="YAML or JSON file holding a list of rules")
+    parser.add_argument("--quiet", action="store_true", help="do not log each request")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until Ctrl-C. Returns the process exit status."""
+    args = parse_args(argv)
+    try:
+        rules = load_rules(args.rules) if args.rules else []
+        server = MockServer(args.host, args.port, args.latency, rules, verbose=not args.quiet).start()
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        print(f"bench-mock-server: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"mock LLM server on {server.url}\n  OpenAI base_url:    {server.openai_base_url}\n"
+        f"  Anthropic base_url: {server.url}",
+        flush=True,
+    )
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

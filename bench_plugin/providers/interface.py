@@ -1,0 +1,144 @@
+"""What every provider speaks: one async ``complete`` plus small policy methods with defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.errors import ProviderError, TransientProviderError
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A translator for one wire format (or an offline source of answers)."""
+
+    spec: ProviderSpec
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Make one attempt at the call; retries belong to the caller."""
+        ...
+
+    def should_retry(self, exc: BaseException) -> bool:
+        """Whether ``exc`` from ``complete`` is worth another attempt."""
+        ...
+
+    def connection_key(self) -> str:
+        """The scope shared by rate limits and connection pools (e.g. the base URL)."""
+        ...
+
+    def max_concurrency(self) -> int | None:
+        """An upper bound on calls in flight to this provider, or None for the runner's default."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release clients; called once, inside the runner's event loop."""
+        ...
+
+
+class BaseProvider:
+    """Defaults for the policy methods, so a provider only has to write ``complete``."""
+
+    def __init__(self, spec: ProviderSpec) -> None:
+        self.spec = spec
+
+    async def complete(self, request: CompletionRequest) -> Completion:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def should_retry(self, exc: BaseException) -> bool:
+        return isinstance(exc, TransientProviderError)
+
+    def connection_key(self) -> str:
+        return self.spec.base_url or f"{self.spec.type}:{self.spec.name}"
+
+    def max_concurrency(self) -> int | None:
+        return self.spec.concurrency
+
+    async def aclose(self) -> None:
+        return None
+
+
+def apply_system_policy(messages: tuple[Message, ...], model: ModelSpec) -> tuple[Message, ...]:
+    """Rewrite system messages for models that take no system role.
+
+    ``native`` leaves them alone; ``drop`` removes them; ``fold`` joins them and prepends the result,
+    through the model's ``system_fold_template``, to the first user message (or adds a user message
+    when there is none), the way some harnesses talk to models without a system role.
+    """
+    if model.system_prompt == "native":
+        return messages
+    system_text = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    rest = [m for m in messages if m.role != "system"]
+    if model.system_prompt == "drop" or not system_text:
+        return tuple(rest)
+    from bench_plugin.suite.templates import render_standalone
+
+    prefix = render_standalone(model.system_fold_template, {"system": system_text})
+    for index, message in enumerate(rest):
+        if message.role == "user":
+            rest[index] = Message(role="user", content=prefix + message.content, name=message.name)
+            return tuple(rest)
+    return (*rest, Message(role="user", content=prefix.rstrip()))
+
+
+def merge_params(request: CompletionRequest) -> dict[str, Any]:
+    """The model's params overridden by the call's; a None value drops the param from the request."""
+    return {
+        key: value for key, value in {**request.model.params, **request.params}.items() if value is not None
+    }
+
+
+def malformed(what: str) -> TransientProviderError:
+    """A retryable error for a response body that does not have the shape of the wire format."""
+    return TransientProviderError(f"malformed response: {what}", kind="malformed")
+
+
+def require_text(value: Any, what: str) -> str:
+    """Check a field of a response body is a string, or raise a retryable bad-body error."""
+    if not isinstance(value, str):
+        raise malformed(f"{what} is {type(value).__name__}, expected a string")
+    return value
+
+
+def optional_str(value: Any, what: str) -> str | None:
+    """A response field that may be absent (None) but must be a string when present."""
+    return None if value is None else require_text(value, what)
+
+
+def optional_int(value: Any, what: str) -> int | None:
+    """A response field that may be absent (None) but must be an integer when present."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise malformed(f"{what} is {type(value).__name__}, expected an integer")
+
+
+def read_usage(data: Mapping[str, Any], input_key: str, output_key: str) -> Usage:
+    """Token counts from the body's ``usage`` object under the wire format's names.
+
+    A missing ``usage`` (or one that is not an object) counts nothing; a count present must be an integer.
+    """
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    return Usage(
+        input_tokens=optional_int(usage.get(input_key), f"usage.{input_key}"),
+        output_tokens=optional_int(usage.get(output_key), f"usage.{output_key}"),
+    )
+
+
+__all__ = [
+    "BaseProvider",
+    "Completion",
+    "CompletionRequest",
+    "Provider",
+    "ProviderError",
+    "Usage",
+    "apply_system_policy",
+    "malformed",
+    "merge_params",
+    "optional_int",
+    "optional_str",
+    "read_usage",
+    "require_text",
+]

@@ -1,0 +1,70 @@
+"""The report files of a run, written from its records: summary.json, report.md and aggregate CSVs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from bench_plugin.record import CaseRecord
+from bench_plugin.report.aggregate_csv import render_csv
+from bench_plugin.report.aggregates import compute_aggregates
+from bench_plugin.report.leaderboard import update_leaderboard
+from bench_plugin.report.markdown import render_markdown
+from bench_plugin.report.summary import summarize
+from bench_plugin.store import write_atomically
+from bench_plugin.suite.aggregates.spec import AggregateSpec
+from bench_plugin.suite.leaderboard import LeaderboardSpec
+
+
+def in_case_order(records: Iterable[CaseRecord]) -> list[CaseRecord]:
+    """Suite, then position in the suite's expansion: the same order with or without xdist."""
+    return sorted(records, key=lambda r: (r.path, r.case_index, r.nodeid))
+
+
+def write_reports(
+    records: Iterable[CaseRecord],
+    folder: Path,
+    aggregates: Mapping[str, AggregateSpec] | None = None,
+    leaderboards: Mapping[str, LeaderboardSpec] | None = None,
+) -> dict[str, Path]:
+    """Write summary.json and report.md for ``records`` into ``folder``; return their paths.
+
+    Args:
+        aggregates: the ``aggregates:`` of each suite, by suite path as records name it. Their
+            tables join the suite's summary and report section; a table with ``csv:`` is also
+            written to that file in ``folder`` (returned under ``csv:<name>``).
+        leaderboards: the ``leaderboard:`` of each suite, by suite path: the run's sessions are
+            added to the Elo leaderboard kept in ``folder`` (returned under ``leaderboard:<suite path>``),
+            which the suite's summary and report section show.
+    """
+    ordered = in_case_order(records)
+    summary = summarize(ordered)
+    paths = {"summary": folder / "summary.json", "markdown": folder / "report.md"}
+    tables = add_aggregates(summary, ordered, aggregates or {})
+    for suite in summary["suites"]:
+        board = (leaderboards or {}).get(suite["path"])
+        if board is not None:
+            suite["leaderboard"] = update_leaderboard(board, [r for r in ordered if r.path == suite["path"]], folder)
+            paths[f"leaderboard:{suite['path']}"] = folder / suite["leaderboard"]["markdown"]
+    write_atomically(paths["summary"], json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    write_atomically(paths["markdown"], render_markdown(summary))
+    for table in tables:
+        if table["csv"]:
+            paths[f"csv:{table['csv']}"] = folder / table["csv"]
+            write_atomically(folder / table["csv"], render_csv(table))
+    return paths
+
+
+def add_aggregates(
+    summary: dict[str, Any], records: list[CaseRecord], aggregates: Mapping[str, AggregateSpec]
+) -> list[dict[str, Any]]:
+    """Compute each suite's aggregate tables into its summary (``aggregates``); return all tables."""
+    tables: list[dict[str, Any]] = []
+    for suite in summary["suites"]:
+        spec = aggregates.get(suite["path"])
+        if spec is not None:
+            suite["aggregates"] = compute_aggregates(spec, [r for r in records if r.path == suite["path"]])
+            tables += suite["aggregates"]
+    return tables

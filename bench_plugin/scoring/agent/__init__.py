@@ -1,0 +1,1 @@
+"""Scorers of agent tasks: C (``completion``), T (``trajectory``) and B (``behavior``)."""

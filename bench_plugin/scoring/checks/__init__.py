@@ -1,0 +1,1 @@
+"""Deterministic checks (``contains``, ``regex``, ``equals``, JSON, length, numeric), each a scorer type."""

@@ -1,0 +1,143 @@
+"""What scorers take and give: a ScoringContext in, a ComponentScore out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bench_plugin.chat import CallModel, Message
+from bench_plugin.suite.spec import CaseSpec, ScorerSpec
+from bench_plugin.transcript import TurnResult
+
+if TYPE_CHECKING:
+    from bench_plugin.transcript import AgentRun
+
+
+@dataclass(frozen=True)
+class ComponentScore:
+    """One named component of a case's score.
+
+    ``value`` is normalised to 0..1 (None means unscored: the grader could not decide, and the
+    component is left out of averages). ``raw`` is the value on the scorer's own scale (a judge's
+    8 out of 10). ``detail`` is the evidence a person reads; ``judge_output`` the judge's full reply.
+    A ``per_turn`` scorer gives one component per turn (``J.t1``...) with ``turn`` and ``scorer`` set.
+    ``categories`` holds a rubric's per-category scores (None: that category could not be read);
+    ``extra`` holds what a panel, a consensus or a pairwise comparison found (``panel``,
+    ``participants``, ``pairwise``), merged into the record's component as it is.
+    """
+
+    name: str
+    value: float | None
+    raw: float | None = None
+    passed: bool | None = None
+    detail: str = ""
+    judge_output: str | None = None
+    error: str | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)
+    turn: int | None = None
+    scorer: str | None = None
+    categories: Mapping[str, float | None] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def unscored(self) -> bool:
+        return self.value is None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "value": self.value,
+            "raw": self.raw,
+            "passed": self.passed,
+            "detail": self.detail,
+            "judge_output": self.judge_output,
+            "error": self.error,
+            "usage": dict(self.usage),
+        }
+        if self.turn is not None:  # a per-turn component, e.g. J.t2: turn 2 of scorer J
+            out.update(turn=self.turn, scorer=self.scorer)
+        if self.categories:
+            out["categories"] = dict(self.categories)
+        out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """Everything a scorer may look at for one case.
+
+    ``response`` is the final answer text; ``transcript`` the whole conversation including it.
+    ``call_model`` is the runner's way to make a model call (judges use it), with its retries and
+    concurrency limits: scorers never make HTTP calls of their own. ``turns`` are the turns of the
+    conversation; ``turn`` is set when a ``per_turn`` scorer scores one of them, and then
+    ``response`` is that turn's answer and ``transcript`` the conversation up to it.
+    """
+
+    case: CaseSpec
+    response: str
+    transcript: tuple[Message, ...]
+    call_model: CallModel
+    turns: tuple[TurnResult, ...] = ()
+    turn: TurnResult | None = None
+    # how judges read the conversation when it is not role: content blocks (a model-to-model
+    # conversation: speaker names and events); None for a per-turn context
+    transcript_text: str | None = None
+    # an agent task's run: tool calls, checks of the final state, final files (None for other tasks)
+    agent: AgentRun | None = None
+
+    @property
+    def last_turn(self) -> TurnResult | None:
+        """The turn being scored, else the last answered turn of the case."""
+        if self.turn is not None:
+            return self.turn
+        return next((turn for turn in reversed(self.turns) if turn.answered), None)
+
+
+def require_agent(context: ScoringContext, spec: ScorerSpec) -> Any:
+    """The agent run a scorer of agent tasks reads; a task without tools has none, which is a suite
+    problem named at the scorer's line."""
+    if context.agent is None:
+        from bench_plugin.errors import CaseError
+
+        raise CaseError(f"{spec.type} scores agent tasks: give the task tools:", path=context.case.path,
+                        line=spec.line, key=spec.key)
+    return context.agent
+
+
+class Scorer(Protocol):
+    """A scorer type, registered by name (``contains``, ``llm_judge``...)."""
+
+    def validate(self, spec: ScorerSpec) -> None:
+        """Check options that the JSON Schema cannot (a regex compiles...); raise ValueError."""
+        ...
+
+    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
+        """Score one case. Raise nothing for a bad answer: that is a low score."""
+        ...
+
+
+@dataclass(frozen=True)
+class ScoreSet:
+    """All components of one case plus the composite and the verdict.
+
+    ``composite`` is None when the case is unscored (``unscored_reason`` says why) or has no
+    scorers; ``passed`` is None only when unscored.
+    """
+
+    components: tuple[ComponentScore, ...]
+    composite: float | None
+    passed: bool | None
+    threshold: float
+    composite_detail: str = ""
+    unscored_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "components": [c.to_dict() for c in self.components],  # a list: scorer order survives JSON
+            "composite": self.composite,
+            "passed": self.passed,
+            "threshold": self.threshold,
+            "composite_detail": self.composite_detail,
+            "unscored_reason": self.unscored_reason,
+        }

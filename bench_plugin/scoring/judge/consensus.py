@@ -1,0 +1,148 @@
+"""A panel's consensus step: one model reads the judges' reports and answers in JSON.
+
+The reply is read the way BackroomsBench reads it: stripped, fence lines dropped when it starts
+with a code fence, then parsed whole. It must be a JSON object with the ``required_keys`` (and
+match ``schema`` when one is declared); the verdict is at ``score`` or is the candidate's entry
+in the object at ``scores`` (e.g. ``averaged_scores``: participant -> score). Anything else
+leaves the case unscored with the reason, never a made-up number.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from bench_plugin.errors import JudgeError
+from bench_plugin.scoring.extract import parse_json_path, walk_json_path
+from bench_plugin.scoring.judge.judge_reply import candidate_entry, canonical_scores, numbers_of
+
+CONSENSUS_KEYS = ("judge", "prompt", "prompt_file", "system", "system_file", "required_keys", "schema", "score",
+                  "scores")
+RULE = "=" * 60
+
+
+@dataclass(frozen=True)
+class ConsensusResult:
+    """What the consensus gave: its parsed JSON (None when unreadable), the verdict and every
+    participant's score; ``error`` says why there is no verdict."""
+
+    data: Mapping[str, Any] | None
+    raw: float | None
+    participants: Mapping[str, float] | None = None
+    error: str | None = None
+    problems: tuple[str, ...] = field(default_factory=tuple)
+
+
+def check_consensus(options: Any) -> None:
+    """Check a panel's ``consensus:`` before any call.
+
+    Raises:
+        ValueError: for unknown keys, a missing judge or prompt, no ``score``/``scores``, bad
+            ``required_keys`` or a ``schema`` that is not a valid JSON Schema.
+    """
+    if not isinstance(options, Mapping):
+        raise TypeError(f"consensus must be a mapping with judge:, prompt: and score: or scores:, got {options!r}")
+    unknown = sorted(set(options) - set(CONSENSUS_KEYS))
+    if unknown:
+        raise ValueError(f"consensus has unknown key(s) {', '.join(unknown)}; it takes {', '.join(CONSENSUS_KEYS)}")
+    if not isinstance(options.get("judge"), str) or not options["judge"]:
+        raise ValueError("consensus needs judge: the name of a model under the suite's judges:")
+    if ("prompt" in options) == ("prompt_file" in options):
+        raise ValueError("consensus needs exactly one of prompt (a template) or prompt_file (a template file)")
+    if "system" in options and "system_file" in options:
+        raise ValueError("consensus: give system or system_file, not both")
+    if "score" not in options and "scores" not in options:
+        raise ValueError("consensus needs score: (the path of the verdict) or scores: (the path of an object "
+                         "participant -> score, e.g. averaged_scores)")
+    for key in ("score", "scores"):
+        if key in options:
+            if not isinstance(options[key], str):
+                raise TypeError(f"consensus.{key} must be a path such as averaged_scores, got {options[key]!r}")
+            parse_json_path(options[key])
+    keys = options.get("required_keys", [])
+    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+        raise TypeError(f"consensus.required_keys must be a list of key names, got {keys!r}")
+    if "schema" in options:
+        if not isinstance(options["schema"], Mapping):
+            raise TypeError("consensus.schema must be a JSON Schema (a mapping)")
+        try:
+            jsonschema.Draft202012Validator.check_schema(options["schema"])
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"consensus.schema is not a valid JSON Schema: {exc.message}") from exc
+
+
+def reports_text(reports: Sequence[tuple[str, str]]) -> str:
+    """The reports as the consensus reads them: each under ``## Report from NAME:``, between rules
+    of 60 ``=`` (BackroomsBench's framing)."""
+    parts = ["", RULE, ""]
+    for name, text in reports:
+        parts += [f"## Report from {name}:", "", text, "", RULE, ""]
+    return "\n".join(parts)
+
+
+def strip_code_fences(text: str) -> str:
+    """The reply without the lines of a code fence it starts with (```json ... ```)."""
+    stripped = text.strip()
+    if not stripped.startswith("```"):
+        return stripped
+    return "\n".join(line for line in stripped.splitlines() if not line.strip().startswith("```")).strip()
+
+
+def parse_consensus(text: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The consensus reply as a JSON object, checked against ``required_keys`` and ``schema``.
+
+    Raises:
+        JudgeError: saying what is wrong: not JSON (where it stopped), not an object, the missing
+            keys, or the schema's complaint and where.
+    """
+    source = strip_code_fences(text)
+    try:
+        data = json.loads(source)
+    except json.JSONDecodeError as exc:
+        raise JudgeError(
+            f"the consensus reply is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from exc
+    if not isinstance(data, dict):
+        raise JudgeError(f"the consensus reply is JSON but not an object: {source[:40]!r}")
+    missing = [key for key in options.get("required_keys", []) if key not in data]
+    if missing:
+        raise JudgeError(f"the consensus JSON lacks the required key(s) {', '.join(missing)}")
+    if "schema" in options:
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(options["schema"]).iter_errors(data))
+        if error is not None:
+            where = "/".join(str(part) for part in error.absolute_path) or "the top level"
+            raise JudgeError(f"the consensus JSON does not match the schema at {where}: {error.message}")
+    return data
+
+
+def consensus_scores(
+    data: Mapping[str, Any], options: Mapping[str, Any], candidate: Sequence[str], known: Sequence[Sequence[str]]
+) -> ConsensusResult:
+    """The verdict and participants' scores of a parsed consensus."""
+    problems: list[str] = []
+    participants: dict[str, float] | None = None
+    if "scores" in options:
+        try:
+            found = walk_json_path(data, parse_json_path(options["scores"]))
+        except LookupError as exc:
+            return ConsensusResult(data, None, error=f"consensus scores: {exc}")
+        if not isinstance(found, Mapping):
+            return ConsensusResult(data, None, error=f"consensus {options['scores']} is not an object")
+        numbers, problems = numbers_of(found, options["scores"])
+        participants = canonical_scores(numbers, known)
+    try:
+        if "score" in options:
+            value = walk_json_path(data, parse_json_path(options["score"]))
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise JudgeError(f"consensus {options['score']} is {json.dumps(value)}, not a number")
+            raw = float(value)
+        else:
+            assert participants is not None
+            raw = candidate_entry(participants, candidate)
+    except (JudgeError, LookupError) as exc:
+        return ConsensusResult(data, None, participants, error=f"consensus verdict: {exc}", problems=tuple(problems))
+    return ConsensusResult(data, raw, participants, problems=tuple(problems))

@@ -1,0 +1,242 @@
+"""Everything a judge scorer reads from one report: the verdict, rubric categories, participants' scores.
+
+The verdict comes from ``parse:``; without it, from the candidate's entry in ``participants:``
+(a report that rates every participant of a conversation), else from the sum of the ``rubric:``
+categories, else from the first ``[[N]]``. ``parse: {default: N}`` gives the verdict N when the
+rule reads nothing (and says so); nothing else ever stands in for a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench_plugin.endpoints import ModelSpec
+from bench_plugin.errors import JudgeError
+from bench_plugin.scoring.extract import (
+    iter_json_objects,
+    parse_json_path,
+    parse_verdict,
+    validate_rule,
+    walk_json_path,
+)
+from bench_plugin.scoring.judge.markdown_table import check_table_rule, match_name, read_table_scores
+from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
+from bench_plugin.suite.spec import CaseSpec
+
+DEFAULT = "default"
+PARTICIPANT_KINDS = ("table", "json_field")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one report gave. ``raw`` is None when no verdict could be read (``error`` says why);
+    ``problems`` are things that went wrong without costing the verdict (a category, a row)."""
+
+    raw: float | None
+    error: str | None = None
+    note: str = ""
+    categories: Mapping[str, float | None] = field(default_factory=dict)
+    participants: Mapping[str, float] | None = None
+    problems: tuple[str, ...] = ()
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def validate_reading(options: Mapping[str, Any]) -> Rubric | None:
+    """Check ``parse`` (with its ``default``), ``participants`` and ``rubric``; return the rubric.
+
+    Raises:
+        ValueError: for a malformed rule, with the key that is wrong.
+    """
+    rule = options.get("parse")
+    if isinstance(rule, Mapping) and DEFAULT in rule:
+        if not _is_number(rule[DEFAULT]):
+            raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
+        rule = {key: value for key, value in rule.items() if key != DEFAULT}
+    validate_rule(rule)
+    if "participants" in options:
+        check_participants(options["participants"])
+    return rubric_from_options(options.get("rubric"))
+
+
+def check_participants(rule: Any) -> None:
+    """``participants: {table: {column, key_column, after}}`` or ``{json_field: path}`` (an object).
+
+    Raises:
+        ValueError: for any other shape.
+    """
+    if not isinstance(rule, Mapping) or len(rule) != 1 or next(iter(rule)) not in PARTICIPANT_KINDS:
+        raise ValueError(
+            "participants must be {table: {column: Score, key_column: Model, after: HEADING}} "
+            f"or {{json_field: PATH}}, got {rule!r}"
+        )
+    if "table" in rule:
+        if isinstance(rule["table"], Mapping) and "row" in rule["table"]:
+            raise ValueError("participants.table reads every row; drop row")
+        check_table_rule(rule["table"], needs_row=False)
+    elif not isinstance(rule["json_field"], str):
+        raise ValueError(f"participants.json_field must be a path such as averaged_scores, got {rule['json_field']!r}")
+    else:
+        parse_json_path(rule["json_field"])
+
+
+def read_participants(text: str, rule: Mapping[str, Any]) -> tuple[dict[str, float], list[str]]:
+    """Every participant's score in a report: a table column, or a JSON object ``name -> number``.
+
+    Raises:
+        JudgeError: when the table or the object cannot be found.
+    """
+    if "table" in rule:
+        return read_table_scores(text, rule["table"])
+    return scores_object(text, rule["json_field"])
+
+
+def scores_object(text: str, path: str) -> tuple[dict[str, float], list[str]]:
+    """The object at ``path`` in the first JSON value of ``text`` that has it, numbers only."""
+    steps = parse_json_path(path)
+    for candidate in iter_json_objects(text):
+        try:
+            found = walk_json_path(candidate, steps)
+        except LookupError:
+            continue
+        if isinstance(found, Mapping):
+            return numbers_of(found, path)
+    raise JudgeError(f"no JSON object in the reply has an object at {path!r}")
+
+
+def numbers_of(found: Mapping[str, Any], path: str) -> tuple[dict[str, float], list[str]]:
+    """The numeric entries of an object; the others are reported as problems and left out."""
+    scores = {str(key): float(value) for key, value in found.items() if _is_number(value)}
+    problems = [f"{path}.{key} is {value!r}, not a number" for key, value in found.items() if not _is_number(value)]
+    return scores, problems
+
+
+def candidate_entry(scores: Mapping[str, float], names: Sequence[str]) -> float:
+    """The candidate's score among the participants' (by label, name or id; see ``match_name``).
+
+    Raises:
+        JudgeError: when no entry, or more than one, is the candidate's.
+    """
+    keys = list(scores)
+    return scores[keys[match_name(keys, names, "participant")]]
+
+
+def canonical_scores(scores: Mapping[str, float], known: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Scores keyed by the known participants' labels where an entry is theirs.
+
+    ``known`` lists each participant's names, its label first (then its suite name and id): an
+    entry written ``**Alpha** (AI-1)`` becomes ``Alpha``. Entries of nobody known keep their key.
+    """
+    keys = list(scores)
+    renamed: dict[str, str] = {}
+    for names in known:
+        try:
+            key = keys[match_name(keys, names, "participant")]
+        except JudgeError:
+            continue
+        renamed.setdefault(key, names[0])
+    out: dict[str, float] = {}
+    for key, value in scores.items():
+        out.setdefault(renamed.get(key, key), value)
+    return out
+
+
+def read_report(
+    text: str,
+    options: Mapping[str, Any],
+    candidate: Sequence[str],
+    *,
+    clamp: bool = False,
+    known: Sequence[Sequence[str]] = (),
+) -> Reading:
+    """Read a judge's report as the scorer's options say.
+
+    Args:
+        text: the judge's reply.
+        options: the scorer's options (``parse``, ``participants``, ``rubric``).
+        candidate: the candidate's label, name and id, which a table row or a participant's entry
+            may be written as.
+        clamp: whether rubric categories outside their scale are clamped.
+        known: the names of the conversation's participants (``canonical_scores``).
+    """
+    problems: list[str] = []
+    rubric = rubric_from_options(options.get("rubric"))
+    categories: dict[str, float | None] = {}
+    if rubric is not None:
+        categories, found = read_categories(text, rubric, clamp=clamp)
+        problems += found
+    participants: dict[str, float] | None = None
+    participants_error = ""
+    if "participants" in options:
+        try:
+            found_scores, found = read_participants(text, options["participants"])
+            participants = canonical_scores(found_scores, known)
+            problems += found
+        except JudgeError as exc:
+            participants_error = f"participants: {exc}"
+            problems.append(participants_error)
+    common: dict[str, Any] = {"categories": categories, "participants": participants}
+    rule = options.get("parse")
+    if rule is None and participants is not None:
+        try:
+            return Reading(raw=candidate_entry(participants, candidate), problems=tuple(problems), **common)
+        except JudgeError as exc:
+            return Reading(raw=None, error=f"the candidate's score: {exc}", problems=tuple(problems), **common)
+    if rule is None and "participants" in options:
+        return Reading(raw=None, error=participants_error, problems=tuple(problems), **common)
+    if rule is None and rubric is not None:
+        missing = [name for name, value in categories.items() if value is None]
+        if missing:
+            error = f"the rubric's total needs every category; no score for {', '.join(missing)}"
+            return Reading(raw=None, error=error, problems=tuple(problems), **common)
+        total = sum(value for value in categories.values() if value is not None)
+        return Reading(raw=total, note="sum of the rubric's categories", problems=tuple(problems), **common)
+    rule = dict(rule or {})
+    default = rule.pop(DEFAULT, None)
+    if "table" in rule and "row" not in rule["table"]:
+        rule["table"] = {**rule["table"], "row": list(candidate)}
+    try:
+        return Reading(raw=parse_verdict(text, rule), problems=tuple(problems), **common)
+    except JudgeError as exc:
+        if default is None:
+            return Reading(raw=None, error=str(exc), problems=tuple(problems), **common)
+        note = f"no verdict read ({exc}); the declared default {float(default):g} was used"
+        return Reading(raw=float(default), note=note, problems=tuple(problems), **common)
+
+
+def reading_fields(reading: Reading) -> dict[str, Any]:
+    """The parts of a reading a component keeps: ``categories``, and ``participants`` in ``extra``."""
+    extra = {} if reading.participants is None else {"participants": dict(reading.participants)}
+    return {"categories": dict(reading.categories), "extra": extra}
+
+
+def _names(model: ModelSpec) -> list[str]:
+    return list(dict.fromkeys([model.label, model.name, model.id]))
+
+
+def candidate_names(case: CaseSpec) -> list[str]:
+    """How a report may name the candidate: its label, suite name and id (and, in a conversation
+    between models, the seat it plays, e.g. ``AI-1``)."""
+    if case.model is None:
+        return [case.model_name]
+    seats = [p.name for p in case.nway.participants if p.candidate] if case.nway is not None else []
+    return list(dict.fromkeys([*_names(case.model), *seats]))
+
+
+def participant_names(case: CaseSpec) -> list[list[str]]:
+    """The names of everyone who may take part in the case's conversation (its seats, then the
+    models they may invite), label first, then suite name, id and seat; only the candidate's for
+    other cases."""
+    if case.nway is None:
+        return [candidate_names(case)]
+    names: dict[str, list[str]] = {}
+    for participant in case.nway.participants:
+        names.setdefault(participant.model.name, _names(participant.model)).append(participant.name)
+    for command in case.nway.commands:
+        for model in command.models.values():
+            names.setdefault(model.name, _names(model))
+    return [list(dict.fromkeys(found)) for found in names.values()]

@@ -1,0 +1,256 @@
+"""Rubrics: named categories with their points, shown to the judge and read back from its report.
+
+A category has a maximum (``{name: Philosophical Depth, max: 25}``: 0..25) or a scale
+(``{name: Clarity, scale: [1, 5]}``). The judge's prompt sees the rubric as ``rubric`` (a list)
+and ``rubric_text``; its report is read per category, from lines such as
+``### 1. Philosophical Depth (18/25)`` or ``**Clarity:** 4`` (``read: text``), or from a JSON
+object with a field per category (``read: json``). A category that cannot be read is None (never
+a silent 0) unless the rubric declares a ``default``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bench_plugin.errors import JudgeError
+from bench_plugin.scoring.extract import iter_json_objects, parse_json_path, walk_json_path
+
+RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
+CATEGORY_KEYS = ("name", "max", "scale", "key", "description")
+READS = ("text", "json")
+# after the category's name, a few non-word characters ("** (", ": ", " | "), then the score
+_GAP = r"[^\w\n]{0,12}?"
+_NUMBER = r"\d+(?:\.\d+)?"
+_OUT_OF = r"\s*/\s*\d+(?:\.\d+)?"
+
+
+@dataclass(frozen=True)
+class Category:
+    """One rubric category: its name, its JSON key and its scale ``[low, high]``."""
+
+    name: str
+    key: str
+    low: float
+    high: float
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "key": self.key, "low": self.low, "high": self.high, "max": self.high,
+                "description": self.description}
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """The categories and how to read them; ``default`` fills a category that cannot be read."""
+
+    categories: tuple[Category, ...]
+    read: str = "text"
+    json_field: str | None = None
+    default: float | None = None
+
+    @property
+    def low(self) -> float:
+        return sum(category.low for category in self.categories)
+
+    @property
+    def high(self) -> float:
+        return sum(category.high for category in self.categories)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _scale_of(value: Any, where: str) -> tuple[float, float]:
+    if not (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)):
+        raise ValueError(f"{where} must be two numbers [lowest, highest], got {value!r}")
+    low, high = float(value[0]), float(value[1])
+    if low >= high:
+        raise ValueError(f"{where} [{low:g}, {high:g}] must go from low to high")
+    return low, high
+
+
+def slug(name: str) -> str:
+    """The JSON key of a category: ``Collaborative Meaning-Making`` -> ``collaborative_meaning_making``."""
+    return re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")
+
+
+def _category(entry: Any, index: int, scale: tuple[float, float] | None) -> Category:
+    where = f"rubric.categories[{index}]"
+    if isinstance(entry, str):
+        entry = {"name": entry}
+    if not isinstance(entry, Mapping):
+        raise TypeError(f"{where} must be a mapping such as {{name: Depth, max: 25}}, got {entry!r}")
+    unknown = sorted(set(entry) - set(CATEGORY_KEYS))
+    if unknown:
+        raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)}; a category takes {', '.join(CATEGORY_KEYS)}")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{where} needs name: the category's name as the judge writes it")
+    if "max" in entry and "scale" in entry:
+        raise ValueError(f"{where} ({name}): give max or scale, not both")
+    if "max" in entry:
+        if not _is_number(entry["max"]) or entry["max"] <= 0:
+            raise ValueError(f"{where}.max must be a number above 0, got {entry['max']!r}")
+        low, high = 0.0, float(entry["max"])
+    elif "scale" in entry:
+        low, high = _scale_of(entry["scale"], f"{where}.scale")
+    elif scale is not None:
+        low, high = scale
+    else:
+        raise ValueError(f"{where} ({name}) needs max (its points) or scale, or the rubric a scale")
+    key = entry.get("key", slug(name))
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"{where}.key must be text, got {key!r}")
+    description = entry.get("description", "")
+    if not isinstance(description, str):
+        raise TypeError(f"{where}.description must be text")
+    return Category(name=name.strip(), key=key, low=low, high=high, description=description.strip())
+
+
+def rubric_from_options(value: Any) -> Rubric | None:
+    """The ``rubric:`` option of a judge scorer, checked; None when there is none.
+
+    Raises:
+        ValueError: naming the key that is wrong.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"rubric must be a mapping with categories:, got {type(value).__name__}")
+    unknown = sorted(set(value) - set(RUBRIC_KEYS))
+    if unknown:
+        raise ValueError(f"rubric has unknown key(s) {', '.join(unknown)}; it takes {', '.join(RUBRIC_KEYS)}")
+    entries = value.get("categories")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError("rubric needs categories: a list such as [{name: Depth, max: 25}, ...]")
+    scale = _scale_of(value["scale"], "rubric.scale") if "scale" in value else None
+    categories = tuple(_category(entry, index, scale) for index, entry in enumerate(entries))
+    for attribute in ("name", "key"):
+        seen = [getattr(category, attribute).casefold() for category in categories]
+        repeated = sorted({item for item in seen if seen.count(item) > 1})
+        if repeated:
+            raise ValueError(f"rubric has two categories with the {attribute} {repeated[0]!r}")
+    read = value.get("read", "text")
+    if read not in READS:
+        raise ValueError(f"rubric.read must be one of {', '.join(READS)}, got {read!r}")
+    json_field = value.get("json_field")
+    if json_field is not None:
+        if read != "json" or not isinstance(json_field, str):
+            raise ValueError("rubric.json_field (a path such as scores) goes with read: json")
+        parse_json_path(json_field)
+    default = value.get("default")
+    if default is not None and not _is_number(default):
+        raise ValueError(f"rubric.default must be a number, got {default!r}")
+    return Rubric(categories, read=read, json_field=json_field, default=None if default is None else float(default))
+
+
+def rubric_variables(rubric: Rubric | None) -> dict[str, Any]:
+    """What judge prompts see: ``rubric`` (the categories as mappings), ``rubric_text`` and
+    ``rubric_total`` (the most points), or nothing when the scorer has no rubric."""
+    if rubric is None:
+        return {}
+    lines = []
+    for number, category in enumerate(rubric.categories, 1):
+        points = f"{category.high:g} points" if category.low == 0 else f"{category.low:g} to {category.high:g}"
+        lines.append(f"{number}. {category.name} ({points})")
+        lines += [f"   {line}" for line in category.description.splitlines()]
+    return {"rubric": [category.to_dict() for category in rubric.categories], "rubric_text": "\n".join(lines),
+            "rubric_total": rubric.high}
+
+
+def _name_pattern(name: str) -> str:
+    return r"\s+".join(re.escape(word) for word in name.split())
+
+
+def _score_from_text(text: str, category: Category) -> float:
+    name = _name_pattern(category.name)
+    # a sign only on a signed scale: in "Depth - 18/25" the dash is punctuation
+    score = rf"(?P<score>{'[-+]?' if category.low < 0 else ''}{_NUMBER})"
+    # "18/25" after the name is the surest sign of a score; a bare number only when there is none
+    for pattern in (rf"{name}{_GAP}{score}(?={_OUT_OF})", rf"{name}{_GAP}{score}(?!\d|\.\d)"):
+        match = re.search(pattern, text, re.IGNORECASE)
+        if match is not None:
+            return float(match.group("score"))
+    raise JudgeError(f"no score after {category.name!r}")
+
+
+def _object_with_categories(text: str, rubric: Rubric) -> Mapping[str, Any]:
+    steps = parse_json_path(rubric.json_field) if rubric.json_field else ()
+    keys = {key for category in rubric.categories for key in (category.key, category.name)}
+    for candidate in iter_json_objects(text):
+        try:
+            found = walk_json_path(candidate, steps)
+        except LookupError:
+            continue
+        if isinstance(found, Mapping) and keys & set(found):
+            return found
+    where = f" at {rubric.json_field!r}" if rubric.json_field else ""
+    raise JudgeError(f"no JSON object{where} has a field named after a rubric category")
+
+
+def _score_from_json(found: Mapping[str, Any], category: Category) -> float:
+    for key in (category.key, category.name):
+        if key in found:
+            value = found[key]
+            if not _is_number(value):
+                raise JudgeError(f"{category.name!r} is {json.dumps(value)}, not a number")
+            return float(value)
+    raise JudgeError(f"no field {category.key!r}")
+
+
+def read_categories(text: str, rubric: Rubric, *, clamp: bool = False) -> tuple[dict[str, float | None], list[str]]:
+    """Each category's score in a judge's report.
+
+    Args:
+        text: the judge's reply.
+        rubric: the categories and how to read them.
+        clamp: move a score outside its category's scale to the nearest end (else it is None).
+
+    Returns:
+        ``name -> score`` for every category, in rubric order (None where it could not be read and
+        the rubric has no ``default``), and a list of what went wrong, for the record.
+    """
+    scores: dict[str, float | None] = {}
+    problems: list[str] = []
+    found: Mapping[str, Any] | None = None
+    if rubric.read == "json":
+        try:
+            found = _object_with_categories(text, rubric)
+        except JudgeError as exc:
+            problems.append(str(exc))
+    for category in rubric.categories:
+        try:
+            if rubric.read == "json":
+                if found is None:
+                    raise JudgeError("no JSON object with the categories")
+                score = _score_from_json(found, category)
+            else:
+                score = _score_from_text(text, category)
+        except JudgeError as exc:
+            if rubric.default is not None:
+                scores[category.name] = rubric.default
+                problems.append(f"{category.name}: {exc}; the rubric's default {rubric.default:g} was used")
+            else:
+                scores[category.name] = None
+                problems.append(f"{category.name}: {exc}")
+            continue
+        if not category.low <= score <= category.high:
+            if clamp:
+                problems.append(f"{category.name}: {score:g} clamped to [{category.low:g}, {category.high:g}]")
+                score = min(max(score, category.low), category.high)
+            else:
+                problems.append(f"{category.name}: {score:g} is outside [{category.low:g}, {category.high:g}]")
+                scores[category.name] = None
+                continue
+        scores[category.name] = score
+    return scores, problems
+
+
+def category_names(rubric: Rubric | None) -> list[str]:
+    """The categories' names in rubric order (none without a rubric)."""
+    return [category.name for category in rubric.categories] if rubric else []

@@ -1,0 +1,157 @@
+"""A task's ``tools:``, ``workspace:`` and ``budget:`` -> AgentSpec, checked before any model is called.
+
+What the JSON Schema cannot check is checked here (tool names used twice, argument schemas that are not
+valid JSON Schemas, regexes that do not compile, workspace sources that do not exist or paths that leave
+the workspace); each problem fails the task's cases alone, at its line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from bench_plugin.errors import CaseError
+from bench_plugin.suite.agent.spec import (
+    BUILTIN_DEFAULTS,
+    DEFAULT_COMMAND_TIMEOUT_S,
+    DEFAULT_MAX_SECONDS,
+    DEFAULT_MAX_STEPS,
+    AgentSpec,
+    BudgetSpec,
+    ScriptedResponse,
+    ToolSpec,
+    WorkspaceSpec,
+)
+from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.suite.templates import TemplateRenderer
+
+_NO_ARGUMENTS: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+def is_agent(task: Mapping[str, Any]) -> bool:
+    """Whether the task is a tool-using agent task (run by the ``agent`` engine)."""
+    return "tools" in task
+
+
+def build_agent(task: Mapping[str, Any], base: KeyPath, loaded: LoadedSuite, renderer: TemplateRenderer) -> AgentSpec:
+    """The agent part of a task (schema-valid).
+
+    Raises:
+        CaseError: at the offending key's line.
+    """
+    builder = _Builder(loaded, renderer)
+    if "conversation" in task:
+        raise builder.error((*base, "tools"), "tools: is for a model working on a task (prompt:, messages:, "
+                            "turns: or phases:), not for a conversation between models")
+    tools = tuple(builder.tool(entry, (*base, "tools", i)) for i, entry in enumerate(task["tools"]))
+    seen: dict[str, int] = {}
+    for i, tool in enumerate(tools):
+        if tool.name in seen:
+            raise builder.error(
+                (*base, "tools", i), f"tool name {tool.name!r} is used twice (first: tools[{seen[tool.name]}])",
+                "give each tool its own name:, e.g. {type: command, name: run_tests, allow: [python3]}",
+            )
+        seen[tool.name] = i
+    workspace = builder.workspace(task.get("workspace", {}), (*base, "workspace"))
+    budget = task.get("budget", {})
+    return AgentSpec(
+        tools=tools,
+        workspace=workspace,
+        budget=BudgetSpec(int(budget.get("max_steps", DEFAULT_MAX_STEPS)),
+                          float(budget.get("max_seconds", DEFAULT_MAX_SECONDS))),
+    )
+
+
+def relative_path(text: str) -> str | None:
+    """``text`` as a normalised path inside a folder, or None when it would leave it (absolute, ``..``)."""
+    path = PurePosixPath(text.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts:
+        return None
+    return path.as_posix()
+
+
+class _Builder:
+    def __init__(self, loaded: LoadedSuite, renderer: TemplateRenderer) -> None:
+        self.loaded = loaded
+        self.renderer = renderer
+        self.root = loaded.path.parent
+
+    def error(self, path: KeyPath, message: str, hint: str | None = None) -> CaseError:
+        return CaseError(message, path=self.loaded.display_path, line=self.loaded.lines.line_of(path),
+                         key=format_key_path(path), hint=hint)
+
+    def tool(self, entry: str | Mapping[str, Any], path: KeyPath) -> ToolSpec:
+        spec: Mapping[str, Any] = {"type": entry} if isinstance(entry, str) else entry
+        kind = spec["type"]
+        key, line = format_key_path(path), self.loaded.lines.line_of(path)
+        if kind == "scripted":
+            name, description, parameters = spec["name"], spec.get("description", ""), spec.get("parameters")
+            parameters = parameters if parameters is not None else _NO_ARGUMENTS
+        else:
+            name, description, parameters = BUILTIN_DEFAULTS[kind]
+            name, description = spec.get("name", name), spec.get("description", description)
+        try:
+            Draft202012Validator.check_schema(dict(parameters))
+        except SchemaError as exc:
+            raise self.error((*path, "parameters"), f"not a valid JSON Schema: {exc.message}") from exc
+        return ToolSpec(
+            name=name,
+            type=kind,
+            description=description,
+            parameters=parameters,
+            family=spec.get("family"),
+            mutating=spec.get("mutating"),
+            allow=tuple(spec.get("allow", ())),
+            timeout_s=float(spec.get("timeout", DEFAULT_COMMAND_TIMEOUT_S)),
+            responses=self.responses(spec, path) if kind == "scripted" else (),
+            key=key,
+            line=line,
+        )
+
+    def responses(self, spec: Mapping[str, Any], path: KeyPath) -> tuple[ScriptedResponse, ...]:
+        if "responses" not in spec:
+            self.check_templates(spec, path)
+            return (ScriptedResponse(result=spec.get("result"), error=spec.get("error")),)
+        out = []
+        for i, entry in enumerate(spec["responses"]):
+            self.check_templates(entry, (*path, "responses", i))
+            for argument, pattern in entry.get("when", {}).items():
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise self.error((*path, "responses", i, "when", argument),
+                                     f"/{pattern}/ does not compile: {exc}") from exc
+            out.append(ScriptedResponse(dict(entry.get("when", {})), entry.get("result"), entry.get("error")))
+        return tuple(out)
+
+    def check_templates(self, entry: Mapping[str, Any], path: KeyPath) -> None:
+        for option in ("result", "error"):
+            if isinstance(entry.get(option), str):
+                where = (*path, option)
+                self.renderer.check(entry[option], key=format_key_path(where), line=self.loaded.lines.line_of(where))
+
+    def workspace(self, entry: Mapping[str, Any], path: KeyPath) -> WorkspaceSpec:
+        copies = []
+        for i, item in enumerate(entry.get("copy", [])):
+            source, target = (item, "") if isinstance(item, str) else (item["from"], item.get("to", ""))
+            where = (*path, "copy", i)
+            resolved = (self.root / source).resolve()
+            if not resolved.exists():
+                raise self.error(where, f"{source!r} does not exist under the suite's folder ({self.root})",
+                                 "copy: names files or folders relative to the suite file")
+            inside = relative_path(target) if target else ""
+            if inside is None:
+                raise self.error(where, f"destination {target!r} leaves the workspace")
+            copies.append((resolved, "" if inside == "." else inside))
+        files = {}
+        for name, content in entry.get("files", {}).items():
+            inside = relative_path(name)
+            if inside is None or inside == ".":
+                raise self.error((*path, "files", name), f"{name!r} is not a file path inside the workspace")
+            files[inside] = str(content)
+        return WorkspaceSpec(tuple(copies), files)

@@ -1,0 +1,287 @@
+"""A task's ``conversation:`` -> NWaySpec for one case: who takes part, in what order, starting how.
+
+The case's model plays every participant that names no ``model:`` (the model under test, so ids
+stay ``task[model-runN]`` and ``--bench-models`` rotates it through the same seats); the other
+seats name a model of the suite, or ``provider:model-id``, possibly through a template over the case
+variables, ``model`` (the case's model) and ``others`` (the run's other models, in order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bench_plugin.chat import Message
+from bench_plugin.endpoints import PRESETS, ModelSpec
+from bench_plugin.errors import CaseError
+from bench_plugin.suite.build import adhoc_model
+from bench_plugin.suite.conversation.commands import build_commands
+from bench_plugin.suite.conversation.jsonl_template import (
+    TemplateLine,
+    fill_line,
+    placeholder_variables,
+    read_template,
+)
+from bench_plugin.suite.conversation.spec import NWaySpec, ParticipantSpec
+from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.suite.spec import SuiteSpec, TemplateSpec
+from bench_plugin.suite.templates import TemplateRenderer
+
+_PARAM_KEYS = ("temperature", "max_tokens", "top_p")
+DEFAULT_NAME = "AI-{{ me.index }}"
+DEFAULT_SHARED_PREFIX = "[{{ speaker }}]: "
+
+
+def is_nway(task: Mapping[str, Any]) -> bool:
+    """Whether the task is a model-to-model conversation (run by the ``nway`` engine)."""
+    return "conversation" in task
+
+
+def model_scope(scope: Mapping[str, Any], case_model: str, selected: Sequence[str]) -> dict[str, Any]:
+    """What a participant's ``model:`` template sees: the case scope plus ``others``."""
+    return {**scope, "others": [name for name in selected if name != case_model]}
+
+
+@dataclass
+class _Builder:
+    task: Mapping[str, Any]
+    base: KeyPath
+    loaded: LoadedSuite
+    renderer: TemplateRenderer
+    scope: Mapping[str, Any]
+    suite: SuiteSpec
+
+    def where(self, *path: Any) -> tuple[str, int | None]:
+        full = (*self.base, "conversation", *path)
+        return format_key_path(full), self.loaded.lines.line_of(full)
+
+    def error(self, message: str, *path: Any, hint: str | None = None) -> CaseError:
+        key, line = self.where(*path)
+        return CaseError(message, path=self.loaded.display_path, line=line, key=key, hint=hint)
+
+    def render(self, source: str, scope: Mapping[str, Any], *path: Any) -> str:
+        key, line = self.where(*path)
+        return self.renderer.render(source, scope, key=key, line=line)
+
+    def render_file(self, name: str, scope: Mapping[str, Any], *path: Any) -> str:
+        key, line = self.where(*path)
+        return self.renderer.render_file(name, scope, key=key, line=line)
+
+    def template(self, source: str, *path: Any) -> TemplateSpec:
+        key, line = self.where(*path)
+        self.renderer.check(source, key=key, line=line)
+        return TemplateSpec(source, key=key, line=line)
+
+
+def build_nway(
+    task: Mapping[str, Any],
+    base: KeyPath,
+    loaded: LoadedSuite,
+    renderer: TemplateRenderer,
+    scope: Mapping[str, Any],
+    suite: SuiteSpec,
+    case_model: ModelSpec,
+    selected: Sequence[str],
+) -> NWaySpec:
+    """The conversation of one case, with its participants resolved and their starts rendered.
+
+    Args:
+        task: the task's YAML entry (schema-valid and statically checked by ``nway_check``).
+        base: the task's key path, e.g. ``("tasks", 2)``.
+        scope: the case variables with ``model`` (the case's) and ``task_id``.
+        case_model: the model under test; it plays every participant without ``model:``.
+        selected: the names of the models this run's cases use, in order (``others`` in templates).
+
+    Raises:
+        CaseError: at the offending key's line: an unknown model, a template that fails, a template
+            file whose number of lines is not the number of participants, an unknown speaker in
+            ``order``, two participants with one name.
+    """
+    b = _Builder(task, base, loaded, renderer, scope, suite)
+    entry = task["conversation"]
+    mode = entry["mode"]
+    entries = entry["participants"]
+    models = [_participant_model(b, item, i, case_model, selected) for i, item in enumerate(entries)]
+    people = _people(b, entries, [model or case_model for model in models])
+    lines = _template_lines(b, entry, people) if "template" in entry else None
+    participants = tuple(
+        _participant(b, item, i, models[i], people, lines[i] if lines else None, case_model)
+        for i, item in enumerate(entries)
+    )
+    prefix = entry.get("speaker_prefix", DEFAULT_SHARED_PREFIX if mode == "shared" else "")
+    key, line = b.where()
+    return NWaySpec(
+        mode=mode,
+        participants=participants,
+        order=_order(b, entry.get("order"), participants),
+        max_turns=int(entry["max_turns"]),
+        stop_sequences=tuple(entry.get("stop_sequences", ())),
+        speaker_prefix=b.template(prefix, "speaker_prefix") if prefix else None,
+        own_last=entry.get("own_last", "repeat_other"),
+        continue_text=entry.get("continue_text", "Let's continue our conversation."),
+        seed=_seed(b, entry.get("seed")),
+        commands=build_commands(entry.get("commands", {}), (*base, "conversation", "commands"), loaded, renderer,
+                                lambda name: resolve_model(name, suite)),
+        key=key,
+        line=line,
+    )
+
+
+def resolve_model(name: str, suite: SuiteSpec) -> ModelSpec:
+    """A suite model by name, or ``provider:model-id``.
+
+    Raises:
+        CaseError: the model's own problem (an unknown provider...).
+        ValueError: when the name is neither a suite model nor ``provider:model-id``.
+    """
+    if name in suite.models:
+        return suite.models[name]
+    if name in suite.model_problems:
+        raise suite.model_problems[name]
+    model = adhoc_model(name, {**PRESETS, **suite.providers}, suite.model_defaults)
+    if model is None:
+        raise ValueError(f"unknown model '{name}'; models of this suite: {', '.join(suite.models) or 'none'}")
+    return model
+
+
+def _participant_model(
+    b: _Builder, item: Mapping[str, Any], i: int, case_model: ModelSpec, selected: Sequence[str]
+) -> ModelSpec | None:
+    """The seat's model, or None for a seat of the case's model."""
+    if "model" not in item:
+        return None
+    name = b.render(str(item["model"]), model_scope(b.scope, case_model.name, selected), "participants", i, "model")
+    try:
+        return resolve_model(name.strip(), b.suite)
+    except ValueError as exc:
+        raise b.error(str(exc), "participants", i, "model",
+                      hint="a suite model name, or provider:model-id such as openai:gpt-4o") from exc
+    except CaseError as exc:
+        key, line = b.where("participants", i, "model")
+        raise exc.located(b.loaded.display_path, line, key) from exc
+
+
+def _me(index: int, model: ModelSpec) -> dict[str, Any]:
+    return {"index": index, "model": model.template_vars(),
+            "company": model.provider.name}
+
+
+def _people(b: _Builder, entries: list[Mapping[str, Any]], models: list[ModelSpec]) -> list[dict[str, Any]]:
+    """Every participant as templates see it (``me``): index, name, model, company and its vars."""
+    people: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(entries):
+        me = _me(i + 1, models[i])
+        me["name"] = b.render(str(item.get("name", DEFAULT_NAME)), {**b.scope, "me": me}, "participants", i, "name")
+        for var, source in item.get("vars", {}).items():
+            key, line = b.where("participants", i, "vars", var)
+            me[var] = b.renderer.evaluate(source, {**b.scope, "me": me}, key=key, line=line)
+        if me["name"] in seen:
+            raise b.error(f"two participants are named '{me['name']}' (participants {seen[me['name']] + 1} and {i + 1})",
+                          "participants", i, "name", hint="give each participant its own name:")
+        seen[me["name"]] = i
+        people.append(me)
+    return people
+
+
+def _template_lines(b: _Builder, entry: Mapping[str, Any], people: list[dict[str, Any]]) -> list[TemplateLine]:
+    path = b.render(str(entry["template"]), b.scope, "template").strip()
+    key, line = b.where("template")
+    try:
+        file = (b.suite.root / path).resolve()
+        if not file.is_relative_to(b.suite.root.resolve()):  # like template files: never outside the suite's folder
+            raise ValueError(f"{path} is outside the suite's folder")
+        raw = read_template(file)
+        if len(raw) != len(people):
+            raise ValueError(f"{path} has {len(raw)} participant lines but the conversation has "
+                             f"{len(people)} participants")
+        variables = placeholder_variables(people)
+        return [fill_line(item, variables) for item in raw]
+    except (ValueError, TypeError) as exc:
+        raise CaseError(str(exc), path=b.loaded.display_path, line=line, key=key) from exc
+
+
+def _participant(
+    b: _Builder,
+    item: Mapping[str, Any],
+    i: int,
+    model: ModelSpec | None,
+    people: list[dict[str, Any]],
+    line: TemplateLine | None,
+    case_model: ModelSpec,
+) -> ParticipantSpec:
+    me = people[i]
+    scope = {**b.scope, "me": me, "participants": people}
+    system = _system(b, item, i, scope, line)
+    if "context" in item:
+        context = tuple(_context_message(b, message, i, j, scope) for j, message in enumerate(item["context"]))
+    else:
+        context = line.context if line else ()
+    params = {k: item[k] for k in _PARAM_KEYS if k in item}
+    params.update(item.get("params", {}))
+    chosen = model or case_model
+    policy = {k: item[k] for k in ("system_prompt", "system_fold_template") if k in item}
+    return ParticipantSpec(
+        index=i,
+        name=str(me["name"]),
+        model=replace(chosen, **policy) if policy else chosen,
+        candidate=model is None,
+        system=system,
+        context=context,
+        params=params,
+        variables=me,
+    )
+
+
+def _system(b: _Builder, item: Mapping[str, Any], i: int, scope: Mapping[str, Any], line: TemplateLine | None) -> str:
+    """The participant's own system prompt, else its template line's, else the task's, else the suite's."""
+    if "system_file" in item:
+        return b.render_file(item["system_file"], scope, "participants", i, "system_file")
+    if "system" in item:
+        return b.render(item["system"], scope, "participants", i, "system")
+    if line is not None:
+        return line.system_prompt
+    task_key = (*b.base, "system_file") if "system_file" in b.task else (*b.base, "system")
+    key, task_line = format_key_path(task_key), b.loaded.lines.line_of(task_key)
+    if "system_file" in b.task:
+        return b.renderer.render_file(b.task["system_file"], scope, key=key, line=task_line)
+    if "system" in b.task:
+        return b.renderer.render(b.task["system"], scope, key=key, line=task_line)
+    if b.suite.system is not None:
+        return b.renderer.render(b.suite.system, scope, key="system", line=b.loaded.lines.line_of(("system",)))
+    return ""
+
+
+def _context_message(b: _Builder, message: Mapping[str, Any], i: int, j: int, scope: Mapping[str, Any]) -> Message:
+    path = ("participants", i, "context", j)
+    if "content_file" in message:
+        text = b.render_file(message["content_file"], scope, *path, "content_file")
+    else:
+        text = b.render(message["content"], scope, *path, "content")
+    return Message(message["role"], text)
+
+
+def _order(b: _Builder, order: list[Any] | None, participants: tuple[ParticipantSpec, ...]) -> tuple[int, ...]:
+    if order is None:
+        return tuple(range(len(participants)))
+    names = {p.name: p.index for p in participants}
+    out: list[int] = []
+    for k, speaker in enumerate(order):
+        if isinstance(speaker, int) and 1 <= speaker <= len(participants):
+            out.append(speaker - 1)
+        elif isinstance(speaker, str) and speaker in names:
+            out.append(names[speaker])
+        else:
+            raise b.error(f"unknown speaker {speaker!r}", "order", k,
+                          hint=f"name a participant ({', '.join(names)}) or give its position, 1 to {len(participants)}")
+    return tuple(out)
+
+
+def _seed(b: _Builder, seed: str | Mapping[str, Any] | None) -> tuple[Message, ...]:
+    if seed is None:
+        return ()
+    if isinstance(seed, str):
+        return (Message("user", b.render(seed, b.scope, "seed"), name="User"),)
+    speaker = b.render(str(seed.get("speaker", "User")), b.scope, "seed", "speaker")
+    return (Message("user", b.render(seed["content"], b.scope, "seed", "content"), name=speaker),)
