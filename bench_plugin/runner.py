@@ -17,9 +17,10 @@ from typing import Any
 from bench_plugin.case import execute_case
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.endpoints import ProviderSpec
-from bench_plugin.http import HttpPool, complete_with_retries
+from bench_plugin.http import HttpPool
 from bench_plugin.providers.interface import apply_system_policy
 from bench_plugin.providers.registry import create_provider
+from bench_plugin.providers.retry import complete_with_retries
 from bench_plugin.record import CaseRecord
 from bench_plugin.suite.spec import CaseSpec
 

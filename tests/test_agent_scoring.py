@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from bench_plugin.chat import Message, ToolCall
+from bench_plugin.engines.agent.final_checks import run_check
 from bench_plugin.errors import CaseError
 from bench_plugin.scoring.agent.behavior import BehaviorScorer, behavior_options, evaluate_behavior
-from bench_plugin.scoring.agent.task_completion import CompletionScorer, run_check, validate_checks
+from bench_plugin.scoring.agent.task_completion import CompletionScorer, validate_checks
 from bench_plugin.scoring.agent.trajectory import TrajectoryScorer, evaluate_trajectory, trajectory_options
 from bench_plugin.scoring.context import ScoringContext
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec

@@ -13,16 +13,9 @@ import pytest
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
-from bench_plugin.http import (
-    HttpPool,
-    api_key_from_env,
-    complete_with_retries,
-    merge_headers,
-    parse_retry_after,
-    post_json,
-    redact,
-)
+from bench_plugin.http import HttpPool, api_key_from_env, merge_headers, parse_retry_after, post_json, redact
 from bench_plugin.providers.interface import BaseProvider
+from bench_plugin.providers.retry import complete_with_retries
 
 KEY = "sk-test-0123456789abcdefghij"
 

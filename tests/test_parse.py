@@ -5,14 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.scoring.extract import (
-    VERDICT_RULES,
-    load_json,
-    parse_json_path,
-    parse_verdict,
-    validate_rule,
-    walk_json_path,
-)
+from bench_plugin.json_text import load_json, parse_json_path, walk_json_path
+from bench_plugin.scoring.judge.verdicts import VERDICT_RULES, parse_verdict, validate_rule
 
 # ----------------------------------------------------------------------------- default rule: [[N]]
 

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.scoring.extract import parse_verdict, validate_rule
 from bench_plugin.scoring.judge.judge_reply import canonical_scores, read_report, validate_reading
 from bench_plugin.scoring.judge.markdown_table import (
     find_tables,
@@ -21,6 +20,7 @@ from bench_plugin.scoring.judge.markdown_table import (
     split_row,
 )
 from bench_plugin.scoring.judge.rubric import read_categories, rubric_from_options, rubric_variables, slug
+from bench_plugin.scoring.judge.verdicts import parse_verdict, validate_rule
 
 BACKROOMS_RUBRIC = {
     "categories": [

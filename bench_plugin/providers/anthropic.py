@@ -8,10 +8,17 @@ from typing import Any
 from bench_plugin.chat import Completion, CompletionRequest, Message, ToolCall
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import ProviderError
-from bench_plugin.http import HttpPool, api_key_from_env, error_for_status, merge_headers, post_json, redact
+from bench_plugin.http import (
+    HttpPool,
+    api_key_from_env,
+    error_for_status,
+    malformed,
+    merge_headers,
+    post_json,
+    redact,
+)
 from bench_plugin.providers.interface import (
     BaseProvider,
-    malformed,
     merge_params,
     optional_str,
     read_usage,

@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import ProviderError, TransientProviderError
+from bench_plugin.http import malformed
 
 
 @runtime_checkable
@@ -89,11 +90,6 @@ def merge_params(request: CompletionRequest) -> dict[str, Any]:
     }
 
 
-def malformed(what: str) -> TransientProviderError:
-    """A retryable error for a response body that does not have the shape of the wire format."""
-    return TransientProviderError(f"malformed response: {what}", kind="malformed")
-
-
 def require_text(value: Any, what: str) -> str:
     """Check a field of a response body is a string, or raise a retryable bad-body error."""
     if not isinstance(value, str):
@@ -135,7 +131,6 @@ __all__ = [
     "ProviderError",
     "Usage",
     "apply_system_policy",
-    "malformed",
     "merge_params",
     "optional_int",
     "optional_str",

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from bench_plugin.mock.server import MockServer
-from bench_plugin.scoring.extract import parse_verdict
+from bench_plugin.scoring.judge.verdicts import parse_verdict
 
 SUITE_DIR = Path(__file__).resolve().parents[2] / "suites" / "mt_bench"
 

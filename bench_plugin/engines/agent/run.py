@@ -14,11 +14,11 @@ import dataclasses
 import time
 
 from bench_plugin.chat import CallModel, Completion, CompletionRequest, Message
+from bench_plugin.engines.agent.final_checks import verify_completion
 from bench_plugin.engines.agent.toolbox import Toolbox
 from bench_plugin.engines.agent.view import transcript_text
 from bench_plugin.engines.agent.workspace import create_workspace, remove_workspace, snapshot
 from bench_plugin.engines.turns import open_turn, phase_system
-from bench_plugin.scoring.agent.task_completion import verify_completion
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import (
     AgentRun,

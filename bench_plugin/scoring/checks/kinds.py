@@ -18,14 +18,15 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
-from bench_plugin.scoring.checks.scorer import TARGETS, CheckScorer, CheckType, Options, Outcome
-from bench_plugin.scoring.extract import (
+from bench_plugin.json_text import (
     fenced_blocks,
     format_json_path,
+    json_equal,
     load_json,
     parse_json_path,
     walk_json_path,
 )
+from bench_plugin.scoring.checks.scorer import TARGETS, CheckScorer, CheckType, Options, Outcome
 
 # TARGETS is re-exported because judge.py imports it from here
 __all__ = ["CHECK_SCORERS", "CHECK_TYPES", "TARGETS"]
@@ -144,19 +145,6 @@ def _run_json_schema(text: str, options: Options) -> Outcome:
     return False, f"expected JSON matching the schema — {where}: {worst.message}{more}"
 
 
-def _json_equal(left: Any, right: Any) -> bool:
-    """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``, containers compare item by item."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(_json_equal(left[k], right[k]) for k in left)
-    if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(map(_json_equal, left, right))
-    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
-        return left == right
-    return type(left) is type(right) and bool(left == right)
-
-
 def _run_json_path(text: str, options: Options) -> Outcome:
     steps = parse_json_path(options["path"])
     where = format_json_path(steps)
@@ -168,7 +156,7 @@ def _run_json_path(text: str, options: Options) -> Outcome:
     if "equals" not in options:
         return True, f"expected {where} in the JSON — found {shown}"
     wanted = json.dumps(options["equals"], ensure_ascii=False)
-    same = _json_equal(found, options["equals"])
+    same = json_equal(found, options["equals"])
     return same, f"expected {where} = {_quote(wanted)} — {'equal' if same else f'got {shown}'}"
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.scoring.extract import parse_json_path, walk_json_path
+from bench_plugin.json_text import parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.judge_reply import candidate_entry, canonical_scores, numbers_of
 
 CONSENSUS_KEYS = ("judge", "prompt", "prompt_file", "system", "system_file", "required_keys", "schema", "score",

@@ -14,15 +14,10 @@ from typing import Any
 
 from bench_plugin.endpoints import ModelSpec
 from bench_plugin.errors import JudgeError
-from bench_plugin.scoring.extract import (
-    iter_json_objects,
-    parse_json_path,
-    parse_verdict,
-    validate_rule,
-    walk_json_path,
-)
+from bench_plugin.json_text import iter_json_objects, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.markdown_table import check_table_rule, match_name, read_table_scores
 from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
+from bench_plugin.scoring.judge.verdicts import parse_verdict, validate_rule
 from bench_plugin.suite.spec import CaseSpec
 
 DEFAULT = "default"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.scoring.extract import iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.json_text import iter_json_objects, parse_json_path, walk_json_path
 
 RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
 CATEGORY_KEYS = ("name", "max", "scale", "key", "description")

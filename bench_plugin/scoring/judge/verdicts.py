@@ -1,4 +1,4 @@
-"""Reading values out of model replies: a judge's verdict, JSON inside prose, a path into JSON.
+"""Reading a judge's verdict out of its reply: a table of rule kinds (``[[N]]``, regex, JSON field...).
 
 Judges and candidates wrap what we want in prose and code fences, so every reader here looks in
 the places models actually put things. Verdict rules are a table of kinds (``regex``,
@@ -10,134 +10,25 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bench_plugin.errors import JudgeError
+from bench_plugin.json_text import iter_json_objects, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.markdown_table import check_table_rule, read_table_cell
 
-PathStep = str | int
-
-_FENCED = re.compile(r"```[ \t]*(?:json)?[ \t]*\r?\n(.*?)```", re.IGNORECASE | re.DOTALL)
 _DOUBLE_BRACKETS = re.compile(r"\[\[\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*\]\]")
-_PATH_TOKEN = re.compile(
-    r"""\.?(?P<name>[^.\[\]'"]+)|\[(?P<index>-?\d+)\]|\[(?P<quote>['"])(?P<key>.*?)(?P=quote)\]"""
-)
 # a signed decimal as the rent benchmark's master scorer reads it: "-0.5", "+1", "0.25"
 _SIGNED_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 NUMBER_POSITIONS = ("first", "last")
 FALLBACK = "fallback"  # any rule may name a rule to try when it reads nothing
-_MAX_EMBEDDED_ATTEMPTS = 200  # a reply full of braces must not cost seconds of decoding
 
 
 # ----------------------------------------------------------------------------- JSON in text
 
 
-def fenced_blocks(text: str) -> list[str]:
-    """The contents of the ```json and plain ``` fenced blocks in ``text``, in order."""
-    return [block.strip() for block in _FENCED.findall(text)]
-
-
-def load_json(text: str, *, extract: bool = True) -> Any:
-    """Parse ``text`` as JSON, or the first fenced block in it when ``extract`` is set.
-
-    Raises:
-        ValueError: with the decoder's message and where it stopped.
-    """
-    blocks = fenced_blocks(text) if extract else []
-    source = blocks[0] if blocks else text.strip()
-    try:
-        return json.loads(source)
-    except json.JSONDecodeError as exc:
-        where = "the fenced block" if blocks else "the text"
-        raise ValueError(
-            f"{where} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from exc
-
-
-def iter_json_objects(text: str) -> Iterator[Any]:
-    """Yield JSON values found in a reply: the whole reply, fenced blocks, then embedded ``{...}``."""
-    for source in (text.strip(), *fenced_blocks(text)):
-        try:
-            yield json.loads(source)
-        except json.JSONDecodeError:
-            pass
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    attempts = 0
-    while start != -1 and attempts < _MAX_EMBEDDED_ATTEMPTS:
-        attempts += 1
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
-            continue
-        yield value
-        start = text.find("{", end)
-
-
 # ----------------------------------------------------------------------------- paths into JSON
-
-
-def parse_json_path(path: str) -> tuple[PathStep, ...]:
-    """Split ``$.a.b[0].c`` (or ``a.b.0.c``, or ``$['odd key']``) into steps.
-
-    Raises:
-        ValueError: naming the character where the path stops making sense.
-    """
-    rest = path.strip().removeprefix("$")
-    steps: list[PathStep] = []
-    position = 0
-    while position < len(rest):
-        match = _PATH_TOKEN.match(rest, position)
-        if match is None or match.end() == position:
-            raise ValueError(f"path {path!r} is not understood at {rest[position:]!r}; write e.g. $.a.b[0].c")
-        if match.group("name") is not None:
-            steps.append(match.group("name"))
-        elif match.group("index") is not None:
-            steps.append(int(match.group("index")))
-        else:
-            steps.append(match.group("key"))
-        position = match.end()
-    return tuple(steps)
-
-
-def format_json_path(steps: Sequence[PathStep]) -> str:
-    """Write steps back in ``$.a.b[0]`` form, for messages."""
-    parts = ["$"]
-    for step in steps:
-        parts.append(f"[{step}]" if isinstance(step, int) else f".{step}")
-    return "".join(parts)
-
-
-def walk_json_path(data: Any, steps: Sequence[PathStep]) -> Any:
-    """Follow ``steps`` into ``data``. A digit step indexes a list and keys an object.
-
-    Raises:
-        LookupError: saying which step failed and what was there instead.
-    """
-    current = data
-    for depth, step in enumerate(steps):
-        where = format_json_path(steps[:depth]) or "$"
-        if isinstance(current, list):
-            index = step if isinstance(step, int) else int(step) if re.fullmatch(r"-?\d+", step) else None
-            if index is None:
-                raise LookupError(f"{where} is a list, so {step!r} cannot index it")
-            if not -len(current) <= index < len(current):
-                raise LookupError(f"{where} has {len(current)} items, no index {index}")
-            current = current[index]
-        elif isinstance(current, dict):
-            key = str(step)
-            if key not in current:
-                raise LookupError(
-                    f"{where} has no key {key!r} (keys: {', '.join(map(repr, current)) or 'none'})"
-                )
-            current = current[key]
-        else:
-            # a path that meets a scalar is a miss like any other, so LookupError rather than TypeError
-            raise LookupError(f"{where} is {json.dumps(current)}, not an object or list")  # noqa: TRY004
-    return current
 
 
 # ----------------------------------------------------------------------------- judge verdicts
