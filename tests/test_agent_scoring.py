@@ -13,7 +13,7 @@ from bench_plugin.chat import Message, ToolCall
 from bench_plugin.engines.agent.final_checks import run_check
 from bench_plugin.errors import CaseError
 from bench_plugin.scoring.agent.behavior import BehaviorScorer, behavior_options, evaluate_behavior
-from bench_plugin.scoring.agent.task_completion import CompletionScorer, validate_checks
+from bench_plugin.scoring.agent.task_completion import CompletionScorer, check_final_checks
 from bench_plugin.scoring.agent.trajectory import TrajectoryScorer, evaluate_trajectory, trajectory_options
 from bench_plugin.scoring.context import ScoringContext
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
@@ -231,4 +231,4 @@ def test_completion_is_passed_over_total_with_evidence() -> None:
 )
 def test_completion_checks_are_validated(checks: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        validate_checks({"checks": checks})
+        check_final_checks({"checks": checks})

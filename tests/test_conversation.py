@@ -41,14 +41,14 @@ tasks:
 
 def test_the_engine_follows_the_kind_of_task(tmp_path: Path) -> None:
     engines = {case.task: case.engine for case in expand(SUITE, tmp_path)}
-    assert engines == {"single": "single_turn", "chat": "multi_turn", "staged": "multi_turn"}
+    assert engines == {"single": "single_turn", "chat": "turns", "staged": "turns"}
 
 
 def test_turns_keep_their_source_line_and_gate_and_the_prompt_keeps_only_the_system(tmp_path: Path) -> None:
     chat = expand(SUITE, tmp_path)[1]
     assert chat.messages == (Message("system", "Be brief."),)
-    assert chat.conversation is not None
-    (phase,) = chat.conversation.phases
+    assert chat.turns is not None
+    (phase,) = chat.turns.phases
     first, second = phase.turns
     assert first.content == TemplateSpec("Name a city in {{ country }}.", key="tasks[1].turns[0]", line=8)
     assert second.content.key == "tasks[1].turns[1].content" and second.content.line == 9
@@ -57,8 +57,8 @@ def test_turns_keep_their_source_line_and_gate_and_the_prompt_keeps_only_the_sys
 
 def test_phases_keep_their_own_system_templates(tmp_path: Path) -> None:
     staged = expand(SUITE, tmp_path)[2]
-    assert staged.conversation is not None
-    first, second = staged.conversation.phases
+    assert staged.turns is not None
+    first, second = staged.turns.phases
     assert first.system is None and second.system is not None and second.system.source == "Phase {{ phase }}"
     assert [turn.content.source for phase in (first, second) for turn in phase.turns] == ["One", "Two"]
 
@@ -66,8 +66,8 @@ def test_phases_keep_their_own_system_templates(tmp_path: Path) -> None:
 def test_turns_from_one_expression_are_sent_as_they_are(tmp_path: Path) -> None:
     suite = "models:\n  a: {provider: echo}\nvariables:\n  qs: ['Use {braces}', 'Then {{ this }}']\ntasks:\n  - id: t\n    turns: '{{ qs }}'\n"
     (case,) = expand(suite, tmp_path)
-    assert case.problem is None and case.conversation is not None
-    turns = case.conversation.phases[0].turns
+    assert case.problem is None and case.turns is not None
+    turns = case.turns.phases[0].turns
     assert [(t.content.source, t.content.literal) for t in turns] == [("Use {braces}", True), ("Then {{ this }}", True)]
 
 

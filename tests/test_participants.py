@@ -1,4 +1,4 @@
-"""A task's conversation: expands into an NWaySpec per case, with its seats resolved and their starts rendered."""
+"""A task's conversation: expands into an ConversationSpec per case, with its seats resolved and their starts rendered."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bench_plugin.chat import Message
 from bench_plugin.suite.build import BuildOptions, build_suite
-from bench_plugin.suite.conversation.spec import NWaySpec
+from bench_plugin.suite.conversation.spec import ConversationSpec
 from bench_plugin.suite.expand import ExpandOptions, expand_suite
 from bench_plugin.suite.loader import load_suite_text
 from bench_plugin.suite.spec import CaseSpec
@@ -48,25 +48,25 @@ tasks:
 """
 
 
-def nway_of(case: CaseSpec) -> NWaySpec:
+def conversation_of(case: CaseSpec) -> ConversationSpec:
     assert case.problem is None, case.problem
-    assert case.nway is not None and case.engine == "nway"
-    return case.nway
+    assert case.conversation is not None and case.engine == "conversation"
+    return case.conversation
 
 
 def test_seats_without_a_model_are_the_case_model_and_the_others_are_resolved(tmp_path: Path) -> None:
     first, second = expand(SUITE, tmp_path)
     assert (first.case_id, second.case_id) == ("talk[a-run1]", "talk[b-run1]")
-    one, two = nway_of(first).participants
+    one, two = conversation_of(first).participants
     assert (one.name, one.model.name, one.candidate) == ("Alpha-1", "a", True)
     assert (two.name, two.model.name, two.candidate) == ("AI-2", "b", False)
-    swapped = nway_of(second).participants
+    swapped = conversation_of(second).participants
     assert [(p.model.name, p.candidate) for p in swapped] == [("b", True), ("a", False)]
     assert first.messages == ()
 
 
 def test_each_seat_has_its_params_policy_variables_and_system(tmp_path: Path) -> None:
-    spec = nway_of(expand(SUITE, tmp_path)[0])
+    spec = conversation_of(expand(SUITE, tmp_path)[0])
     one, two = spec.participants
     assert one.params == {"temperature": 1.2, "presence_penalty": 0.5}
     assert dict(one.variables) == {"index": 1, "name": "Alpha-1", "model": {"name": "a", "id": "a", "label": "Alpha"},
@@ -78,7 +78,7 @@ def test_each_seat_has_its_params_policy_variables_and_system(tmp_path: Path) ->
 
 
 def test_order_seed_and_commands_are_ready_for_the_engine(tmp_path: Path) -> None:
-    spec = nway_of(expand(SUITE, tmp_path)[0])
+    spec = conversation_of(expand(SUITE, tmp_path)[0])
     assert spec.order == (1, 0) and spec.max_turns == 4
     assert spec.seed == (Message("user", "Talk about rain.", name="Host"),)
     assert spec.speaker_prefix is not None and spec.speaker_prefix.source == "[{{ speaker }}]: "
@@ -93,4 +93,4 @@ def test_order_seed_and_commands_are_ready_for_the_engine(tmp_path: Path) -> Non
 def test_a_broadcast_conversation_has_no_speaker_prefix_by_default(tmp_path: Path) -> None:
     text = SUITE.replace("mode: shared", "mode: broadcast").replace(
         '      seed: {speaker: Host, content: "Talk about {{ topic }}."}\n', "")
-    assert nway_of(expand(text, tmp_path)[0]).speaker_prefix is None
+    assert conversation_of(expand(text, tmp_path)[0]).speaker_prefix is None

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.scoring.judge.judge_reply import canonical_scores, read_report, validate_reading
+from bench_plugin.scoring.judge.judge_reply import canonical_scores, check_reading, read_report
 from bench_plugin.scoring.judge.markdown_table import (
     find_tables,
     read_table_cell,
@@ -20,7 +20,7 @@ from bench_plugin.scoring.judge.markdown_table import (
     split_row,
 )
 from bench_plugin.scoring.judge.rubric import read_categories, rubric_from_options, rubric_variables, slug
-from bench_plugin.scoring.judge.verdicts import parse_verdict, validate_rule
+from bench_plugin.scoring.judge.verdicts import check_verdict_rule, parse_verdict
 
 BACKROOMS_RUBRIC = {
     "categories": [
@@ -225,7 +225,7 @@ def test_tables_are_found_with_escaped_pipes_and_emphasis() -> None:
 
 def test_a_table_cell_is_read_by_column_and_row() -> None:
     rule = {"table": {"column": "Score", "row": "Gemini 3 Pro", "after": "Individual Model Assessment"}}
-    validate_rule(rule)
+    check_verdict_rule(rule)
     assert parse_verdict(REPORT, rule) == 79.0  # **79**/100
     assert read_table_cell(REPORT, {"table": {"column": "score", "row": ["nobody", "claude opus 4.5"]}}) == 84.0
 
@@ -321,5 +321,5 @@ def test_a_declared_parse_default_stands_in_and_says_so() -> None:
 )
 def test_bad_reading_options_are_caught_before_any_call(options: dict[str, Any], message: str) -> None:
     with pytest.raises((ValueError, TypeError)) as info:
-        validate_reading(options)
+        check_reading(options)
     assert message in str(info.value)

@@ -9,7 +9,7 @@ import pytest
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.suite.loader import load_suite_text
-from bench_plugin.suite.schema import suite_schema, validate_suite
+from bench_plugin.suite.schema import check_against_schema, suite_schema
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 def error_for(text: str) -> str:
     loaded = load_suite_text(text, path=Path("demo.yaml"), display_path="suites/demo.yaml")
     with pytest.raises(SuiteError) as info:
-        validate_suite(loaded)
+        check_against_schema(loaded)
     return str(info.value)
 
 

@@ -19,12 +19,12 @@ Engine = Callable[[CaseSpec, CallModel], Awaitable[Transcript]]
 def get_engine(name: str) -> Engine:
     """The engine that runs cases of this kind (``CaseSpec.engine``, chosen at expansion)."""
     from bench_plugin.engines.agent.run import run_agent
-    from bench_plugin.engines.conversation.run import run_nway
+    from bench_plugin.engines.conversation.run import run_conversation
     from bench_plugin.engines.single_turn import run_single_turn
-    from bench_plugin.engines.turns import run_multi_turn
+    from bench_plugin.engines.turns import run_turns
 
     engines: dict[str, Engine] = {
-        "single_turn": run_single_turn, "multi_turn": run_multi_turn, "nway": run_nway, "agent": run_agent,
+        "single_turn": run_single_turn, "turns": run_turns, "conversation": run_conversation, "agent": run_agent,
     }
     if name not in engines:
         raise KeyError(f"unknown engine '{name}'; choose from: {', '.join(engines)}")

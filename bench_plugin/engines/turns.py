@@ -31,7 +31,7 @@ class _Progress:
         return [turn for turn in self.turns if turn.answered]
 
 
-async def run_multi_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
+async def run_turns(case: CaseSpec, call_model: CallModel) -> Transcript:
     """Play the case's scripted turns against its model, phase by phase.
 
     A turn whose ``when:`` gate does not hold on the last answer is skipped (recorded, not sent).
@@ -40,10 +40,10 @@ async def run_multi_turn(case: CaseSpec, call_model: CallModel) -> Transcript:
         CaseError: when a turn's template fails to render (it names the turn's line and key).
         ProviderError: when a call fails; the runner classifies it.
     """
-    assert case.model is not None and case.conversation is not None, "expansion sets both for multi_turn cases"
+    assert case.model is not None and case.turns is not None, "expansion sets both for cases with turns"
     progress = _Progress()
     index = 0
-    for phase_number, phase in enumerate(case.conversation.phases, 1):
+    for phase_number, phase in enumerate(case.turns.phases, 1):
         history = list(phase_system(case, phase, progress.answered, phase_number, index + 1))
         progress.messages.extend(history)
         for turn in phase.turns:

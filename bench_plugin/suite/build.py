@@ -16,7 +16,7 @@ from bench_plugin.suite.aggregates.build import build_aggregates
 from bench_plugin.suite.conversation.check import check_conversations
 from bench_plugin.suite.leaderboard import build_leaderboard
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
-from bench_plugin.suite.schema import validate_suite
+from bench_plugin.suite.schema import check_against_schema
 from bench_plugin.suite.spec import CompositeSpec, GateSpec, ScorerSpec, SuiteSpec
 
 _PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop")
@@ -38,7 +38,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         SuiteError: for problems that concern the whole file (schema errors).
     """
     options = options or BuildOptions()
-    validate_suite(loaded)
+    check_against_schema(loaded)
     build_aggregates(loaded)  # checked here so a mistake stops collection; the reporter re-reads the file
     build_leaderboard(loaded)  # the same for the Elo leaderboard
     check_conversations(loaded)  # mode and command keys the schema cannot check

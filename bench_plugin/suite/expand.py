@@ -18,13 +18,13 @@ from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.suite.agent.build import build_agent, is_agent
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.build import adhoc_model, build_composite, build_scorers
-from bench_plugin.suite.conversation.build import build_nway, is_nway
-from bench_plugin.suite.conversation.spec import NWaySpec
+from bench_plugin.suite.conversation.build import build_conversation, is_conversation
+from bench_plugin.suite.conversation.spec import ConversationSpec
 from bench_plugin.suite.datasets import load_dataset, row_variables
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
-from bench_plugin.suite.spec import CaseSpec, ConversationSpec, ScorerSpec, SuiteSpec
+from bench_plugin.suite.spec import CaseSpec, ScorerSpec, SuiteSpec, TurnsSpec
 from bench_plugin.suite.templates import TemplateRenderer
-from bench_plugin.suite.turns import build_conversation, is_conversation
+from bench_plugin.suite.turns import build_turns, has_turns
 
 _UNSAFE_ID = re.compile(r"[^\w.:@+=,/-]+")
 
@@ -110,19 +110,19 @@ def _expand_task(
                 continue
             problem = variant.problem or (suite.model_problems.get(model_name) if model is None else None)
             messages: tuple[Message, ...] = ()
+            turns: TurnsSpec | None = None
             conversation: ConversationSpec | None = None
-            nway: NWaySpec | None = None
             agent: AgentSpec | None = None
             if problem is None and model is not None:
                 try:
-                    if is_nway(task):  # its participants' prompts are its prompt
+                    if is_conversation(task):  # its participants' prompts are its prompt
                         selected = [name for name, _ in models if wanted is None or name in wanted]
-                        nway = build_nway(task, base, loaded, renderer, _scope(variant, model), suite, model, selected)
+                        conversation = build_conversation(task, base, loaded, renderer, _scope(variant, model), suite, model, selected)
                     else:
                         messages = _messages(suite, loaded, renderer, base, task, variant, model)
-                    if is_conversation(task):
+                    if has_turns(task):
                         scope = _scope(variant, model)
-                        conversation = build_conversation(task, base, loaded, renderer, scope)
+                        turns = build_turns(task, base, loaded, renderer, scope)
                     if is_agent(task):
                         agent = build_agent(task, base, loaded, renderer)
                 except CaseError as exc:
@@ -148,19 +148,19 @@ def _expand_task(
                     line=line,
                     problem=problem,
                     engine=_engine(task),
+                    turns=turns,
                     conversation=conversation,
-                    nway=nway,
                     agent=agent,
                 )
                 yield _with_scoring_checked(case, suite)
 
 
 def _engine(task: Mapping[str, Any]) -> str:
-    if is_nway(task):
-        return "nway"
+    if is_conversation(task):
+        return "conversation"
     if is_agent(task):
         return "agent"
-    return "multi_turn" if is_conversation(task) else "single_turn"
+    return "turns" if has_turns(task) else "single_turn"
 
 
 def _variants(
@@ -241,7 +241,7 @@ def _messages(
 ) -> tuple[Message, ...]:
     """The rendered prompt; templates also see ``model`` (name, id, label) and ``task_id``.
 
-    For a conversation task (``turns:``/``phases:``) only the system prompt: the engine renders the
+    For a task with scripted turns (``turns:``/``phases:``) only the system prompt: the engine renders the
     turns as the conversation reaches them.
     """
     scope = _scope(variant, model)
@@ -265,7 +265,7 @@ def _messages(
     if system is None and suite.system is not None:
         system = renderer.render(suite.system, scope, key="system", line=loaded.lines.line_of(("system",)))
     head = (Message("system", system),) if system else ()
-    if is_conversation(task):
+    if has_turns(task):
         return head
     user = text("prompt", "prompt_file", task, base) or ""
     return (*head, Message("user", user))

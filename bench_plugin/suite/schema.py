@@ -39,7 +39,7 @@ def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(suite_schema())
 
 
-def validate_suite(loaded: LoadedSuite) -> None:
+def check_against_schema(loaded: LoadedSuite) -> None:
     """Raise the most relevant schema error as a SuiteError with file, line, key path and a hint."""
     errors = list(_validator().iter_errors(loaded.data))
     if not errors:

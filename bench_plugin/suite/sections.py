@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.suite.loader import LoadedSuite, load_suite_file
-from bench_plugin.suite.schema import validate_suite
+from bench_plugin.suite.schema import check_against_schema
 
 T = TypeVar("T")
 
@@ -30,7 +30,7 @@ def read_suite_sections(
             continue
         try:
             loaded = load_suite_file(file, display_path=path)
-            validate_suite(loaded)
+            check_against_schema(loaded)
             section = build(loaded)
         except SuiteError:
             continue

@@ -13,7 +13,7 @@ from bench_plugin.endpoints import ModelSpec, ProviderSpec
 if TYPE_CHECKING:
     from bench_plugin.errors import CaseError
     from bench_plugin.suite.agent.spec import AgentSpec
-    from bench_plugin.suite.conversation.spec import NWaySpec
+    from bench_plugin.suite.conversation.spec import ConversationSpec
     from bench_plugin.suite.templates import TemplateRenderer
 
 
@@ -85,7 +85,7 @@ class PhaseSpec:
 
 
 @dataclass(frozen=True)
-class ConversationSpec:
+class TurnsSpec:
     """A scripted multi-turn task: its phases in order (a task with plain ``turns:`` has one)."""
 
     phases: tuple[PhaseSpec, ...]
@@ -96,7 +96,7 @@ class CaseSpec:
     """One pytest item's worth of work: a task, a model and a run number, fully rendered.
 
     ``problem`` is set when the case cannot run; the item then fails alone with that message.
-    ``conversation`` holds the scripted turns of a multi-turn task (``messages`` then holds only
+    ``turns`` holds the scripted turns of a multi-turn task (``messages`` then holds only
     its system prompt); ``engine`` names the engine that runs the case.
     """
 
@@ -120,8 +120,8 @@ class CaseSpec:
     problem: CaseError | None = None
     engine: str = "single_turn"
     index: int = 0
-    conversation: ConversationSpec | None = None
-    nway: NWaySpec | None = None  # a model-to-model conversation (the task's conversation:)
+    turns: TurnsSpec | None = None  # scripted user turns (the task's turns: or phases:)
+    conversation: ConversationSpec | None = None  # a model-to-model conversation (the task's conversation:)
     agent: AgentSpec | None = None  # a tool-using agent task (the task's tools:)
 
     @property

@@ -1,4 +1,4 @@
-"""A task's ``turns:`` or ``phases:`` -> ConversationSpec: the scripted turns, checked but not rendered.
+"""A task's ``turns:`` or ``phases:`` -> TurnsSpec: the scripted turns, checked but not rendered.
 
 Turns are rendered by the engine when the conversation reaches them, because they may read the
 earlier answers. Here each one is compiled and its gate checked, so a broken turn fails its case
@@ -13,22 +13,22 @@ from typing import Any
 from bench_plugin.errors import CaseError
 from bench_plugin.suite.gates import check_gate
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
-from bench_plugin.suite.spec import ConversationSpec, PhaseSpec, TemplateSpec, TurnSpec
+from bench_plugin.suite.spec import PhaseSpec, TemplateSpec, TurnSpec, TurnsSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 
-def is_conversation(task: Mapping[str, Any]) -> bool:
-    """Whether the task is a scripted multi-turn conversation (run by the ``multi_turn`` engine)."""
+def has_turns(task: Mapping[str, Any]) -> bool:
+    """Whether the task is a scripted multi-turn conversation (run by the ``turns`` engine)."""
     return "turns" in task or "phases" in task
 
 
-def build_conversation(
+def build_turns(
     task: Mapping[str, Any],
     base: KeyPath,
     loaded: LoadedSuite,
     renderer: TemplateRenderer,
     scope: Mapping[str, Any],
-) -> ConversationSpec:
+) -> TurnsSpec:
     """The phases of a conversation task; plain ``turns:`` make one phase.
 
     Args:
@@ -48,7 +48,7 @@ def build_conversation(
         phases = tuple(builder.phase(entry, (*base, "phases", i)) for i, entry in enumerate(task["phases"]))
     else:
         phases = (PhaseSpec(turns=builder.turns(task["turns"], (*base, "turns"))),)
-    return ConversationSpec(phases=phases)
+    return TurnsSpec(phases=phases)
 
 
 class _Builder:

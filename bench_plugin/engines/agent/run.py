@@ -87,13 +87,13 @@ class _Session:
 
     async def play(self) -> None:
         case = self.case
-        if case.conversation is None:  # prompt: or messages: one user turn, already rendered
+        if case.turns is None:  # prompt: or messages: one user turn, already rendered
             history = list(case.messages)
             self.messages.extend(history)
             await self.answer(history, 1, 1)
             return
         index = 0
-        for phase_number, phase in enumerate(case.conversation.phases, 1):
+        for phase_number, phase in enumerate(case.turns.phases, 1):
             answered = [turn for turn in self.turns if turn.answered]
             history = list(phase_system(case, phase, answered, phase_number, index + 1))
             self.messages.extend(history)

@@ -26,11 +26,11 @@ class _Conversation:
     """One case's conversation: the room, the calls, and the model under test's turns."""
 
     def __init__(self, case: CaseSpec, call_model: CallModel) -> None:
-        assert case.model is not None and case.nway is not None, "expansion sets both for nway cases"
+        assert case.model is not None and case.conversation is not None, "expansion sets both for conversation cases"
         self.case = case
-        self.spec = case.nway
+        self.spec = case.conversation
         self.call_model = call_model
-        self.room = Room.start(case.nway)
+        self.room = Room.start(case.conversation)
         self.turns: list[TurnResult] = []
         self.calls = 0
         self.scope: dict[str, Any] = {
@@ -161,7 +161,7 @@ def _as_messages(entries: list[LogEntry]) -> list[Message]:
     return out
 
 
-async def run_nway(case: CaseSpec, call_model: CallModel) -> Transcript:
+async def run_conversation(case: CaseSpec, call_model: CallModel) -> Transcript:
     """Play the case's model-to-model conversation.
 
     Raises:

@@ -8,7 +8,7 @@ from typing import Any
 from bench_plugin.chat import Completion, Message
 from bench_plugin.endpoints import ModelSpec
 from bench_plugin.engines.conversation.log import EVENT, NOTICE, LogEntry
-from bench_plugin.suite.conversation.spec import NWaySpec, ParticipantSpec
+from bench_plugin.suite.conversation.spec import ConversationSpec, ParticipantSpec
 
 
 @dataclass
@@ -89,7 +89,7 @@ class Seat:
 class Room:
     """The whole conversation in progress: seats (invited ones included), order, log, round."""
 
-    spec: NWaySpec
+    spec: ConversationSpec
     seats: list[Seat]
     order: list[int]
     pending: list[int] = field(default_factory=list)
@@ -97,7 +97,7 @@ class Room:
     round: int = 0
 
     @classmethod
-    def start(cls, spec: NWaySpec) -> Room:
+    def start(cls, spec: ConversationSpec) -> Room:
         seats = [Seat(spec=p, history=list(p.context)) for p in spec.participants]
         return cls(spec=spec, seats=seats, order=list(spec.order))
 

@@ -20,19 +20,19 @@ from bench_plugin.suite.spec import ScorerSpec
 _SHOWN_FAILURES = 3
 
 
-def validate_checks(options: Mapping[str, Any]) -> None:
+def check_final_checks(options: Mapping[str, Any]) -> None:
     """Check a ``completion`` scorer's options.
 
     Raises:
         ValueError: naming the check and what is wrong with it.
     """
     try:
-        _validate_checks(options)
+        _check_final_checks(options)
     except TypeError as exc:  # the Scorer protocol promises ValueError
         raise ValueError(str(exc)) from exc
 
 
-def _validate_checks(options: Mapping[str, Any]) -> None:
+def _check_final_checks(options: Mapping[str, Any]) -> None:
     unknown = [key for key in options if key not in ("checks", "name", "type")]
     if unknown:
         raise ValueError(f"unknown option {unknown[0]!r} for completion (options: checks)")
@@ -41,12 +41,12 @@ def _validate_checks(options: Mapping[str, Any]) -> None:
         raise TypeError("completion needs checks: a list of {file: PATH, ...}, {answer: true, ...} or {command: ...}")
     for index, check in enumerate(checks):
         try:
-            _validate_check(check)
+            _check_one(check)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"checks[{index}]: {exc}") from exc
 
 
-def _validate_check(check: Any) -> None:
+def _check_one(check: Any) -> None:
     if not isinstance(check, Mapping):
         raise TypeError(f"expected a mapping, got {check!r}")
     subjects = [subject for subject in CONDITIONS if subject in check]
@@ -74,7 +74,7 @@ class CompletionScorer:
         """Raises ValueError for a check that is not well formed."""
         if spec.per_turn:
             raise ValueError("completion checks the final state: per_turn does not apply")
-        validate_checks(spec.options)
+        check_final_checks(spec.options)
 
     async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
         """Raises CaseError when the task is not an agent task (it has no workspace to check)."""

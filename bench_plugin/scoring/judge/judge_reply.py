@@ -17,7 +17,7 @@ from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import iter_json_objects, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.markdown_table import check_table_rule, match_name, read_table_scores
 from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
-from bench_plugin.scoring.judge.verdicts import parse_verdict, validate_rule
+from bench_plugin.scoring.judge.verdicts import check_verdict_rule, parse_verdict
 from bench_plugin.suite.spec import CaseSpec
 
 DEFAULT = "default"
@@ -41,7 +41,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def validate_reading(options: Mapping[str, Any]) -> Rubric | None:
+def check_reading(options: Mapping[str, Any]) -> Rubric | None:
     """Check ``parse`` (with its ``default``), ``participants`` and ``rubric``; return the rubric.
 
     Raises:
@@ -52,7 +52,7 @@ def validate_reading(options: Mapping[str, Any]) -> Rubric | None:
         if not _is_number(rule[DEFAULT]):
             raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
         rule = {key: value for key, value in rule.items() if key != DEFAULT}
-    validate_rule(rule)
+    check_verdict_rule(rule)
     if "participants" in options:
         check_participants(options["participants"])
     return rubric_from_options(options.get("rubric"))
@@ -218,7 +218,7 @@ def candidate_names(case: CaseSpec) -> list[str]:
     between models, the seat it plays, e.g. ``AI-1``)."""
     if case.model is None:
         return [case.model_name]
-    seats = [p.name for p in case.nway.participants if p.candidate] if case.nway is not None else []
+    seats = [p.name for p in case.conversation.participants if p.candidate] if case.conversation is not None else []
     return list(dict.fromkeys([*_names(case.model), *seats]))
 
 
@@ -226,12 +226,12 @@ def participant_names(case: CaseSpec) -> list[list[str]]:
     """The names of everyone who may take part in the case's conversation (its seats, then the
     models they may invite), label first, then suite name, id and seat; only the candidate's for
     other cases."""
-    if case.nway is None:
+    if case.conversation is None:
         return [candidate_names(case)]
     names: dict[str, list[str]] = {}
-    for participant in case.nway.participants:
+    for participant in case.conversation.participants:
         names.setdefault(participant.model.name, _names(participant.model)).append(participant.name)
-    for command in case.nway.commands:
+    for command in case.conversation.commands:
         for model in command.models.values():
             names.setdefault(model.name, _names(model))
     return [list(dict.fromkeys(found)) for found in names.values()]

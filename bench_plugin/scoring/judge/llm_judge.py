@@ -18,10 +18,10 @@ from bench_plugin.scoring.checks.kinds import TARGETS
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.judge_reply import (
     candidate_names,
+    check_reading,
     participant_names,
     read_report,
     reading_fields,
-    validate_reading,
 )
 from bench_plugin.scoring.judge.rubric import rubric_from_options, rubric_variables
 from bench_plugin.scoring.per_turn import judged_turn, pick_for_turn, turn_variables
@@ -85,7 +85,7 @@ def _scale(options: Mapping[str, Any]) -> tuple[float, float]:
     return low, high
 
 
-def _check_options(options: Mapping[str, Any]) -> None:
+def _check_option_values(options: Mapping[str, Any]) -> None:
     for key in options:
         if key not in OPTION_KEYS and key not in _IGNORED_KEYS:
             close = difflib.get_close_matches(key, OPTION_KEYS, n=1)
@@ -119,14 +119,14 @@ def _check_options(options: Mapping[str, Any]) -> None:
         raise TypeError(f"clamp must be true or false, got {options['clamp']!r}")
     if options.get("target", "response") not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {options['target']!r}")
-    validate_reading(options)
+    check_reading(options)
     _scale(options)
 
 
-def _validate_options(options: Mapping[str, Any]) -> None:
+def _check_options(options: Mapping[str, Any]) -> None:
     # the checks raise TypeError for a wrong type; the Scorer protocol promises ValueError
     try:
-        _check_options(options)
+        _check_option_values(options)
     except TypeError as exc:
         raise ValueError(str(exc)) from exc
 
@@ -158,7 +158,7 @@ class JudgeScorer:
         Raises:
             ValueError: for unknown keys, a missing prompt, a bad scale or parse rule.
         """
-        _validate_options(spec.options)
+        _check_options(spec.options)
 
     def _judge(self, spec: ScorerSpec, context: ScoringContext) -> ModelSpec:
         case = context.case
@@ -264,7 +264,7 @@ class JudgeScorer:
         """
         case = context.case
         try:
-            _validate_options(spec.options)
+            _check_options(spec.options)
         except ValueError as exc:
             raise CaseError(f"llm_judge: {exc}", path=case.path, line=spec.line, key=spec.key) from exc
         return await self.ask(spec, context, self._judge(spec, context))

@@ -142,7 +142,7 @@ class PairwiseScorer:
                 if case.templates is not None else render_standalone(against["answer"], scope)
             return text, against.get("label", "reference"), {}
         self.check_case(spec, case)
-        if case.conversation is not None or case.nway is not None or not case.messages:
+        if case.turns is not None or case.conversation is not None or not case.messages:
             raise CaseError("against: {model: ...} answers a single prompt; for a conversation give against: {answer: ...}",
                             path=case.path, line=spec.line, key=f"{spec.key}.against")
         model: ModelSpec = case.models[against["model"]]

@@ -28,7 +28,7 @@ from bench_plugin.scoring.judge.consensus import (
     reports_text,
 )
 from bench_plugin.scoring.judge.judge_reply import candidate_names, participant_names
-from bench_plugin.scoring.judge.llm_judge import OPTION_KEYS, JudgeScorer, _scale, _validate_options
+from bench_plugin.scoring.judge.llm_judge import OPTION_KEYS, JudgeScorer, _check_options, _scale
 from bench_plugin.scoring.judge.panel_combine import (
     AGGREGATES,
     combine,
@@ -78,7 +78,7 @@ def check_panel(options: Mapping[str, Any]) -> None:
         raise ValueError(f"min_judges must be a whole number from 1 to {len(judges)}, got {least!r}")
     if "max_spread" in options and (not _number(options["max_spread"]) or options["max_spread"] < 0):
         raise ValueError(f"max_spread must be a number of points on the scale, 0 or more, got {options['max_spread']!r}")
-    _validate_options(judge_options(options, judges[0]))
+    _check_options(judge_options(options, judges[0]))
     if how == "consensus":
         check_consensus(options["consensus"])
 

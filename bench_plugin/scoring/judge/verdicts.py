@@ -165,7 +165,7 @@ def _rule_kind(rule: Mapping[str, Any] | None) -> VerdictRule:
     return kind
 
 
-def validate_rule(rule: Mapping[str, Any] | None) -> None:
+def check_verdict_rule(rule: Mapping[str, Any] | None) -> None:
     """Check a parse rule before any judge is called.
 
     Raises:
@@ -177,7 +177,7 @@ def validate_rule(rule: Mapping[str, Any] | None) -> None:
     if rule and FALLBACK in rule:
         if not isinstance(rule[FALLBACK], Mapping):
             raise ValueError(f"parse.fallback must be a parse rule such as {{regex: '...'}}, got {rule[FALLBACK]!r}")
-        validate_rule(rule[FALLBACK])
+        check_verdict_rule(rule[FALLBACK])
 
 
 def parse_verdict(text: str, rule: Mapping[str, Any] | None = None) -> float:
@@ -197,7 +197,7 @@ def parse_verdict(text: str, rule: Mapping[str, Any] | None = None) -> float:
 
     Raises:
         JudgeError: when no verdict can be read; the message says what was looked for.
-        ValueError: when the rule itself is malformed (``validate_rule`` catches this earlier).
+        ValueError: when the rule itself is malformed (``check_verdict_rule`` catches this earlier).
     """
     kind = _rule_kind(rule)
     try:

@@ -1,4 +1,4 @@
-"""A task's ``conversation:`` -> NWaySpec for one case: who takes part, in what order, starting how.
+"""A task's ``conversation:`` -> ConversationSpec for one case: who takes part, in what order, starting how.
 
 The case's model plays every participant that names no ``model:`` (the model under test, so ids
 stay ``task[model-runN]`` and ``--bench-models`` rotates it through the same seats); the other
@@ -23,7 +23,7 @@ from bench_plugin.suite.conversation.jsonl_template import (
     placeholder_variables,
     read_template,
 )
-from bench_plugin.suite.conversation.spec import NWaySpec, ParticipantSpec
+from bench_plugin.suite.conversation.spec import ConversationSpec, ParticipantSpec
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.spec import SuiteSpec, TemplateSpec
 from bench_plugin.suite.templates import TemplateRenderer
@@ -33,8 +33,8 @@ DEFAULT_NAME = "AI-{{ me.index }}"
 DEFAULT_SHARED_PREFIX = "[{{ speaker }}]: "
 
 
-def is_nway(task: Mapping[str, Any]) -> bool:
-    """Whether the task is a model-to-model conversation (run by the ``nway`` engine)."""
+def is_conversation(task: Mapping[str, Any]) -> bool:
+    """Whether the task is a model-to-model conversation (run by the ``conversation`` engine)."""
     return "conversation" in task
 
 
@@ -74,7 +74,7 @@ class _Builder:
         return TemplateSpec(source, key=key, line=line)
 
 
-def build_nway(
+def build_conversation(
     task: Mapping[str, Any],
     base: KeyPath,
     loaded: LoadedSuite,
@@ -83,11 +83,11 @@ def build_nway(
     suite: SuiteSpec,
     case_model: ModelSpec,
     selected: Sequence[str],
-) -> NWaySpec:
+) -> ConversationSpec:
     """The conversation of one case, with its participants resolved and their starts rendered.
 
     Args:
-        task: the task's YAML entry (schema-valid and statically checked by ``nway_check``).
+        task: the task's YAML entry (schema-valid and statically checked by ``suite/conversation/check.py``).
         base: the task's key path, e.g. ``("tasks", 2)``.
         scope: the case variables with ``model`` (the case's) and ``task_id``.
         case_model: the model under test; it plays every participant without ``model:``.
@@ -111,7 +111,7 @@ def build_nway(
     )
     prefix = entry.get("speaker_prefix", DEFAULT_SHARED_PREFIX if mode == "shared" else "")
     key, line = b.where()
-    return NWaySpec(
+    return ConversationSpec(
         mode=mode,
         participants=participants,
         order=_order(b, entry.get("order"), participants),

@@ -3,7 +3,7 @@
 Everything that does not depend on the conversation's progress is rendered when the suite is
 expanded (participants' names, models, system prompts, seeded contexts); what does (notices, an
 invited participant's name and prompt, speaker prefixes) stays a template, checked but rendered by
-the engine (``engines/conversation_nway.py``).
+the engine (``engines/conversation/run.py``).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class CommandSpec:
 
 
 @dataclass(frozen=True)
-class NWaySpec:
+class ConversationSpec:
     """A model-to-model conversation (the task's ``conversation:``), ready to run.
 
     ``mode`` is ``broadcast`` (each participant keeps a private history; a reply goes to its
