@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import time
 import traceback
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
 from bench_plugin import record as rec
+from bench_plugin.catalog import Catalog
 from bench_plugin.chat import CallModel
-from bench_plugin.engines.registry import get_engine
+from bench_plugin.engines.registry import Engine
 from bench_plugin.errors import CaseError, ProviderError, ReplayMissError
 from bench_plugin.record import CaseRecord, json_safe
+from bench_plugin.registry import UnknownName
 from bench_plugin.scoring.context import ScoreSet, ScoringContext
 from bench_plugin.scoring.judge.recorded_verdicts import check_recorded_verdicts
 from bench_plugin.scoring.score import score_case
@@ -23,8 +26,32 @@ from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import Transcript
 
 
-async def execute_case(case: CaseSpec, nodeid: str, call_model: CallModel) -> CaseRecord:
+@dataclass(frozen=True)
+class PreparedCase:
+    """A case ready to run: its spec, and the engine it names looked up once, at collection.
+
+    ``engine`` is None when the case cannot run (``spec.problem`` says why).
+    """
+
+    spec: CaseSpec
+    engine: Engine | None = None
+
+
+def prepare_case(case: CaseSpec, catalog: Catalog) -> PreparedCase:
+    """Look up what ``case`` names in ``catalog``; a name it does not know becomes the case's problem."""
+    if case.problem is not None:
+        return PreparedCase(case)
+    try:
+        engine = catalog.engines.get(case.engine)
+    except UnknownName as exc:
+        problem = CaseError(str(exc), path=case.path, line=case.line, key="engine")
+        return PreparedCase(replace(case, problem=problem))
+    return PreparedCase(case, engine)
+
+
+async def execute_case(prepared: PreparedCase, nodeid: str, call_model: CallModel) -> CaseRecord:
     """Run and score one case. Never raises for a problem of the case: it becomes the record's status."""
+    case = prepared.spec
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     started = time.perf_counter()
     transcript: Transcript | None = None
@@ -32,7 +59,8 @@ async def execute_case(case: CaseSpec, nodeid: str, call_model: CallModel) -> Ca
         if case.problem is not None:
             raise case.problem
         check_recorded_verdicts(case)  # skip before the model is called when no verdict could be served
-        transcript = await get_engine(case.engine)(case, call_model)
+        assert prepared.engine is not None, "prepare_case sets the engine of every case without a problem"
+        transcript = await prepared.engine(case, call_model)
         context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns,
                                  transcript_text=transcript.text, agent=transcript.agent)
         scores = await score_case(context)

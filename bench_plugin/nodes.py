@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from bench_plugin import record as rec
-from bench_plugin.case import build_record
+from bench_plugin.case import PreparedCase, build_record, prepare_case
+from bench_plugin.catalog import catalog_from_hooks
 from bench_plugin.errors import CaseFailed, InfrastructureError, SuiteError
 from bench_plugin.record import CaseRecord
 from bench_plugin.session import STATE_KEY, BenchState
@@ -29,15 +30,17 @@ class SuiteFile(pytest.File):
         state: BenchState = self.config.stash[STATE_KEY]
         try:
             loaded = load_suite_file(self.path, display_path=self.nodeid)
+            catalog = catalog_from_hooks(self.ihook)  # this folder's conftest.py files may add names
             suite = build_suite(loaded, state.build_options)
             cases = expand_suite(suite, loaded, state.expand_options)
         except SuiteError as exc:
             raise self.CollectError(str(exc)) from None
-        for case in cases:
+        for case in (prepare_case(case, catalog) for case in cases):
             # An explicit nodeid: pytest >= 9.2 parses stored ids (--lf cache) into name + [params],
             # and a name with brackets only matches when the item's id is parsed the same way.
-            item = CaseItem.from_parent(self, name=case.case_id, nodeid=f"{self.nodeid}::{case.case_id}", case=case)
-            for marker in case_markers(case):
+            nodeid = f"{self.nodeid}::{case.spec.case_id}"
+            item = CaseItem.from_parent(self, name=case.spec.case_id, nodeid=nodeid, prepared=case)
+            for marker in case_markers(case.spec):
                 state.register_marker(self.config, marker)
                 item.add_marker(marker)
             yield item
@@ -55,15 +58,20 @@ def case_markers(case: CaseSpec) -> list[str]:
 class CaseItem(pytest.Item):
     """One case. Its work runs on the runner's loop; the item waits for the record and reports it."""
 
-    def __init__(self, *, case: CaseSpec, **kwargs: Any) -> None:
+    def __init__(self, *, prepared: PreparedCase, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.case = case
+        self.prepared = prepared
+
+    @property
+    def case(self) -> CaseSpec:
+        """The case's spec (with its problem, when it cannot run)."""
+        return self.prepared.spec
 
     def setup(self) -> None:
         if self.case.problem is not None:
             return
         state: BenchState = self.config.stash[STATE_KEY]
-        record = state.scheduler.result(self.nodeid, self.case)
+        record = state.scheduler.result(self.nodeid, self.prepared)
         self.stash[RECORD_KEY] = record
         if record.status == rec.ERROR:
             if record.error and record.error.get("expected"):

@@ -8,11 +8,15 @@ from typing import Any
 
 import pytest
 
-from bench_plugin import __version__
+from bench_plugin import __version__, hookspecs
 from bench_plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.options import check_names, read_options, wants_html_report
 from bench_plugin.session import STATE_KEY, BenchState
 from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,7 +43,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     options = read_options(config)
-    config.stash[STATE_KEY] = BenchState(options.concurrency, options.build, options.expand)
+    config.stash[STATE_KEY] = BenchState(options.concurrency, options.build, options.expand, config.hook)
     config.addinivalue_line("markers", "bench: every case collected from a bench_plugin suite")
     if hasattr(config, "workerinput"):
         return  # controller only: workers must not write reports
@@ -85,7 +89,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     state: BenchState = session.config.stash[STATE_KEY]
     if session.config.option.collectonly or hasattr(session.config, "workerinput"):
         return
-    cases = [(item.nodeid, item.case) for item in session.items if isinstance(item, CaseItem)]
+    cases = [(item.nodeid, item.prepared) for item in session.items
+             if isinstance(item, CaseItem) and item.case.problem is None]
     if cases:
         state.scheduler.plan(cases)
 

@@ -47,6 +47,7 @@ class BenchReporter:
             self._opened = True
         self.store.append(data)
         self.conversations.write(data)
+        self.config.hook.pytest_bench_case_recorded(config=self.config, record=data)
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

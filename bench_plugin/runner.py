@@ -12,17 +12,16 @@ import asyncio
 import concurrent.futures
 import threading
 from dataclasses import replace
-from typing import Any
 
-from bench_plugin.case import execute_case
+from bench_plugin.case import PreparedCase, execute_case
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.http import HttpPool
-from bench_plugin.providers.interface import apply_system_policy
-from bench_plugin.providers.registry import create_provider
+from bench_plugin.providers.interface import Provider, apply_system_policy
+from bench_plugin.providers.registry import PROVIDER_TYPES, ProviderFactory, create_provider
 from bench_plugin.providers.retry import complete_with_retries
 from bench_plugin.record import CaseRecord
-from bench_plugin.suite.spec import CaseSpec
+from bench_plugin.registry import Registry
 
 _SHUTDOWN_TIMEOUT_S = 5.0
 
@@ -30,7 +29,7 @@ _SHUTDOWN_TIMEOUT_S = 5.0
 class _Slotted:
     """A provider whose every attempt takes a slot of its endpoint, so backoff sleeps hold none."""
 
-    def __init__(self, provider: Any, slots: asyncio.Semaphore) -> None:
+    def __init__(self, provider: Provider, slots: asyncio.Semaphore) -> None:
         self._provider = provider
         self._slots = slots
         self.spec: ProviderSpec = provider.spec
@@ -41,13 +40,13 @@ class _Slotted:
             return completion
 
     def should_retry(self, exc: BaseException) -> bool:
-        return bool(self._provider.should_retry(exc))
+        return self._provider.should_retry(exc)
 
     def connection_key(self) -> str:
-        return str(self._provider.connection_key())
+        return self._provider.connection_key()
 
     def max_concurrency(self) -> int | None:
-        return self._provider.max_concurrency()  # type: ignore[no-any-return]
+        return self._provider.max_concurrency()
 
     async def aclose(self) -> None:
         await self._provider.aclose()
@@ -60,18 +59,19 @@ class Runner:
         concurrency: most cases in flight at once (``--bench-concurrency``).
     """
 
-    def __init__(self, concurrency: int = 16) -> None:
+    def __init__(self, concurrency: int = 16, provider_types: Registry[ProviderFactory] = PROVIDER_TYPES) -> None:
         self.concurrency = concurrency
+        self._provider_types = provider_types
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._case_slots: asyncio.Semaphore | None = None
         self._http: HttpPool | None = None
-        self._providers: dict[str, Any] = {}
+        self._providers: dict[str, Provider] = {}
         self._provider_slots: dict[str, asyncio.Semaphore] = {}
         self._futures: set[concurrent.futures.Future[CaseRecord]] = set()
 
-    def submit(self, case: CaseSpec, nodeid: str) -> concurrent.futures.Future[CaseRecord]:
+    def submit(self, case: PreparedCase, nodeid: str) -> concurrent.futures.Future[CaseRecord]:
         """Start a case now; the future resolves to its record (it never raises for case problems)."""
         loop = self._ensure_started()
         future = asyncio.run_coroutine_threadsafe(self._run_case(case, nodeid), loop)
@@ -79,7 +79,7 @@ class Runner:
         future.add_done_callback(self._futures.discard)
         return future
 
-    async def _run_case(self, case: CaseSpec, nodeid: str) -> CaseRecord:
+    async def _run_case(self, case: PreparedCase, nodeid: str) -> CaseRecord:
         assert self._case_slots is not None
         async with self._case_slots:
             return await execute_case(case, nodeid, self.call_model)
@@ -93,13 +93,14 @@ class Runner:
         completion: Completion = await complete_with_retries(provider, prepared, max_retries=spec.max_retries)
         return completion
 
-    def _provider(self, spec: ProviderSpec) -> Any:
+    def _provider(self, spec: ProviderSpec) -> Provider:
         key = repr(spec)  # specs hold dicts, so they are not hashable; their repr is complete
         if key not in self._providers:
-            self._providers[key] = create_provider(spec, self._http)
+            assert self._http is not None, "the loop thread makes the pool before any call"
+            self._providers[key] = create_provider(spec, self._http, self._provider_types)
         return self._providers[key]
 
-    def _provider_slot(self, provider: Any) -> asyncio.Semaphore:
+    def _provider_slot(self, provider: Provider) -> asyncio.Semaphore:
         key = provider.connection_key()
         if key not in self._provider_slots:
             self._provider_slots[key] = asyncio.Semaphore(provider.max_concurrency() or self.concurrency)

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 from bench_plugin.record import CaseRecord
-from bench_plugin.suite.spec import CaseSpec
 
-Submit = Callable[[CaseSpec, str], "concurrent.futures.Future[CaseRecord]"]
+CaseT = TypeVar("CaseT")
+Submit = Callable[[CaseT, str], "concurrent.futures.Future[CaseRecord]"]
 
 
-class Scheduler:
+class Scheduler(Generic[CaseT]):
     """Hands out one future per case and keeps a window of cases running ahead.
 
     Args:
@@ -25,21 +26,21 @@ class Scheduler:
         window: how many cases may be started ahead of the one pytest is on.
     """
 
-    def __init__(self, submit: Submit, window: int) -> None:
+    def __init__(self, submit: Submit[CaseT], window: int) -> None:
         self._submit = submit
         self._window = max(1, window)
-        self._order: list[tuple[str, CaseSpec]] = []
+        self._order: list[tuple[str, CaseT]] = []
         self._position: dict[str, int] = {}
         self._futures: dict[str, concurrent.futures.Future[CaseRecord]] = {}
         self._submitted_upto = 0
 
-    def plan(self, cases: Sequence[tuple[str, CaseSpec]]) -> None:
-        """Take the selected (nodeid, case) pairs in run order and start the first window."""
-        self._order = [(nodeid, case) for nodeid, case in cases if case.problem is None]
+    def plan(self, cases: Sequence[tuple[str, CaseT]]) -> None:
+        """Take the selected (nodeid, case) pairs that can run, in run order, and start the first window."""
+        self._order = list(cases)
         self._position = {nodeid: i for i, (nodeid, _) in enumerate(self._order)}
         self._advance(0)
 
-    def result(self, nodeid: str, case: CaseSpec) -> CaseRecord:
+    def result(self, nodeid: str, case: CaseT) -> CaseRecord:
         """Block until this case's record is ready, starting it (and the window after it) if needed."""
         position = self._position.get(nodeid)
         if position is not None:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import pytest
 
+from bench_plugin.case import PreparedCase
+from bench_plugin.catalog import catalog_from_hooks
+from bench_plugin.providers.registry import PROVIDER_TYPES
 from bench_plugin.runner import Runner
 from bench_plugin.schedule import Scheduler
 from bench_plugin.suite.build import BuildOptions
@@ -20,14 +24,17 @@ class BenchState:
     concurrency: int
     build_options: BuildOptions
     expand_options: ExpandOptions
+    hook: Any = None  # config.hook: the session-wide hook relay (provider types are session-wide)
     _markers: set[str] = field(default_factory=set)
 
     @cached_property
     def runner(self) -> Runner:
-        return Runner(self.concurrency)
+        # made on first use, after collection: every conftest.py that adds a provider type is loaded
+        providers = catalog_from_hooks(self.hook).providers if self.hook is not None else PROVIDER_TYPES
+        return Runner(self.concurrency, providers)
 
     @cached_property
-    def scheduler(self) -> Scheduler:
+    def scheduler(self) -> Scheduler[PreparedCase]:
         return Scheduler(self.runner.submit, window=2 * self.concurrency)
 
     def register_marker(self, config: pytest.Config, name: str) -> None:

@@ -1,31 +1,43 @@
-"""What an engine gives back, and engines by name (single turn, scripted multi-turn, n-way, agent)."""
+"""Engines by name: how a case becomes a transcript (one prompt, scripted turns, a conversation, an agent).
+
+Expansion names the engine of each case (``CaseSpec.engine``, or a task's ``engine:``); a project
+adds its own from ``conftest.py`` (``pytest_bench_engines``) or a package through the
+``bench_plugin.engines`` entry point group.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import cast
 
 from bench_plugin.chat import CallModel
+from bench_plugin.registry import Registry
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import Transcript
 
-if TYPE_CHECKING:
-    pass
-
-
 Engine = Callable[[CaseSpec, CallModel], Awaitable[Transcript]]
+"""Run one case: make the calls through ``CallModel`` and return what was said."""
 
 
-def get_engine(name: str) -> Engine:
-    """The engine that runs cases of this kind (``CaseSpec.engine``, chosen at expansion)."""
-    from bench_plugin.engines.agent.run import run_agent
-    from bench_plugin.engines.conversation.run import run_conversation
-    from bench_plugin.engines.single_turn import run_single_turn
-    from bench_plugin.engines.turns import run_turns
+def adapt_engine(value: object) -> Engine:
+    """An engine is any callable ``(case, call_model) -> awaitable Transcript``.
 
-    engines: dict[str, Engine] = {
-        "single_turn": run_single_turn, "turns": run_turns, "conversation": run_conversation, "agent": run_agent,
-    }
-    if name not in engines:
-        raise KeyError(f"unknown engine '{name}'; choose from: {', '.join(engines)}")
-    return engines[name]
+    Raises:
+        TypeError: ``value`` is not callable.
+    """
+    if not callable(value):
+        raise TypeError(f"an engine must be a callable (case, call_model) -> Transcript, got {type(value).__name__}")
+    return cast(Engine, value)
+
+
+ENGINES: Registry[Engine] = Registry(
+    "engine",
+    "bench_plugin.engines",
+    {
+        "single_turn": "bench_plugin.engines.single_turn:run_single_turn",
+        "turns": "bench_plugin.engines.turns:run_turns",
+        "conversation": "bench_plugin.engines.conversation.run:run_conversation",
+        "agent": "bench_plugin.engines.agent.run:run_agent",
+    },
+    adapt_engine,
+)

@@ -8,7 +8,8 @@ from typing import Any, Protocol, runtime_checkable
 from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import ProviderError, TransientProviderError
-from bench_plugin.http import malformed
+from bench_plugin.http import HttpPool, malformed
+from bench_plugin.suite.templates import render_standalone
 
 
 @runtime_checkable
@@ -41,8 +42,9 @@ class Provider(Protocol):
 class BaseProvider:
     """Defaults for the policy methods, so a provider only has to write ``complete``."""
 
-    def __init__(self, spec: ProviderSpec) -> None:
+    def __init__(self, spec: ProviderSpec, http: HttpPool | None = None) -> None:
         self.spec = spec
+        self.http = http
 
     async def complete(self, request: CompletionRequest) -> Completion:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -73,8 +75,6 @@ def apply_system_policy(messages: tuple[Message, ...], model: ModelSpec) -> tupl
     rest = [m for m in messages if m.role != "system"]
     if model.system_prompt == "drop" or not system_text:
         return tuple(rest)
-    from bench_plugin.suite.templates import render_standalone
-
     prefix = render_standalone(model.system_fold_template, {"system": system_text})
     for index, message in enumerate(rest):
         if message.role == "user":

@@ -1,52 +1,62 @@
-"""Provider types by name, built-in presets, and third-party types from entry points."""
+"""Provider types by name: the wire formats and offline sources a suite's ``type:`` may name.
+
+A project adds its own from ``conftest.py`` (``pytest_bench_provider_types``), a package through
+the ``bench_plugin.providers`` entry point group. The endpoints a suite may name without declaring
+them (``openai``, ``anthropic``, ``ollama``...) are in ``bench_plugin.endpoints.PRESETS``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import metadata
-from typing import Any
+from typing import cast
 
 from bench_plugin.endpoints import ProviderSpec
+from bench_plugin.http import HttpPool
+from bench_plugin.providers.interface import Provider
+from bench_plugin.registry import Registry
 
-ENTRY_POINT_GROUP = "bench_plugin.providers"
-
+ProviderFactory = Callable[[ProviderSpec, HttpPool], Provider]
+"""Make the provider for one endpoint; ``HttpPool`` holds the runner's shared httpx clients."""
 
 OFFLINE_TYPES = ("echo", "scripted", "replay")
 HTTP_TYPES = ("openai_compatible", "openai", "anthropic")
 
 
-def _builtin_factories() -> dict[str, Callable[..., Any]]:
-    from bench_plugin.providers.anthropic import AnthropicProvider
-    from bench_plugin.providers.offline import EchoProvider, ReplayProvider, ScriptedProvider
-    from bench_plugin.providers.openai_compat import OpenAICompatProvider
+def adapt_provider_factory(value: object) -> ProviderFactory:
+    """A provider type is a class (or any callable) taking ``(spec, http)`` and returning a Provider.
 
-    return {
-        "openai_compatible": OpenAICompatProvider,
-        "openai": OpenAICompatProvider,
-        "anthropic": AnthropicProvider,
-        "echo": lambda spec, http: EchoProvider(spec),
-        "scripted": lambda spec, http: ScriptedProvider(spec),
-        "replay": lambda spec, http: ReplayProvider(spec),
-    }
+    Raises:
+        TypeError: ``value`` is not callable.
+    """
+    if not callable(value):
+        raise TypeError(f"a provider type must be a callable (spec, http) -> Provider, got {type(value).__name__}")
+    return cast(ProviderFactory, value)
+
+
+PROVIDER_TYPES: Registry[ProviderFactory] = Registry(
+    "provider type",
+    "bench_plugin.providers",
+    {
+        "openai_compatible": "bench_plugin.providers.openai_compat:OpenAICompatProvider",
+        "openai": "bench_plugin.providers.openai_compat:OpenAICompatProvider",
+        "anthropic": "bench_plugin.providers.anthropic:AnthropicProvider",
+        "echo": "bench_plugin.providers.offline:EchoProvider",
+        "scripted": "bench_plugin.providers.offline:ScriptedProvider",
+        "replay": "bench_plugin.providers.offline:ReplayProvider",
+    },
+    adapt_provider_factory,
+)
 
 
 def provider_types() -> list[str]:
-    """Every provider type a suite may name: built-ins first, then installed plugins."""
-    names = [*HTTP_TYPES, *OFFLINE_TYPES]
-    names += sorted(ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name not in names)
-    return names
+    """Every provider type a suite may name: built-ins first, then installed packages'."""
+    return PROVIDER_TYPES.names()
 
 
-def create_provider(spec: ProviderSpec, http: Any) -> Any:
-    """Instantiate the provider for ``spec``; plugins are imported only when named.
+def create_provider(spec: ProviderSpec, http: HttpPool, types: Registry[ProviderFactory] = PROVIDER_TYPES) -> Provider:
+    """Make the provider for ``spec`` (a package's type is imported only now, when named).
 
     Raises:
-        KeyError: for an unknown type (the caller has already validated names, so this is rare).
+        UnknownName: an unknown type (rare: suites are checked against the same registry).
     """
-    factories = _builtin_factories()
-    if spec.type in factories:
-        return factories[spec.type](spec, http)
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == spec.type:
-            return ep.load()(spec, http)
-    raise KeyError(spec.type)
+    return types.get(spec.type)(spec, http)

@@ -48,6 +48,13 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 Seed = int | np.random.Generator
 PairKey = frozenset[str] | tuple[str, str]
+# Mapping keys are invariant, so a dict keyed only by tuples (or only by frozensets) needs its own arm
+PValues = (
+    Mapping[frozenset[str], float | None]
+    | Mapping[tuple[str, str], float | None]
+    | Mapping[PairKey, float | None]
+)
+Significance = Mapping[frozenset[str], bool] | Mapping[tuple[str, str], bool] | Mapping[PairKey, bool]
 
 # how many bootstrap replicates x resampling units to draw at once (bounds memory on large inputs)
 _CHUNK_CELLS = 2_000_000
@@ -76,8 +83,9 @@ def _cluster_sums(values: FloatArray, clusters: Sequence[Hashable] | None) -> tu
     if clusters is None:
         return values.copy(), np.ones_like(values)
     index: dict[Hashable, int] = {}
-    codes = np.fromiter((index.setdefault(cluster, len(index)) for cluster in clusters), dtype=np.int64,
-                        count=len(clusters))
+    codes = np.fromiter(
+        (index.setdefault(cluster, len(index)) for cluster in clusters), dtype=np.int64, count=len(clusters)
+    )
     sums = np.bincount(codes, weights=values, minlength=len(index)).astype(np.float64)
     counts = np.bincount(codes, minlength=len(index)).astype(np.float64)
     return sums, counts
@@ -103,9 +111,7 @@ def _percentile_ci(replicates: FloatArray, confidence: float) -> tuple[float, fl
     return float(low), float(high)
 
 
-def _aligned(
-    name: str, values: Sequence[float | None], clusters: Sequence[Hashable] | None
-) -> None:
+def _aligned(name: str, values: Sequence[float | None], clusters: Sequence[Hashable] | None) -> None:
     if clusters is not None and len(clusters) != len(values):
         raise ValueError(f"clusters has {len(clusters)} entries but {name} has {len(values)}")
 
@@ -120,9 +126,10 @@ class MeanCI:
 
     Attributes:
         mean: the plain mean over all present cases.
-        se: standard deviation of the bootstrap means (NaN with fewer than two resampling units).
-        ci_low: lower percentile-bootstrap bound (NaN with fewer than two resampling units).
-        ci_high: upper percentile-bootstrap bound (NaN with fewer than two resampling units).
+        se: standard deviation of the bootstrap means (NaN with fewer than two resampling units, or
+            with ``n_boot < 2``).
+        ci_low: lower percentile-bootstrap bound (NaN when ``se`` is).
+        ci_high: upper percentile-bootstrap bound (NaN when ``se`` is).
         n: number of present (non-None, non-NaN) cases.
         n_clusters: number of resampling units: clusters when given, else ``n``.
         confidence: the interval's nominal coverage.
@@ -138,7 +145,10 @@ class MeanCI:
 
 
 def _mean_ci_of(
-    values: FloatArray, clusters: Sequence[Hashable] | None, confidence: float, n_boot: int,
+    values: FloatArray,
+    clusters: Sequence[Hashable] | None,
+    confidence: float,
+    n_boot: int,
     rng: np.random.Generator,
 ) -> MeanCI:
     sums, counts = _cluster_sums(values, clusters)
@@ -219,9 +229,7 @@ class PairedDifference:
     confidence: float
 
 
-def _paired(
-    a: Sequence[float | None], b: Sequence[float | None]
-) -> tuple[list[int], FloatArray, FloatArray]:
+def _paired(a: Sequence[float | None], b: Sequence[float | None]) -> tuple[list[int], FloatArray, FloatArray]:
     if len(a) != len(b):
         raise ValueError(f"a and b must be paired case by case, got lengths {len(a)} and {len(b)}")
     keep = [index for index in range(len(a)) if not _is_missing(a[index]) and not _is_missing(b[index])]
@@ -455,7 +463,7 @@ def _pair_key(key: PairKey) -> frozenset[str]:
 
 
 def significant_pairs(
-    pvalues: Mapping[PairKey, float | None],
+    pvalues: PValues,
     *,
     alpha: float = 0.05,
     adjust: Literal["holm", "none"] = "holm",
@@ -482,9 +490,7 @@ def significant_pairs(
     return {key: p is not None and p <= alpha for key, p in zip(keys, adjusted, strict=True)}
 
 
-def tiers(
-    means: Mapping[str, float | None], pairwise_significant: Mapping[PairKey, bool]
-) -> list[list[str]]:
+def tiers(means: Mapping[str, float | None], pairwise_significant: Significance) -> list[list[str]]:
     """Group models into tiers that the tests cannot separate, greedily from the best model.
 
     Rule: sort the models by mean, best first (ties by name). The best model opens tier 1 and is its
@@ -749,11 +755,20 @@ def _bt_objective(
 
 
 def _bt_fit(
-    n_models: int, first: IntArray, second: IntArray, won: FloatArray, lost: FloatArray, l2: float,
+    n_models: int,
+    first: IntArray,
+    second: IntArray,
+    won: FloatArray,
+    lost: FloatArray,
+    l2: float,
     start: FloatArray,
 ) -> FloatArray:
     result = optimize.minimize(
-        _bt_objective, start, args=(first, second, won, lost, l2), jac=True, method="L-BFGS-B",
+        _bt_objective,
+        start,
+        args=(first, second, won, lost, l2),
+        jac=True,
+        method="L-BFGS-B",
         options={"maxiter": 10_000, "gtol": 1e-10, "ftol": 1e-15},
     )
     theta: FloatArray = np.asarray(result.x, dtype=np.float64)

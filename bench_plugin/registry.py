@@ -1,0 +1,115 @@
+"""Named implementations of one kind (provider types, engines, scorer types), open to other packages.
+
+A registry knows three sources, in this order of precedence: what a project registers from its
+``conftest.py`` (through the ``pytest_bench_*`` hooks of ``hookspecs.py``), the built-ins, and
+what installed packages declare in an entry point group. Built-ins and entry points are named as
+``"module:attribute"`` and imported only when a suite names them, so a broken third-party package
+cannot slow down or break suites that do not use it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Generic, TypeVar
+
+from bench_plugin.hints import choices_hint
+
+T = TypeVar("T")
+
+
+@cache
+def _group(group: str) -> Mapping[str, EntryPoint]:
+    # metadata is scanned once per process: it is the slow part of entry points
+    return {point.name: point for point in entry_points(group=group)}
+
+
+def _import(reference: str) -> object:
+    module, _, attribute = reference.partition(":")
+    target: object = importlib.import_module(module)
+    for part in attribute.split("."):
+        target = getattr(target, part)
+    return target
+
+
+class UnknownName(ValueError):
+    """A name no source of the registry knows; the message lists the choices and a did-you-mean."""
+
+
+class Registry(Generic[T]):
+    """Implementations by name, built-ins first.
+
+    Args:
+        kind: what the names are, for messages (``"scorer type"``).
+        group: the entry point group other packages fill (``"bench_plugin.scorers"``).
+        builtins: name -> ``"module:attribute"``, imported when first asked for.
+        adapt: turns what was imported into a ``T`` (instantiates a class, checks methods), or
+            raises TypeError saying what is wrong with it.
+        label: how messages introduce the list of valid names.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        group: str,
+        builtins: Mapping[str, str],
+        adapt: Callable[[object], T],
+        *,
+        registered: Mapping[str, T] | None = None,
+        label: str = "choose from",
+    ) -> None:
+        self.kind = kind
+        self.group = group
+        self._builtins = dict(builtins)
+        self._adapt = adapt
+        self._registered: dict[str, T] = dict(registered or {})
+        self._loaded: dict[str, T] = {}
+        self._label = label
+
+    def with_registered(self, extra: Mapping[str, object]) -> Registry[T]:
+        """A copy that also knows ``extra`` (a project's own, from its conftest.py); they win on a clash.
+
+        Raises:
+            TypeError: an entry of ``extra`` is not a usable ``T``.
+        """
+        adapted = {name: self._adapt(value) for name, value in extra.items()}
+        copy = Registry(self.kind, self.group, self._builtins, self._adapt,
+                        registered={**self._registered, **adapted}, label=self._label)
+        copy._loaded = self._loaded  # built-ins and entry points load once per process
+        return copy
+
+    def names(self) -> list[str]:
+        """Every name: built-ins in their documented order, then the others sorted."""
+        extra = {*self._registered, *_group(self.group)} - set(self._builtins)
+        return [*self._builtins, *sorted(extra)]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (
+            name in self._registered or name in self._builtins or name in _group(self.group)
+        )
+
+    def get(self, name: str) -> T:
+        """The implementation named ``name``.
+
+        Raises:
+            UnknownName: no source knows the name (the message lists the choices), or an entry
+                point failed to import or is not a usable implementation.
+        """
+        if name in self._registered:
+            return self._registered[name]
+        if name not in self._loaded:
+            self._loaded[name] = self._load(name)
+        return self._loaded[name]
+
+    def _load(self, name: str) -> T:
+        if name in self._builtins:
+            return self._adapt(_import(self._builtins[name]))
+        point = _group(self.group).get(name)
+        if point is None:
+            raise UnknownName(f"unknown {self.kind} {name!r}; {choices_hint(name, self.names(), label=self._label)}")
+        try:
+            return self._adapt(point.load())
+        except Exception as exc:  # a third-party import can fail in any way; report it as a bad name
+            raise UnknownName(f"{self.kind} {name!r} ({point.value}) failed to load: {exc!r}") from exc
