@@ -14,7 +14,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench_plugin.errors import SuiteError
+import pytest
+
+from bench_plugin.nodes import CaseItem
+from bench_plugin.suite.discover import find_suites
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,30 +53,48 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate(options: argparse.Namespace) -> int:
-    from bench_plugin.suite.build import build_suite
-    from bench_plugin.suite.discover import find_suites
-    from bench_plugin.suite.expand import expand_suite
-    from bench_plugin.suite.loader import load_suite_file
+    """Collect the suites the way ``pytest`` would, calling no model, and list every problem.
 
+    Going through pytest's own collection loads the same ``conftest.py`` files and plugins a run
+    would, so a project's own scorers, providers and engines are known here too.
+    """
     files = find_suites(Path(p) for p in options.paths)
     if not files:
         print(f"no suite files under {' '.join(options.paths)}", file=sys.stderr)
         return 2
-    problems = 0
-    for path in files:
-        try:
-            loaded = load_suite_file(path, display_path=str(path))
-            cases = expand_suite(build_suite(loaded), loaded)
-        except SuiteError as exc:
-            print(exc, file=sys.stderr)
-            problems += 1
-            continue
-        broken = [case for case in cases if case.problem is not None]
-        for case in broken:
-            print(f"{case.case_id}: {case.problem}", file=sys.stderr)
-        problems += len(broken)
-        print(f"{path}: {len(cases)} cases, {len(broken)} with problems")
-    return 1 if problems else 0
+    validation = _Validation()
+    # -s: our lines go to this process's stdout; without the terminal plugin ours are the only lines;
+    # pytest-asyncio is not needed to collect and would warn about its own settings
+    args = [*(str(f) for f in files), "--collect-only", "-s", "--continue-on-collection-errors",
+            "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:asyncio"]
+    pytest.main(args, plugins=[validation])
+    return 1 if validation.problems else 0
+
+
+class _Validation:
+    """Reads collection as it happens: a broken file is one problem, a case that cannot run another."""
+
+    def __init__(self) -> None:
+        self.problems = 0
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A suite file that does not load: its message names the file, line and key."""
+        if report.failed:
+            self.problems += 1
+            print(str(report.longrepr).strip(), file=sys.stderr)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Per suite file: how many cases, and each case that would fail before any call."""
+        by_file: dict[str, list[CaseItem]] = {}
+        for item in session.items:
+            if isinstance(item, CaseItem):
+                by_file.setdefault(item.nodeid.split("::")[0], []).append(item)
+        for path, items in by_file.items():
+            broken = [item for item in items if item.case.problem is not None]
+            for item in broken:
+                print(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
+            self.problems += len(broken)
+            print(f"{path}: {len(items)} cases, {len(broken)} with problems")
 
 
 def _report(options: argparse.Namespace) -> int:
