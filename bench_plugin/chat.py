@@ -22,6 +22,7 @@ class ToolCall:
     arguments: str = "{}"
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data, as records keep it."""
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
 
@@ -49,6 +50,7 @@ class Message:
     tool_call_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data, as records keep it."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.name is not None:
             out["name"] = self.name

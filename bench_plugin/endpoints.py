@@ -19,6 +19,7 @@ class Pricing:
     output_per_mtok: float = 0.0
 
     def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
+        """US dollars for these token counts; None when the endpoint reported neither."""
         if input_tokens is None and output_tokens is None:
             return None
         return ((input_tokens or 0) * self.input_per_mtok + (output_tokens or 0) * self.output_per_mtok) / 1e6

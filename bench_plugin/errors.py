@@ -116,8 +116,11 @@ class ProviderError(BenchError):
 
     @property
     def kind(self) -> str:
-        """A short stable name for records and reports: ``timeout``, ``connection``, ``http_429``,
-        ``http_5xx``, ``malformed``, ``auth``, ``http_4xx``, ``replay_miss``... Defaults from the class."""
+        """A short stable name for records and reports; defaults from the status or the class.
+
+        For example ``timeout``, ``connection``, ``http_429``, ``http_5xx``, ``malformed``, ``auth``,
+        ``http_4xx``, ``replay_miss``.
+        """
         if self._kind:
             return self._kind
         if self.status is not None:
@@ -139,8 +142,10 @@ class ReplayMissError(ProviderError):
 
 
 class RecordedFailureError(ProviderError):
-    """A replayed recording says this call failed when it was made (e.g. a generation that errored):
-    an infrastructure failure, never a score."""
+    """A replayed recording says this call failed when it was made: an infrastructure failure, never a score.
+
+    For example a generation that errored when the benchmark was first run.
+    """
 
 
 class JudgeError(BenchError):
@@ -148,8 +153,10 @@ class JudgeError(BenchError):
 
 
 class ToolFailure(Exception):
-    """A tool call that could not be done (bad arguments, a path outside the workspace, a program not
-    on the allow-list, a timeout...). Its message is what the model is told; the run goes on."""
+    """A tool call that could not be done; its message is what the model is told, and the run goes on.
+
+    For example bad arguments, a path outside the workspace, a program not on the allow-list, a timeout.
+    """
 
 
 class CaseFailed(Exception):

@@ -121,8 +121,10 @@ async def post_json(
 
 
 def error_for_status(status: int, message: str, retry_after: float | None = None) -> ProviderError:
-    """The error for an HTTP status, or a status named inside a response body: transient for
-    408/409/429/5xx, ``AuthError`` for 401/403, a plain ``ProviderError`` (not retried) otherwise."""
+    """The error for an HTTP status, or a status named inside a response body.
+
+    Transient for 408/409/429/5xx, ``AuthError`` for 401/403, a plain ``ProviderError`` (not retried) otherwise.
+    """
     if status in _TRANSIENT_4XX or status >= 500:
         return TransientProviderError(message, status=status, retry_after=retry_after)
     if status in (401, 403):
@@ -151,8 +153,10 @@ def _parse_json_object(response: httpx.Response, secrets: tuple[str, ...]) -> di
 
 
 def _error_excerpt(text: str) -> str:
-    """The server's error message when the body has the usual ``{"error": {"message"}}`` shape,
-    otherwise the start of the body; whitespace collapsed, at most ~300 characters."""
+    """The server's error message, or the start of the body; whitespace collapsed, at most ~300 characters.
+
+    The message is read from the usual ``{"error": {"message"}}`` shape when the body has it.
+    """
     try:
         error = json.loads(text).get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):

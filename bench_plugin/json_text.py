@@ -5,6 +5,7 @@ Checks, judges and the agent's final-state checks all read JSON out of replies; 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -49,10 +50,8 @@ def load_json(text: str, *, extract: bool = True) -> Any:
 def iter_json_objects(text: str) -> Iterator[Any]:
     """Yield JSON values found in a reply: the whole reply, fenced blocks, then embedded ``{...}``."""
     for source in (text.strip(), *fenced_blocks(text)):
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             yield json.loads(source)
-        except json.JSONDecodeError:
-            pass
     decoder = json.JSONDecoder()
     start = text.find("{")
     attempts = 0
@@ -123,7 +122,7 @@ def walk_json_path(data: Any, steps: Sequence[PathStep]) -> Any:
             current = current[key]
         else:
             # a path that meets a scalar is a miss like any other, so LookupError rather than TypeError
-            raise LookupError(f"{where} is {json.dumps(current)}, not an object or list")  # noqa: TRY004
+            raise LookupError(f"{where} is {json.dumps(current)}, not an object or list")
     return current
 
 

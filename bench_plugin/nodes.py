@@ -27,6 +27,7 @@ class SuiteFile(pytest.File):
     """A YAML suite: one item per model x task x run."""
 
     def collect(self) -> Iterator[CaseItem]:
+        """Load, build and expand the suite; a broken file is one collection error with its message."""
         state: BenchState = self.config.stash[STATE_KEY]
         try:
             loaded = load_suite_file(self.path, display_path=self.nodeid)
@@ -68,6 +69,7 @@ class CaseItem(pytest.Item):
         return self.prepared.spec
 
     def setup(self) -> None:
+        """Wait for the case's record; an infrastructure failure raises here, so pytest shows ERROR."""
         if self.case.problem is not None:
             return
         state: BenchState = self.config.stash[STATE_KEY]
@@ -81,6 +83,7 @@ class CaseItem(pytest.Item):
             raise InfrastructureError(infrastructure_message(record))
 
     def runtest(self) -> None:
+        """Turn the record's status into pytest's outcome: pass, fail, or skip when unscored."""
         if self.case.problem is not None:
             self.stash[RECORD_KEY] = build_record(
                 self.case, self.nodeid, rec.INVALID, str(self.case.problem),
@@ -94,13 +97,16 @@ class CaseItem(pytest.Item):
             pytest.skip(f"{record.status}: {record.reason}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
+        """Our own errors as their message alone: suite authors never see our internals' traceback."""
         if isinstance(excinfo.value, (CaseFailed, InfrastructureError, SuiteError)):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def annotate_report(self, report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
-        """Put the record on the report that decides the outcome, as plain data (it crosses xdist),
-        with junitxml properties, and keep our internals out of what the user reads."""
+        """Put the record on the report that decides the outcome, as plain data (it crosses xdist).
+
+        Also adds junitxml properties, and keeps our internals out of what the user reads.
+        """
         record = self.stash.get(RECORD_KEY, None)
         # an infrastructure failure ends in setup: ERROR, or XFAIL when the suite expects it
         if record is None or not (call.when == "call" or (call.when == "setup" and record.status == rec.ERROR)):
@@ -122,6 +128,7 @@ class CaseItem(pytest.Item):
             report.longrepr = (str(self.path), line, report.longrepr[2])
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
+        """Where the case is written: the suite file and the task's line."""
         return self.path, self.case.line, f"{self.case.suite}::{self.name}"
 
 

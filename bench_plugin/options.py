@@ -17,6 +17,8 @@ from bench_plugin.suite.loader import load_suite_file
 
 @dataclass(frozen=True)
 class BenchOptions:
+    """The --bench-* options, checked, in the form the later stages take them."""
+
     concurrency: int
     output_dir: Path
     build: BuildOptions
@@ -82,8 +84,10 @@ def _base_urls(values: list[str]) -> dict[str, str]:
 
 
 def wants_html_report(config: pytest.Config, output_dir: Path) -> Path | None:
-    """Where to write the pytest-html report by default: only when suites are being run and the user
-    has not chosen (``--html``) or declined (``--bench-html off``)."""
+    """Where to write the pytest-html report by default, or None.
+
+    Only when suites are being run and the user has not chosen (``--html``) or declined (``--bench-html off``).
+    """
     if not hasattr(config.option, "htmlpath") or config.option.htmlpath or config.option.collectonly:
         return None
     choice = config.getoption("bench_html")
@@ -105,9 +109,11 @@ def _args_name_suites(config: pytest.Config) -> bool:
 
 
 def check_names(names: Sequence[str] | None, base_url_providers: Sequence[str], suite_files: Sequence[Path]) -> None:
-    """Names on the command line that no suite knows are a usage error listing the choices; silence
-    would run nothing (--bench-models) or the wrong endpoint (--bench-base-url). Suites that do not
-    load are left to collection, which reports them with their line."""
+    """Refuse names on the command line that no suite knows, listing the choices.
+
+    Silence would run nothing (--bench-models) or the wrong endpoint (--bench-base-url). Suites that do not
+    load are left to collection, which reports them with their line.
+    """
     if not (names or base_url_providers) or not suite_files:
         return
     models: set[str] = set()

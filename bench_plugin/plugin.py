@@ -67,8 +67,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Check names given on the command line once, on the controller: under xdist a worker's usage
-    error would be lost."""
+    """Check names given on the command line once, on the controller.
+
+    Under xdist a worker's usage error would be lost.
+    """
     if not hasattr(session.config, "workerinput"):
         paths = [session.config.invocation_params.dir / arg.split("::")[0] for arg in session.config.args]
         state: BenchState = session.config.stash[STATE_KEY]

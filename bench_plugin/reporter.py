@@ -35,6 +35,7 @@ class BenchReporter:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Stream each case's record to results.jsonl as it arrives (local and xdist reports alike)."""
         data = getattr(report, "bench_record", None)
         if data is None:
             return
@@ -51,6 +52,7 @@ class BenchReporter:
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Put the records in case order and write every report from them."""
         if not self._opened:
             return
         records = in_case_order(self.store.records)
@@ -65,6 +67,7 @@ class BenchReporter:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Print the per-model summary and where the files went."""
         if not self._opened:
             return
         records = self.store.records

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from dataclasses import replace
 
@@ -85,8 +86,10 @@ class Runner:
             return await execute_case(case, nodeid, self.call_model)
 
     async def call_model(self, request: CompletionRequest) -> Completion:
-        """Every model call of every case and judge goes through here: system policy, provider
-        concurrency limit and retries (rate limits and caching will join them here)."""
+        """Make one model call for a case or a judge: every call goes through here.
+
+        Applies the model's system policy, the provider's concurrency limit and retries.
+        """
         spec = request.model.provider
         provider = _Slotted(self._provider(spec), self._provider_slot(self._provider(spec)))
         prepared = replace(request, messages=apply_system_policy(request.messages, request.model))
@@ -134,10 +137,8 @@ class Runner:
         for future in list(self._futures):
             future.cancel()
         closing = asyncio.run_coroutine_threadsafe(self._aclose(), loop)
-        try:
+        with contextlib.suppress(concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
             closing.result(timeout=_SHUTDOWN_TIMEOUT_S)
-        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
-            pass
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(timeout=_SHUTDOWN_TIMEOUT_S)

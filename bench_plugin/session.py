@@ -29,12 +29,14 @@ class BenchState:
 
     @cached_property
     def runner(self) -> Runner:
+        """The background runner, made on first use."""
         # made on first use, after collection: every conftest.py that adds a provider type is loaded
         providers = catalog_from_hooks(self.hook).providers if self.hook is not None else PROVIDER_TYPES
         return Runner(self.concurrency, providers)
 
     @cached_property
     def scheduler(self) -> Scheduler[PreparedCase]:
+        """The look-ahead over the selected cases, feeding the runner."""
         return Scheduler(self.runner.submit, window=2 * self.concurrency)
 
     def register_marker(self, config: pytest.Config, name: str) -> None:
@@ -44,6 +46,7 @@ class BenchState:
             config.addinivalue_line("markers", f"{name}: bench_plugin case marker")
 
     def close(self) -> None:
+        """Stop the runner, if one was started."""
         if "runner" in self.__dict__:
             self.runner.close()
 

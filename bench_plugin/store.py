@@ -52,6 +52,7 @@ class ResultsStore:
 
     @property
     def is_open(self) -> bool:
+        """Whether results.jsonl has been opened for this run."""
         return self._file is not None
 
     def open(self) -> None:

@@ -1,5 +1,6 @@
-"""What a case produced: the conversation, each turn as it happened, reasoning split from answers,
-and an agent's tool calls. Engines write it; scorers, records and reports read it.
+"""What a case produced: the conversation, its turns, reasoning split from answers, an agent's tool calls.
+
+Engines write it; scorers, records and reports read it.
 """
 
 from __future__ import annotations
@@ -64,9 +65,11 @@ class TurnResult:
 
     @property
     def answered(self) -> bool:
+        """Whether the model answered this turn (it was sent and a reply came back)."""
         return not self.skipped and self.answer is not None
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data, as records keep it."""
         return {
             "index": self.index,
             "phase": self.phase,
@@ -184,6 +187,7 @@ class ToolCallRecord:
     duration_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data, as records keep it."""
         return {
             "step": self.step, "turn": self.turn, "id": self.id, "name": self.name, "arguments": self.arguments,
             "ok": self.ok, "output": self.output, "error": self.error, "family": self.family,
@@ -201,14 +205,18 @@ class CheckResult:
     detail: str
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data, as records keep it."""
         return {"name": self.name, "passed": self.passed, "detail": self.detail}
 
 
 @dataclass(frozen=True)
 class AgentRun:
-    """An agent case's run: the tools offered, every call, the checks of each ``completion`` scorer
+    """An agent case's run: the tools offered, every call, the checks, the final files and the budget.
+
+    ``checks`` holds the checks of each ``completion`` scorer
     (by scorer name), the final workspace files (``path``, ``size``, and ``text`` for small text files)
-    and the budget: steps (model calls) used, seconds, and why the loop was stopped, if it was."""
+    and the budget: steps (model calls) used, seconds, and why the loop was stopped, if it was.
+    """
 
     tools: tuple[str, ...]
     tool_calls: tuple[ToolCallRecord, ...] = ()
@@ -221,6 +229,7 @@ class AgentRun:
     stopped: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data, as records keep it."""
         return {
             "tools": list(self.tools),
             "tool_calls": [call.to_dict() for call in self.tool_calls],
