@@ -1,9 +1,9 @@
 """The ``bench`` command: work on suites and stored results without running pytest.
 
-    bench validate [PATH ...]        check suites (schema, templates, scorers) without calling a model
-    bench report RESULTS.jsonl       rebuild report.md and summary.json from stored records
-    bench schema                     print the suite JSON Schema (for editors)
-    bench mock-server [...]          the OpenAI/Anthropic-compatible mock server
+bench validate [PATH ...]        check suites (schema, templates, scorers) without calling a model
+bench report RESULTS.jsonl       rebuild report.md and summary.json from stored records
+bench schema                     print the suite JSON Schema (for editors)
+bench mock-server [...]          the OpenAI/Anthropic-compatible mock server
 """
 
 from __future__ import annotations
