@@ -18,9 +18,10 @@ from bench_plugin.chat import CallModel
 from bench_plugin.engines.registry import Engine
 from bench_plugin.errors import CaseError, ProviderError, ReplayMissError
 from bench_plugin.record import CaseRecord, json_safe
+from bench_plugin.recorded_verdicts import check_recorded_verdicts
 from bench_plugin.registry import UnknownName
+from bench_plugin.scoring.bind import CaseScoring, ScoringBinder
 from bench_plugin.scoring.context import ScoreSet, ScoringContext
-from bench_plugin.scoring.judge.recorded_verdicts import check_recorded_verdicts
 from bench_plugin.scoring.score import score_case
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import Transcript
@@ -28,25 +29,40 @@ from bench_plugin.transcript import Transcript
 
 @dataclass(frozen=True)
 class PreparedCase:
-    """A case ready to run: its spec, and the engine it names looked up once, at collection.
+    """A case ready to run: its spec, the engine it names looked up and its scoring bound once, at collection.
 
-    ``engine`` is None when the case cannot run (``spec.problem`` says why).
+    ``engine`` and ``scoring`` are None when the case cannot run (``spec.problem`` says why).
     """
 
     spec: CaseSpec
     engine: Engine | None = None
+    scoring: CaseScoring | None = None
 
 
-def prepare_case(case: CaseSpec, catalog: Catalog) -> PreparedCase:
-    """Look up what ``case`` names in ``catalog``; a name it does not know becomes the case's problem."""
-    if case.problem is not None:
-        return PreparedCase(case)
-    try:
-        engine = catalog.engines.get(case.engine)
-    except UnknownName as exc:
-        problem = CaseError(str(exc), path=case.path, line=case.line, key="engine")
-        return PreparedCase(replace(case, problem=problem))
-    return PreparedCase(case, engine)
+class CasePreparer:
+    """Prepares the cases of one suite file with the catalog of its folder.
+
+    Scorers and composites shared by many cases are parsed once (the binder caches them by spec).
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._binder = ScoringBinder(catalog.scorers)
+
+    def prepare(self, case: CaseSpec) -> PreparedCase:
+        """Look up what ``case`` names; a name the catalog does not know becomes the case's problem."""
+        if case.problem is not None:
+            return PreparedCase(case)
+        try:
+            engine = self.catalog.engines.get(case.engine)
+        except UnknownName as exc:
+            problem = CaseError(str(exc), path=case.path, line=case.line, key="engine")
+            return PreparedCase(replace(case, problem=problem))
+        try:
+            scoring = self._binder.bind(case)
+        except CaseError as exc:
+            return PreparedCase(replace(case, problem=exc))
+        return PreparedCase(case, engine, scoring)
 
 
 async def execute_case(prepared: PreparedCase, nodeid: str, call_model: CallModel) -> CaseRecord:
@@ -58,12 +74,14 @@ async def execute_case(prepared: PreparedCase, nodeid: str, call_model: CallMode
     try:
         if case.problem is not None:
             raise case.problem
-        check_recorded_verdicts(case)  # skip before the model is called when no verdict could be served
-        assert prepared.engine is not None, "prepare_case sets the engine of every case without a problem"
+        assert prepared.engine is not None and prepared.scoring is not None, \
+            "CasePreparer sets the engine and scoring of every case without a problem"
+        scoring = prepared.scoring
+        check_recorded_verdicts(case, scoring)  # skip before the model is called when no verdict could be served
         transcript = await prepared.engine(case, call_model)
         context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns,
                                  transcript_text=transcript.text, agent=transcript.agent)
-        scores = await score_case(context)
+        scores = await score_case(context, scoring)
         status, reason = _verdict(scores)
         return build_record(case, nodeid, status, reason, transcript=transcript, scores=scores,
                             started_at=started_at, duration_s=time.perf_counter() - started)
@@ -78,7 +96,7 @@ async def execute_case(prepared: PreparedCase, nodeid: str, call_model: CallMode
             error["expected"] = True
         return build_record(case, nodeid, status, f"{exc.kind}: {exc.message}", transcript=transcript,
                             error=error, started_at=started_at, duration_s=time.perf_counter() - started)
-    except Exception as exc:  # noqa: BLE001 - a bug of ours: keep the run going, keep the evidence
+    except Exception as exc:
         message = f"internal error in bench_plugin: {type(exc).__name__}: {exc}"
         error = {"kind": "internal", "type": type(exc).__name__, "message": message,
                  "traceback": traceback.format_exc()}

@@ -14,6 +14,8 @@ from bench_plugin.engines.registry import ENGINES, Engine
 from bench_plugin.errors import SuiteError
 from bench_plugin.providers.registry import PROVIDER_TYPES, ProviderFactory
 from bench_plugin.registry import Registry
+from bench_plugin.scoring.context import ScorerType
+from bench_plugin.scoring.registry import SCORER_TYPES
 
 T = TypeVar("T")
 
@@ -24,9 +26,10 @@ class Catalog:
 
     providers: Registry[ProviderFactory]
     engines: Registry[Engine]
+    scorers: Registry[ScorerType]
 
 
-BUILTIN_CATALOG = Catalog(PROVIDER_TYPES, ENGINES)
+BUILTIN_CATALOG = Catalog(PROVIDER_TYPES, ENGINES, SCORER_TYPES)
 """Built-ins and installed packages' entry points, without any project's conftest.py."""
 
 
@@ -42,6 +45,7 @@ def catalog_from_hooks(hook: Any) -> Catalog:
     return Catalog(
         providers=_extended(PROVIDER_TYPES, hook.pytest_bench_provider_types(), "pytest_bench_provider_types"),
         engines=_extended(ENGINES, hook.pytest_bench_engines(), "pytest_bench_engines"),
+        scorers=_extended(SCORER_TYPES, hook.pytest_bench_scorer_types(), "pytest_bench_scorer_types"),
     )
 
 

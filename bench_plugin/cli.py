@@ -16,16 +16,20 @@ from pathlib import Path
 
 import pytest
 
+from bench_plugin.mock.server import main as serve
 from bench_plugin.nodes import CaseItem
+from bench_plugin.report.write import write_reports
+from bench_plugin.store import read_results
+from bench_plugin.suite.aggregates.build import read_suite_aggregates
 from bench_plugin.suite.discover import find_suites
+from bench_plugin.suite.leaderboard import read_suite_leaderboards
+from bench_plugin.suite.schema import suite_schema
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bench`` console script; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "mock-server":
-        from bench_plugin.mock.server import main as serve
-
         return serve(args[1:])
     parser = _parser()
     options = parser.parse_args(args)
@@ -98,11 +102,6 @@ class _Validation:
 
 
 def _report(options: argparse.Namespace) -> int:
-    from bench_plugin.report.write import write_reports
-    from bench_plugin.store import read_results
-    from bench_plugin.suite.aggregates.build import read_suite_aggregates
-    from bench_plugin.suite.leaderboard import read_suite_leaderboards
-
     records = read_results(options.results)
     # suites are named relative to the directory pytest ran in; run bench report from there
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
@@ -113,8 +112,6 @@ def _report(options: argparse.Namespace) -> int:
 
 
 def _schema(options: argparse.Namespace) -> int:
-    from bench_plugin.suite.schema import suite_schema
-
     print(json.dumps(suite_schema(), indent=2))
     return 0
 

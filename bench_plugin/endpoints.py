@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench_plugin.frozen import freeze_fields
+
 
 @dataclass(frozen=True)
 class Pricing:
@@ -38,6 +40,9 @@ class ProviderSpec:
     max_retries: int = 2
     concurrency: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "headers", "options")
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,9 @@ class ModelSpec:
     pricing: Pricing | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     thinking: ThinkingSpec | None = None
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "params", "headers", "options")
 
     def template_vars(self) -> dict[str, str]:
         """``model`` as templates see it: the suite's name for it, the API id and the label."""

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from bench_plugin import record as rec
-from bench_plugin.case import PreparedCase, build_record, prepare_case
+from bench_plugin.case import CasePreparer, PreparedCase, build_record
 from bench_plugin.catalog import catalog_from_hooks
 from bench_plugin.errors import CaseFailed, InfrastructureError, SuiteError
 from bench_plugin.record import CaseRecord
@@ -32,11 +33,13 @@ class SuiteFile(pytest.File):
         try:
             loaded = load_suite_file(self.path, display_path=self.nodeid)
             catalog = catalog_from_hooks(self.ihook)  # this folder's conftest.py files may add names
-            suite = build_suite(loaded, state.build_options)
-            cases = expand_suite(suite, loaded, state.expand_options)
+            known = tuple(catalog.providers.names())
+            suite = build_suite(loaded, replace(state.build_options, provider_types=known))
+            cases = expand_suite(suite, state.expand_options)
         except SuiteError as exc:
             raise self.CollectError(str(exc)) from None
-        for case in (prepare_case(case, catalog) for case in cases):
+        preparer = CasePreparer(catalog)
+        for case in map(preparer.prepare, cases):
             # An explicit nodeid: pytest >= 9.2 parses stored ids (--lf cache) into name + [params],
             # and a name with brackets only matches when the item's id is parsed the same way.
             nodeid = f"{self.nodeid}::{case.spec.case_id}"

@@ -51,11 +51,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if html_path is not None:
         config.option.htmlpath = str(html_path)
         config.option.self_contained_html = True
+    # start-up: every pytest run loads this plugin; report writers load only where reports are written
     from bench_plugin.reporter import BenchReporter
 
     config.pluginmanager.register(BenchReporter(config, options.output_dir), "bench_reporter")
     if getattr(config.option, "htmlpath", None):
-        from bench_plugin.report.html import HtmlReportHooks
+        from bench_plugin.report.html import HtmlReportHooks  # start-up: only when an HTML report is written
 
         config.pluginmanager.register(HtmlReportHooks(), "bench_html")
 

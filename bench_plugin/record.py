@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench_plugin.frozen import thaw
+
 RECORD_VERSION = 1
 
 PASSED = "passed"
@@ -86,7 +88,9 @@ class CaseRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins only, safe for xdist transport and JSON."""
-        return dataclasses.asdict(self)
+        # thaw: a spec's frozen mapping or list copied into a record (a scorer option in a detail) is
+        # a dict or list subclass, which JSON writes alike but xdist's transport refuses
+        return {f.name: thaw(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:

@@ -40,7 +40,7 @@ class BenchReporter:
         if data is None:
             return
         if self._html:  # built here, before pytest-html reads them, so records cross xdist only once
-            from bench_plugin.report.html import extras_for
+            from bench_plugin.report.html import extras_for  # start-up: only when an HTML report is written
 
             report.extras = [*getattr(report, "extras", []), *extras_for(data)]  # type: ignore[attr-defined]
         if not self._opened:  # first record: only runs that have cases touch the output folder

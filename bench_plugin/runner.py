@@ -68,7 +68,7 @@ class Runner:
         self._lock = threading.Lock()
         self._case_slots: asyncio.Semaphore | None = None
         self._http: HttpPool | None = None
-        self._providers: dict[str, Provider] = {}
+        self._providers: dict[ProviderSpec, Provider] = {}
         self._provider_slots: dict[str, asyncio.Semaphore] = {}
         self._futures: set[concurrent.futures.Future[CaseRecord]] = set()
 
@@ -97,11 +97,10 @@ class Runner:
         return completion
 
     def _provider(self, spec: ProviderSpec) -> Provider:
-        key = repr(spec)  # specs hold dicts, so they are not hashable; their repr is complete
-        if key not in self._providers:
+        if spec not in self._providers:  # specs are deep-frozen, so equal endpoints share one provider
             assert self._http is not None, "the loop thread makes the pool before any call"
-            self._providers[key] = create_provider(spec, self._http, self._provider_types)
-        return self._providers[key]
+            self._providers[spec] = create_provider(spec, self._http, self._provider_types)
+        return self._providers[spec]
 
     def _provider_slot(self, provider: Provider) -> asyncio.Semaphore:
         key = provider.connection_key()

@@ -43,9 +43,13 @@ def write_suite(folder: Path, base_url: str, cases: int) -> Path:
 
 
 def run_pytest(folder: Path, *args: str) -> float:
-    command = [sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider", "--bench-html", "off", *args]
+    command = [
+        sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider", "--bench-html", "off", *args
+    ]
     started = time.perf_counter()
-    done = subprocess.run(command, check=False, cwd=folder, capture_output=True, text=True, env={**os.environ, "NO_PROXY": "*"})
+    done = subprocess.run(
+        command, check=False, cwd=folder, capture_output=True, text=True, env={**os.environ, "NO_PROXY": "*"}
+    )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"pytest failed ({' '.join(args)}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -88,12 +92,15 @@ def main() -> int:
             ideal = math.ceil(n / concurrency) * latency
             peer = asyncio.run(raw_httpx(server.openai_base_url, n, concurrency))
             wall = run_pytest(folder, "--bench-concurrency", str(concurrency))
-            print(f"{'raw httpx, ' + str(concurrency) + ' in flight':<34} {peer:>8.2f} {ideal:>8.2f} {peer / ideal:>9.2f} {1:>9.2f}")
-            print(f"{'pytest, ' + str(concurrency) + ' in flight':<34} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>9.2f} {wall / peer:>9.2f}")
+            label = f"raw httpx, {concurrency} in flight"
+            print(f"{label:<34} {peer:>8.2f} {ideal:>8.2f} {peer / ideal:>9.2f} {1:>9.2f}")
+            label = f"pytest, {concurrency} in flight"
+            print(f"{label:<34} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>9.2f} {wall / peer:>9.2f}")
         if options.xdist:
             wall = run_pytest(folder, "-n", str(options.xdist))
             ideal = math.ceil(n / options.xdist) * latency
-            print(f"{'pytest -n ' + str(options.xdist) + ' (lazy, 1 per worker)':<34} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>9.2f} {'-':>9}")
+            label = f"pytest -n {options.xdist} (lazy, 1 per worker)"
+            print(f"{label:<34} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>9.2f} {'-':>9}")
     return 0
 
 

@@ -18,6 +18,7 @@ GOLDEN = REPO / "tests" / "golden" / "bundled_outputs.json"
 # fields that measure the clock, not the benchmark
 _TIMING_KEYS = {"duration_s", "latency_s", "elapsed_s", "mean_latency_s", "started_at", "timestamp"}
 _ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?(?:#[0-9a-f]{6,})?")
+_SECONDS = re.compile(r"\b\d+\.\d+ s\b")  # latency cells of report.md ("0.00 s")
 _SKIPPED_FILES = {"report.html"}
 
 
@@ -52,7 +53,7 @@ def snapshot(output_dir: Path) -> dict[str, Any]:
         if path.suffix == ".json":
             text = json.dumps(_scrub(json.loads(text)), sort_keys=True)
         else:
-            text = _ISO_TIME.sub("<time>", text)
+            text = _SECONDS.sub("<seconds>", _ISO_TIME.sub("<time>", text))
         files[rel] = _digest(text)
     return {"files": files, "cases": cases}
 

@@ -108,12 +108,12 @@ def test_trajectory_options_are_checked(options: dict[str, Any], message: str) -
 
 def test_trajectory_scorer_puts_its_parts_in_the_record() -> None:
     spec = ScorerSpec("T", "trajectory", {"require_verification": True}, "scorers[1]")
-    component = asyncio.run(TrajectoryScorer().score(spec, context(AgentRun(("read_file",), (READ, WRITE)))))
+    component = asyncio.run(TrajectoryScorer.parse(spec).score(context(AgentRun(("read_file",), (READ, WRITE)))))
     assert component.value == pytest.approx(0.4 * (1 + 0) / 2 + 0.3 + 0.2 + 0.1)  # read first, no check after
     evidence = component.to_dict()["evidence"]
     assert evidence["verified_after_change"] is False and "no check after the last change" in component.detail
     with pytest.raises(CaseError, match="trajectory scores agent tasks"):
-        asyncio.run(TrajectoryScorer().score(spec, context(None)))
+        asyncio.run(TrajectoryScorer.parse(spec).score(context(None)))
 
 
 # ----------------------------------------------------------------------------- B
@@ -162,7 +162,7 @@ def test_patterns_replace_the_word_lists_and_no_rules_scores_one() -> None:
 
 def test_behavior_scores_a_plain_conversation_too() -> None:
     spec = ScorerSpec("B", "behavior", {"require_refusal": True}, "scorers[2]")
-    component = asyncio.run(BehaviorScorer().score(spec, context(None, said("No, I won't do that."))))
+    component = asyncio.run(BehaviorScorer.parse(spec).score(context(None, said("No, I won't do that."))))
     assert component.value == 1.0 and component.detail == "2/2 rules held"
 
 
@@ -211,14 +211,14 @@ def test_completion_is_passed_over_total_with_evidence() -> None:
     run = AgentRun(("read_file",), checks={"C": (CheckResult("file a", True, "exists"), CheckResult("answer", False, "nope"),
                                                   CheckResult("b", True, "ok"))})
     spec = ScorerSpec("C", "completion", {"checks": [{"answer": True}] * 3}, "scorers[0]")
-    component = asyncio.run(CompletionScorer().score(spec, context(run)))
+    component = asyncio.run(CompletionScorer.parse(spec).score(context(run)))
     assert component.value == pytest.approx(2 / 3, abs=1e-6) and component.passed is False
     assert component.detail == "2/3 checks passed; failed: answer: nope"
     assert component.to_dict()["evidence"]["total"] == 3
-    none = asyncio.run(CompletionScorer().score(ScorerSpec("C2", "completion", {"checks": []}, "k"), context(run)))
+    none = asyncio.run(CompletionScorer.parse(ScorerSpec("C2", "completion", {"checks": []}, "k")).score(context(run)))
     assert (none.value, none.detail) == (1.0, "no checks")
     with pytest.raises(CaseError, match="completion scores agent tasks: give the task tools:"):
-        asyncio.run(CompletionScorer().score(spec, context(None)))
+        asyncio.run(CompletionScorer.parse(spec).score(context(None)))
 
 
 @pytest.mark.parametrize(

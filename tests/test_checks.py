@@ -9,8 +9,8 @@ import pytest
 
 from bench_plugin.chat import Completion, CompletionRequest, Message
 from bench_plugin.errors import CaseError
-from bench_plugin.scoring.checks.kinds import CHECK_SCORERS
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.scoring.registry import SCORER_TYPES
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
@@ -40,21 +40,20 @@ def run_check(
     type_name: str, response: str, variables: dict[str, Any] | None = None, **options: Any
 ) -> ComponentScore:
     spec = ScorerSpec(name="check", type=type_name, options=options, key="tasks[0].scorers[0]", line=11)
-    scorer = CHECK_SCORERS[type_name]
-    scorer.validate(spec)
+    scorer = SCORER_TYPES.get(type_name).parse(spec)
     context = ScoringContext(
         case=make_case(variables),
         response=response,
         transcript=(Message("assistant", response),),
         call_model=_no_calls,
     )
-    return asyncio.run(scorer.score(spec, context))
+    return asyncio.run(scorer.score(context))
 
 
 def validation_error(type_name: str, **options: Any) -> str:
     spec = ScorerSpec(name="check", type=type_name, options=options, key="scorers[0]")
     with pytest.raises(ValueError) as info:
-        CHECK_SCORERS[type_name].validate(spec)
+        SCORER_TYPES.get(type_name).parse(spec)
     return str(info.value)
 
 
@@ -360,6 +359,6 @@ def test_only_the_response_target_is_supported() -> None:
 
 def test_templated_regex_is_checked_after_rendering() -> None:
     spec = ScorerSpec(name="r", type="regex", options={"pattern": "{{ p }}"}, key="scorers[0]")
-    CHECK_SCORERS["regex"].validate(spec)  # cannot know yet
+    SCORER_TYPES.get("regex").parse(spec)  # cannot know yet
     with pytest.raises(CaseError, match="does not compile"):
         run_check("regex", "x", variables={"p": "("}, pattern="{{ p }}")

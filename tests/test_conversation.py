@@ -8,14 +8,15 @@ from bench_plugin.chat import Message
 from bench_plugin.suite.build import BuildOptions, build_suite
 from bench_plugin.suite.expand import ExpandOptions, expand_suite
 from bench_plugin.suite.loader import load_suite_text
-from bench_plugin.suite.spec import CaseSpec, TemplateSpec
+from bench_plugin.suite.sources import TemplateSpec
+from bench_plugin.suite.spec import CaseSpec
 
 
 def expand(text: str, tmp_path: Path) -> list[CaseSpec]:
     path = tmp_path / "demo.yaml"
     path.write_text(text)
     loaded = load_suite_text(text, path=path, display_path="suites/demo.yaml")
-    return expand_suite(build_suite(loaded, BuildOptions()), loaded, ExpandOptions())
+    return expand_suite(build_suite(loaded, BuildOptions()), ExpandOptions())
 
 
 SUITE = """\

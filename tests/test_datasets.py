@@ -68,6 +68,6 @@ def test_joined_fields_are_case_variables_and_filters_see_them(tmp_path: Path) -
     path = tmp_path / "demo.yaml"
     path.write_text(text, encoding="utf-8")
     loaded = load_suite_text(text, path=path, display_path="suites/demo.yaml")
-    (case,) = expand_suite(build_suite(loaded), loaded)
+    (case,) = expand_suite(build_suite(loaded))
     assert case.task == "q111" and case.variables["ref_1"] == "3"
     assert case.messages[-1].content == "Area? (reference: 3)"

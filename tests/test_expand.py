@@ -16,7 +16,7 @@ def expand(text: str, tmp_path: Path, **options: object):
     path = tmp_path / "demo.yaml"
     path.write_text(text)
     loaded = load_suite_text(text, path=path, display_path="suites/demo.yaml")
-    return expand_suite(build_suite(loaded, BuildOptions()), loaded, ExpandOptions(**options))  # type: ignore[arg-type]
+    return expand_suite(build_suite(loaded, BuildOptions()), ExpandOptions(**options))  # type: ignore[arg-type]
 
 
 GRID = (

@@ -12,7 +12,8 @@ from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import CaseError, TransientProviderError
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.scoring.judge.llm_judge import JudgeScorer, judge_names
+from bench_plugin.scoring.judge.llm_judge import JudgeScorer
+from bench_plugin.scoring.judge.prompt import judge_names
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
@@ -65,7 +66,7 @@ def run_judge(
     spec = ScorerSpec(name="J", type="llm_judge", options=options, key="scorers[2]", line=20)
     transcript = (*case.messages, Message("assistant", response))
     context = ScoringContext(case=case, response=response, transcript=transcript, call_model=fake)
-    return asyncio.run(JudgeScorer().score(spec, context)), fake
+    return asyncio.run(JudgeScorer.parse(spec).score(context)), fake
 
 
 BASIC = {"judge": "gpt4o", "prompt": "Q: {{ question }}\nA: {{ answer }}"}
@@ -180,7 +181,7 @@ def test_unknown_judge_is_a_case_error_naming_the_valid_judges() -> None:
 
 def test_judge_names_lists_the_judge_option() -> None:
     spec = ScorerSpec(name="J", type="llm_judge", options=BASIC, key="scorers[0]")
-    assert judge_names(spec) == ["gpt4o"]
+    assert judge_names(JudgeScorer.parse(spec)) == ["gpt4o"]
 
 
 @pytest.mark.parametrize(
@@ -204,5 +205,5 @@ def test_judge_names_lists_the_judge_option() -> None:
 def test_bad_options_are_rejected_at_validation(options: dict[str, Any], message: str) -> None:
     spec = ScorerSpec(name="J", type="llm_judge", options=options, key="scorers[0]")
     with pytest.raises(ValueError) as info:
-        JudgeScorer().validate(spec)
+        JudgeScorer.parse(spec)
     assert message in str(info.value)

@@ -41,7 +41,7 @@ def run_judge(options: dict[str, Any], reply: str = "-0.5", answer: str = "Ask f
     spec = ScorerSpec(name="score", type="llm_judge", options=options, key="scorers[0]", line=3)
     transcript = (*PROMPT, Message("assistant", answer, name="Small One"))
     context = ScoringContext(case=case, response=answer, transcript=transcript, call_model=call_model)
-    return asyncio.run(JudgeScorer().score(spec, context)), requests
+    return asyncio.run(JudgeScorer.parse(spec).score(context)), requests
 
 
 def test_conversation_layout_puts_the_instruction_first_and_the_answer_last() -> None:
@@ -96,4 +96,4 @@ def test_the_judge_request_names_the_candidate_it_grades() -> None:
 )
 def test_bad_layout_options_are_rejected(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        JudgeScorer().validate(ScorerSpec(name="score", type="llm_judge", options=options, key="scorers[0]"))
+        JudgeScorer.parse(ScorerSpec(name="score", type="llm_judge", options=options, key="scorers[0]"))

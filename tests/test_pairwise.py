@@ -10,9 +10,10 @@ import pytest
 from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
 from bench_plugin.endpoints import ModelSpec, ProviderSpec, ThinkingSpec
 from bench_plugin.errors import CaseError
+from bench_plugin.scoring.bind import ScoringBinder
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.scoring.judge.pairwise import PairwiseScorer, check_pairwise, outcome_of, read_choice
-from bench_plugin.scoring.score import validate_case_scoring
+from bench_plugin.scoring.judge.pairwise import PairwiseScorer, outcome_of, parse_choice_rule
+from bench_plugin.scoring.registry import SCORER_TYPES
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
@@ -57,7 +58,19 @@ def run_pairwise(options: dict[str, Any], fake: FakeCalls, response: str = "Pari
     case = make_case((spec,), baseline="Lyon.")
     transcript = (*case.messages, Message("assistant", response))
     context = ScoringContext(case=case, response=response, transcript=transcript, call_model=fake)
-    return asyncio.run(PairwiseScorer().score(spec, context))
+    return asyncio.run(PairwiseScorer.parse(spec).score(context))
+
+
+def read_choice(text: str, rule: dict[str, Any]) -> str | None:
+    return parse_choice_rule(rule).read(text)
+
+
+def check_pairwise(options: dict[str, Any]) -> None:
+    PairwiseScorer.parse(ScorerSpec(name="P", type="llm_judge_pairwise", options=options, key="scorers[0]"))
+
+
+def validate_case_scoring(case: CaseSpec) -> None:
+    ScoringBinder(SCORER_TYPES).bind(case)
 
 
 BASE = {"judge": "gpt4", "prompt": PROMPT, "against": {"model": "gpt35"}}

@@ -13,11 +13,12 @@ import pytest
 from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import CaseError, TransientProviderError
+from bench_plugin.scoring.bind import ScoringBinder
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.scoring.judge.consensus import parse_consensus, reports_text, strip_code_fences
-from bench_plugin.scoring.judge.panel import PanelScorer, check_panel
+from bench_plugin.scoring.judge.consensus import ReplyShape, parse_consensus, reports_text, strip_code_fences
+from bench_plugin.scoring.judge.panel import PanelScorer
 from bench_plugin.scoring.judge.panel_combine import combine, combine_by_key, spread, strict_majority
-from bench_plugin.scoring.score import validate_case_scoring
+from bench_plugin.scoring.registry import SCORER_TYPES
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
@@ -62,7 +63,15 @@ def run_panel(options: dict[str, Any], fake: FakeJudges) -> ComponentScore:
     spec = ScorerSpec(name="J", type="llm_judge_panel", options=options, key="scorers[0]", line=9)
     case = make_case((spec,))
     context = ScoringContext(case=case, response="...", transcript=(Message("user", "Talk."),), call_model=fake)
-    return asyncio.run(PanelScorer().score(spec, context))
+    return asyncio.run(PanelScorer.parse(spec).score(context))
+
+
+def check_panel(options: dict[str, Any]) -> None:
+    PanelScorer.parse(ScorerSpec(name="J", type="llm_judge_panel", options=options, key="scorers[0]"))
+
+
+def validate_case_scoring(case: CaseSpec) -> None:
+    ScoringBinder(SCORER_TYPES).bind(case)
 
 
 BASE = {"judges": ["opus", "gem", "gpt"], "prompt": "{{ judge.label }}, rate this as Score: N/10.\n{{ answer }}",
@@ -250,7 +259,7 @@ def test_a_score_path_gives_the_verdict_and_scores_still_feed_the_participants()
 def test_fences_are_stripped_and_reports_framed_as_backroomsbench_frames_them() -> None:
     assert strip_code_fences('```json\n{"a": 1}\n```') == '{"a": 1}'
     assert strip_code_fences('  {"a": 1} ') == '{"a": 1}'
-    assert parse_consensus('```\n{"a": 1}\n```', {"required_keys": ["a"]}) == {"a": 1}
+    assert parse_consensus('```\n{"a": 1}\n```', ReplyShape(required_keys=("a",))) == {"a": 1}
     rule = "=" * 60
     assert reports_text([("A", "one"), ("B", "two")]) == (
         f"\n{rule}\n\n## Report from A:\n\none\n\n{rule}\n\n## Report from B:\n\ntwo\n\n{rule}\n"

@@ -6,7 +6,7 @@ import pytest
 
 from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import load_json, parse_json_path, walk_json_path
-from bench_plugin.scoring.judge.verdicts import VERDICT_RULES, check_verdict_rule, parse_verdict
+from bench_plugin.scoring.judge.verdicts import VERDICT_RULES, parse_verdict, parse_verdict_rule
 
 # ----------------------------------------------------------------------------- default rule: [[N]]
 
@@ -131,7 +131,7 @@ def test_number_rule_without_a_number_is_a_judge_error(reply: str) -> None:
 
 def test_number_rule_position_must_be_first_or_last() -> None:
     with pytest.raises(ValueError, match="parse.number must be one of first, last, got 'second'"):
-        check_verdict_rule({"number": "second"})
+        parse_verdict_rule({"number": "second"})
 
 
 # ----------------------------------------------------------------------------- rule validation
@@ -143,27 +143,27 @@ def test_rule_kinds_are_a_table_new_kinds_can_join() -> None:
 
 def test_rule_with_two_kinds_is_rejected() -> None:
     with pytest.raises(ValueError, match="exactly one of"):
-        check_verdict_rule({"regex": "x", "json_field": "score"})
+        parse_verdict_rule({"regex": "x", "json_field": "score"})
 
 
 def test_rule_with_unknown_key_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown key"):
-        check_verdict_rule({"regex": "(x)", "grop": 1})
+        parse_verdict_rule({"regex": "(x)", "grop": 1})
 
 
 def test_rule_regex_that_does_not_compile_is_rejected() -> None:
     with pytest.raises(ValueError, match="does not compile"):
-        check_verdict_rule({"regex": "(unclosed"})
+        parse_verdict_rule({"regex": "(unclosed"})
 
 
 def test_rule_group_beyond_the_pattern_is_rejected() -> None:
     with pytest.raises(ValueError, match="has 1 group"):
-        check_verdict_rule({"regex": "(x)", "group": 2})
+        parse_verdict_rule({"regex": "(x)", "group": 2})
 
 
 def test_rule_without_a_kind_key_is_rejected() -> None:
     with pytest.raises(ValueError, match="found none"):
-        check_verdict_rule({"group": 1})
+        parse_verdict_rule({"group": 1})
 
 
 # ----------------------------------------------------------------------------- JSON helpers
@@ -202,9 +202,9 @@ def test_fallback_that_also_reads_nothing_names_both_attempts() -> None:
 
 
 def test_fallback_rules_are_validated_like_any_rule() -> None:
-    check_verdict_rule(MT_BENCH)
-    check_verdict_rule({"number": "first", "fallback": {"json_field": "score", "fallback": {}}})
+    parse_verdict_rule(MT_BENCH)
+    parse_verdict_rule({"number": "first", "fallback": {"json_field": "score", "fallback": {}}})
     with pytest.raises(ValueError, match="does not compile"):
-        check_verdict_rule({"fallback": {"regex": "(unclosed"}})
+        parse_verdict_rule({"fallback": {"regex": "(unclosed"}})
     with pytest.raises(ValueError, match="parse.fallback must be a parse rule"):
-        check_verdict_rule({"fallback": "[N]"})
+        parse_verdict_rule({"fallback": "[N]"})

@@ -16,7 +16,7 @@ def expand(text: str, tmp_path: Path, models: tuple[str, ...] | None = None) -> 
     path = tmp_path / "demo.yaml"
     path.write_text(text)
     loaded = load_suite_text(text, path=path, display_path="suites/demo.yaml")
-    return expand_suite(build_suite(loaded, BuildOptions()), loaded, ExpandOptions(models=models))
+    return expand_suite(build_suite(loaded, BuildOptions()), ExpandOptions(models=models))
 
 
 SUITE = """\

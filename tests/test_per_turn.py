@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from typing import Any
 
 import pytest
@@ -59,7 +60,7 @@ def test_each_answered_turn_is_scored_with_its_answer_and_the_conversation_up_to
         return ComponentScore(name=spec.name, value=1.0 if turn_context.response == "Paris" else 0.5)
 
     spec = ScorerSpec(name="J", type="x", options={}, key="scorers[0]", per_turn=True)
-    components = asyncio.run(score_per_turn(spec, context(), score_one))
+    components = asyncio.run(score_per_turn(spec.name, context(), functools.partial(score_one, spec)))
     assert [(c.name, c.value, c.turn) for c in components] == [("J", 0.75, None), ("J.t1", 1.0, 1), ("J.t2", 0.5, 2)]
     assert [c.response for c in seen] == ["Paris", "It is lovely"]
     assert seen[1].transcript[-2:] == (Q2, Message("assistant", "<think>x</think>It is lovely", name="m"))

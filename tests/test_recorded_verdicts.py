@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from bench_plugin.errors import ReplayMissError
-from bench_plugin.scoring.judge.recorded_verdicts import check_recorded_verdicts
+from bench_plugin.recorded_verdicts import check_recorded_verdicts as check_bound
+from bench_plugin.scoring.bind import ScoringBinder
+from bench_plugin.scoring.registry import SCORER_TYPES
 from bench_plugin.suite.build import BuildOptions, build_suite
 from bench_plugin.suite.expand import expand_suite
 from bench_plugin.suite.loader import load_suite_text
@@ -34,7 +36,11 @@ def cases(tmp_path: Path, options: BuildOptions | None = None) -> dict[str, Case
     path = tmp_path / "demo.yaml"
     path.write_text(SUITE)
     loaded = load_suite_text(SUITE, path=path, display_path="suites/demo.yaml")
-    return {case.model_name: case for case in expand_suite(build_suite(loaded, options), loaded)}
+    return {case.model_name: case for case in expand_suite(build_suite(loaded, options))}
+
+
+def check_recorded_verdicts(case: CaseSpec) -> None:
+    check_bound(case, ScoringBinder(SCORER_TYPES).bind(case))
 
 
 def test_a_model_with_a_recorded_verdict_goes_ahead(tmp_path: Path) -> None:

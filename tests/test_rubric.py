@@ -12,15 +12,30 @@ from typing import Any
 import pytest
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.scoring.judge.judge_reply import canonical_scores, check_reading, read_report
-from bench_plugin.scoring.judge.markdown_table import (
-    find_tables,
-    read_table_cell,
-    read_table_scores,
-    split_row,
-)
+from bench_plugin.scoring.judge.judge_reply import Reading, ReportReader, canonical_scores, parse_reading
+from bench_plugin.scoring.judge.markdown_table import find_tables, parse_table_rule, split_row
 from bench_plugin.scoring.judge.rubric import read_categories, rubric_from_options, rubric_variables, slug
-from bench_plugin.scoring.judge.verdicts import check_verdict_rule, parse_verdict
+from bench_plugin.scoring.judge.verdicts import VerdictReader, parse_verdict, parse_verdict_rule
+
+
+def check_reading(options: dict[str, Any]) -> ReportReader:
+    return parse_reading(options)
+
+
+def read_report(text: str, options: dict[str, Any], candidate: list[str], **keywords: Any) -> Reading:
+    return parse_reading(options).read(text, candidate, **keywords)
+
+
+def check_verdict_rule(rule: dict[str, Any]) -> VerdictReader:
+    return parse_verdict_rule(rule)
+
+
+def read_table_cell(text: str, rule: dict[str, Any]) -> float:
+    return parse_table_rule(rule["table"], needs_row=True).cell(text)
+
+
+def read_table_scores(text: str, options: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
+    return parse_table_rule(options, needs_row=False).scores(text)
 
 BACKROOMS_RUBRIC = {
     "categories": [

@@ -9,13 +9,15 @@ from typing import Any
 
 import pytest
 
+import bench_plugin.registry
 from bench_plugin.chat import Completion, CompletionRequest, Message
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import CaseError, JudgeError, TransientProviderError
 from bench_plugin.scoring import registry
+from bench_plugin.scoring.bind import ScoringBinder
 from bench_plugin.scoring.context import ComponentScore, ScoreSet, ScoringContext
 from bench_plugin.scoring.registry import get_scorer, scorer_types
-from bench_plugin.scoring.score import score_case, validate_case_scoring
+from bench_plugin.scoring.score import score_case
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, GateSpec, ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
@@ -50,9 +52,13 @@ async def _reply_8(request: CompletionRequest) -> Completion:
     return Completion(text="Rating: [[8]]")
 
 
+def validate_case_scoring(case: CaseSpec) -> None:
+    ScoringBinder(registry.SCORER_TYPES).bind(case)
+
+
 def score(case: CaseSpec, response: str = "Paris", call_model: Any = _reply_8) -> ScoreSet:
     context = ScoringContext(case=case, response=response, transcript=(), call_model=call_model)
-    return asyncio.run(score_case(context))
+    return asyncio.run(score_case(context, ScoringBinder(registry.SCORER_TYPES).bind(case)))
 
 
 CONTAINS = scorer("C", "contains", 10, value="Paris")
@@ -137,7 +143,7 @@ def test_judge_error_from_a_plugin_scorer_is_unscored(monkeypatch: pytest.Monkey
         async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
             raise JudgeError("panel split 2-2")
 
-    monkeypatch.setitem(registry.BUILTIN_SCORERS, "panel", Undecided())
+    monkeypatch.setattr(registry, "SCORER_TYPES", registry.SCORER_TYPES.with_registered({"panel": Undecided()}))
     result = score(make_case(scorer("P", "panel", 5)))
     assert result.components[0].error == "panel split 2-2"
     assert result.unscored_reason == "P: panel split 2-2"
@@ -216,10 +222,10 @@ class PluginScorer:
 @pytest.fixture
 def plugin_entry_point(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     point = EntryPoint(name="vibes", value=f"{__name__}:PluginScorer", group=registry.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(registry, "_entry_points", lambda: {"vibes": point})
-    registry._load.cache_clear()
+    monkeypatch.setattr(bench_plugin.registry, "_group",
+                        lambda group: {"vibes": point} if group == registry.ENTRY_POINT_GROUP else {})
+    monkeypatch.setattr(registry.SCORER_TYPES, "_loaded", {})  # loaded types are kept per process
     yield
-    registry._load.cache_clear()
 
 
 @pytest.mark.usefixtures("plugin_entry_point")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench_plugin.endpoints import ThinkingSpec
-from bench_plugin.suite.build import thinking_from_entry
+from bench_plugin.suite.models import thinking_from_entry
 from bench_plugin.transcript import ThinkingSplit, split_thinking
 
 THINK = ThinkingSpec()

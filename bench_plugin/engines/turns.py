@@ -13,7 +13,8 @@ from typing import Any
 
 from bench_plugin.chat import CallModel, Completion, CompletionRequest, Message
 from bench_plugin.suite.gates import evaluate_gate
-from bench_plugin.suite.spec import CaseSpec, PhaseSpec, TemplateSpec, TurnSpec
+from bench_plugin.suite.sources import TemplateSpec
+from bench_plugin.suite.spec import CaseSpec, PhaseSpec, TurnSpec
 from bench_plugin.suite.templates import TemplateRenderer
 from bench_plugin.transcript import Transcript, TurnResult, answered_turn, skipped_turn
 
@@ -97,8 +98,11 @@ def open_turn(
 
 
 def turn_scope(case: CaseSpec, answered: list[TurnResult], turn: int, phase: int) -> dict[str, Any]:
-    """What turn templates see: the case variables, ``model``, ``task_id``, the earlier answers,
-    ``turn`` (this turn's position in the task) and ``phase``."""
+    """What turn templates see: the case variables, ``model``, ``task_id`` and the turn's context.
+
+    The context is the earlier answers (``answers``, ``raw_answers``), ``turn`` (this turn's position in the
+    task) and ``phase``.
+    """
     assert case.model is not None
     return {
         **case.variables,

@@ -1,4 +1,4 @@
-"""The mock server's rules: checking them, picking the one that applies, and the answer it gives.
+r"""The mock server's rules: checking them, picking the one that applies, and the answer it gives.
 
 By default a model answers ``echo: <last user message>``. Rules change that. They are checked in order and
 the first one whose matchers all hold is applied.
@@ -9,8 +9,8 @@ Matchers (all optional; a rule without matchers applies to every request):
     when it is a tool result (OpenAI ``role: tool``, Anthropic ``tool_result`` blocks); otherwise no match.
 
 Actions:
-    ``reply``: the answer text. When the rule has ``match``, it is a Python ``re`` template: ``\\1`` and
-    ``\\g<name>`` are replaced with the groups of the match (in YAML, write it in single quotes).
+    ``reply``: the answer text. When the rule has ``match``, it is a Python ``re`` template: ``\1`` and
+    ``\g<name>`` are replaced with the groups of the match (in YAML, write it in single quotes).
     ``delay``: seconds to wait before answering (added to the server-wide ``--latency``).
     ``status``: the HTTP status; 4xx/5xx answer an error body in the route's wire format. 401 and 403
     error messages quote the credential the client sent, as some real APIs partly do.
@@ -23,7 +23,7 @@ Actions:
 Example rules file (YAML or JSON), "rate-limited twice, then the capital of France"::
 
     - {model: flaky, status: 429, retry_after: 1, times: 2}
-    - {match: 'capital of (\\w+)', reply: 'The capital of \\1 is Paris.'}
+    - {match: 'capital of (\w+)', reply: 'The capital of \1 is Paris.'}
     - {model: slow, delay: 5}
     - {model: broken, body: "<html>Bad gateway</html>"}
 
@@ -66,6 +66,7 @@ class Rule:
     tool_pattern: re.Pattern[str] | None = None
 
     def applies(self, route: str, model: Any, prompt: str, tool_result: str | None = None) -> bool:
+        """Whether every matcher of the rule holds for the request and its ``times`` are not used up."""
         return (
             self.remaining != 0
             and self.spec.get("model", model) == model
@@ -264,6 +265,7 @@ def _completion_body(route: str, model: str, text: str, prompt_words: int, numbe
 
 
 def error_body(route: str, status: int, message: str) -> dict[str, Any]:
+    """An error response body in the route's wire format, its ``type`` the one the real API gives for ``status``."""
     error_type = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     if route == "anthropic":
         return {"type": "error", "error": {"type": error_type, "message": message}}
@@ -278,6 +280,7 @@ def _default_error(status: int, headers: Mapping[str, str]) -> str:
 
 
 def encode(payload: Any) -> bytes:
+    """A JSON payload as the bytes of a response body."""
     return json.dumps(payload).encode()
 
 

@@ -86,6 +86,7 @@ class MockServer:
         return self
 
     def stop(self) -> None:
+        """Stop serving and close the socket; a server that is not running is left alone."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -99,12 +100,18 @@ class MockServer:
 
     @property
     def url(self) -> str:
+        """The server's root URL, which is also the Anthropic ``base_url``.
+
+        Raises:
+            RuntimeError: when the server is not started (its port is not known yet).
+        """
         if self._httpd is None:
             raise RuntimeError("MockServer is not started")
         return f"http://{self.host}:{self._httpd.server_port}"
 
     @property
     def openai_base_url(self) -> str:
+        """The OpenAI ``base_url``: the root URL with the ``/v1`` that OpenAI clients expect in it."""
         return self.url + "/v1"
 
     @property
@@ -124,6 +131,7 @@ class MockServer:
             self._rules.append(compiled)
 
     def clear_rules(self) -> None:
+        """Forget the rules (every model echoes again); recorded requests are kept."""
         with self._lock:
             self._rules.clear()
 
@@ -152,6 +160,7 @@ class MockServer:
         return build_answer(rule, match, route, body, headers, latency=self.latency, ids=self._ids)
 
     def models(self) -> dict[str, Any]:
+        """The ``GET /v1/models`` body: ``mock-model`` and every model a rule names."""
         with self._lock:
             names = dict.fromkeys(
                 ["mock-model", *(r.spec["model"] for r in self._rules if "model" in r.spec)]
@@ -233,6 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The ``bench-mock-server`` command line (``sys.argv`` when ``argv`` is None)."""
     parser = argparse.ArgumentParser(
         prog="bench-mock-server", description="A mock OpenAI/Anthropic-compatible LLM server."
     )

@@ -47,18 +47,23 @@ class BaseProvider:
         self.http = http
 
     async def complete(self, request: CompletionRequest) -> Completion:  # pragma: no cover - abstract
+        """Make one attempt at the call; every provider writes its own."""
         raise NotImplementedError
 
     def should_retry(self, exc: BaseException) -> bool:
+        """Retry only failures marked transient (``TransientProviderError``); the rest would fail again."""
         return isinstance(exc, TransientProviderError)
 
     def connection_key(self) -> str:
+        """The base URL, or the provider's type and name for one without a URL (offline providers)."""
         return self.spec.base_url or f"{self.spec.type}:{self.spec.name}"
 
     def max_concurrency(self) -> int | None:
+        """The provider's ``concurrency`` setting, if any."""
         return self.spec.concurrency
 
     async def aclose(self) -> None:
+        """Nothing to release: the HTTP pool belongs to the runner."""
         return None
 
 

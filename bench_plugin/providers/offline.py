@@ -38,6 +38,7 @@ class EchoProvider(BaseProvider):
     """Answers with the last user message, after an optional ``prefix``: a smoke test of the plumbing."""
 
     async def complete(self, request: CompletionRequest) -> Completion:
+        """Answer with the prefix and the last user message."""
         started = time.perf_counter()
         prefix = str(request.model.options.get("prefix", ""))
         return _completion(prefix + last_user_text(request), started)
@@ -54,6 +55,11 @@ class ScriptedProvider(BaseProvider):
     """
 
     async def complete(self, request: CompletionRequest) -> Completion:
+        """Answer with the first matching rule's reply (and tool calls).
+
+        Raises:
+            CaseError: when no rule matches: a script must answer every call it is given.
+        """
         started = time.perf_counter()
         text = last_user_text(request)
         for rule in request.model.options.get("script", []):
@@ -134,6 +140,12 @@ class ReplayProvider(BaseProvider):
     """
 
     async def complete(self, request: CompletionRequest) -> Completion:
+        """Answer with the recording for this model, task, run and turn.
+
+        Raises:
+            ReplayMissError: when nothing was recorded for the call (the case is skipped).
+            RecordedFailureError: when the recording is a failure, replayed as one.
+        """
         started = time.perf_counter()
         options = request.model.options["replay"]
         model_key, task_key, entries = find_recordings(request)

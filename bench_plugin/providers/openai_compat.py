@@ -46,9 +46,11 @@ class OpenAICompatProvider(BaseProvider):
         self._base_url = (spec.base_url or DEFAULT_BASE_URL).rstrip("/")
 
     def connection_key(self) -> str:
+        """The normalised base URL, so calls to one server share a pool and a rate limit."""
         return self._base_url
 
     async def complete(self, request: CompletionRequest) -> Completion:
+        """Send the request to ``/chat/completions`` once and translate the reply; failures raise ProviderError."""
         api_key = api_key_from_env(self.spec)
         secrets = (api_key,) if api_key else ()
         data, latency = await post_json(

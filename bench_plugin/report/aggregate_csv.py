@@ -27,7 +27,7 @@ def table_cells(table: Mapping[str, Any], *, missing: str = "") -> list[list[str
         by = [missing if value is None else str(value) for value in row[:width]]
         figures = [
             format_figure(value, count=name in counts, missing=missing)
-            for name, value in zip(table["columns"], row[width:])
+            for name, value in zip(table["columns"], row[width:], strict=True)
         ]
         out.append(by + figures)
     return out

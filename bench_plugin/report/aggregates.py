@@ -66,8 +66,10 @@ def compute_table(table: Table, bins: Mapping[str, BinSet], records: Sequence[Ca
 
 
 def sort_rows(rows: list[list[Any]], index: int, *, descending: bool) -> list[list[Any]]:
-    """Rows ordered by cell ``index`` (numbers numerically, then text), rows without a value last;
-    ties keep their order (by the by-values). MT-Bench's table: by overall score, best first."""
+    """Rows ordered by cell ``index`` (numbers numerically, then text), rows without a value last.
+
+    Ties keep their order (by the by-values). MT-Bench's table: by overall score, best first.
+    """
     present = [row for row in rows if row[index] is not None]
     missing = [row for row in rows if row[index] is None]
     # sorted() stays stable with reverse=True: equal rows keep their by-order
@@ -188,6 +190,7 @@ def matches(record: CaseRecord, condition: Condition, bins: Mapping[str, BinSet]
 
 
 def key_of(record: CaseRecord, names: Sequence[str], bins: Mapping[str, BinSet]) -> tuple[str, ...] | None:
+    """The record's values of ``names`` as text, the key a baseline pools by; None when one is missing."""
     values = [field_value(record, name, bins) for name in names]
     return None if any(value is None for value in values) else tuple(as_text(value) for value in values)
 

@@ -52,7 +52,7 @@ class HtmlReportHooks:
         record = getattr(report, "bench_record", None)
         values = row_values(record) if isinstance(record, Mapping) else ("", "", "")
         at = column_after(cells, 'class="col-testId"')
-        for offset, ((key, _), value) in enumerate(zip(COLUMNS, values)):
+        for offset, ((key, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
             cells.insert(at + offset, f'<td class="col-{key}">{html.escape(value)}</td>')
 
 
@@ -136,6 +136,7 @@ def format_transcript(record: Mapping[str, Any]) -> str:
 
 
 def format_message(message: Any) -> str:
+    """One message as ``role (name): content``, then any other field (tool calls...) as indented JSON."""
     if not isinstance(message, Mapping):
         return str(message)
     speaker = str(message.get("role") or "?")
@@ -151,6 +152,7 @@ def format_message(message: Any) -> str:
 
 
 def to_json(value: Any) -> str:
+    """Indented JSON that keeps non-ASCII text readable and never fails (unknown types as ``str``)."""
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
 
 
@@ -158,10 +160,12 @@ _EXTRA_FORMATS = {"text": ("text/plain", "txt"), "json": ("application/json", "j
 
 
 def text_extra(content: str, name: str) -> dict[str, Any]:
+    """A plain-text pytest-html extra named ``name``."""
     return _extra("text", content, name)
 
 
 def json_extra(content: Any, name: str) -> dict[str, Any]:
+    """A JSON pytest-html extra named ``name``; ``content`` must be plain builtins."""
     return _extra("json", content, name)
 
 

@@ -38,8 +38,8 @@ def sessions_from_records(spec: LeaderboardSpec, records: Sequence[CaseRecord]) 
         for record in scored:
             found = (record.components.get(spec.of) or {}).get("participants")
             if isinstance(found, Mapping) and len(found) >= 2:
-                sessions.append({"id": session_id(record.nodeid, record.started_at, [record]), "timestamp": record.started_at,
-                                 "scenario": record.task, "scores": dict(found)})
+                sessions.append({"id": session_id(record.nodeid, record.started_at, [record]),
+                                 "timestamp": record.started_at, "scenario": record.task, "scores": dict(found)})
         return sessions
     groups: dict[tuple[str, int], list[CaseRecord]] = {}
     for record in scored:
@@ -51,8 +51,8 @@ def sessions_from_records(spec: LeaderboardSpec, records: Sequence[CaseRecord]) 
             continue
         started = min(str(record.started_at) for record in group)
         scores = {record.model_label: component_raw(record, spec.of) for record in group}
-        out.append({"id": session_id(f"{group[0].path}::{task}@run{run}", started, group), "timestamp": started, "scenario": task,
-                    "scores": scores})
+        out.append({"id": session_id(f"{group[0].path}::{task}@run{run}", started, group), "timestamp": started,
+                    "scenario": task, "scores": scores})
     return out
 
 
@@ -91,8 +91,8 @@ def update_leaderboard(spec: LeaderboardSpec, records: Sequence[CaseRecord], fol
     for model, elo in sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True):
         history = board["model_history"].get(model, [])
         changes = [entry["elo_change"] for entry in history if entry.get("session") in ids]
-        ratings.append({"model": model, "elo": elo, "change": round(sum(changes), spec.elo.decimals) if changes else None,
-                        "sessions": len(history)})
+        change = round(sum(changes), spec.elo.decimals) if changes else None
+        ratings.append({"model": model, "elo": elo, "change": change, "sessions": len(history)})
     return {"json": f"{spec.dir}/{JSON_FILE}", "markdown": f"{spec.dir}/{MARKDOWN_FILE}", "added": len(ours),
             "total": len(board["sessions"]), "k": spec.elo.k, "initial": spec.elo.initial,
             "expected_from": spec.elo.expected_from, "ratings": ratings}
@@ -103,7 +103,7 @@ def _trend(change: float) -> str:
         return f"🔺 +{change:.0f}"
     if change < 0:
         return f"🔻 {change:.0f}"
-    return "➖"
+    return "➖"  # noqa: RUF001 - the emoji of an unchanged rating in LEADERBOARD.md (BackroomsBench's), not a hyphen
 
 
 def _cell(text: Any) -> str:
@@ -111,9 +111,12 @@ def _cell(text: Any) -> str:
 
 
 def render_leaderboard(board: Mapping[str, Any], spec: LeaderboardSpec) -> str:
-    """``LEADERBOARD.md`` as BackroomsBench writes it: rankings (medals for the top three, the trend of
-    the last change, Elo as a whole number), the last ``recent`` sessions newest first with models by
-    score, and a footer with K, the start rating and the number of sessions."""
+    """``LEADERBOARD.md`` as BackroomsBench writes it: rankings, recent sessions and a footer.
+
+    The rankings give medals for the top three, the trend of the last change and Elo as a whole number; the
+    last ``recent`` sessions come newest first with models by score; the footer gives K, the start rating and
+    the number of sessions.
+    """
     lines = [f"# {spec.title}", ""]
     if spec.tagline:
         lines += [f'*"{spec.tagline}"*', ""]

@@ -49,16 +49,16 @@ def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
     if suite.get("path"):
         heading += f" ({code_span(suite['path'])})"
     lines = [f"## {heading}", "", describe_counts(suite["totals"]), ""]
-    lines += ["### Leaderboard", ""] + render_leaderboard(suite) + [""]
-    lines += ["### Tasks", ""] + render_task_table(suite) + [""]
+    lines += ["### Leaderboard", "", *render_leaderboard(suite), ""]
+    lines += ["### Tasks", "", *render_task_table(suite), ""]
     if (suite.get("turns") or {}).get("count"):
-        lines += ["### Turns", ""] + render_turn_tables(suite["turns"])
+        lines += ["### Turns", "", *render_turn_tables(suite["turns"])]
     for table in suite.get("aggregates") or []:
-        lines += render_aggregate(table) + [""]
+        lines += [*render_aggregate(table), ""]
     for panel in suite.get("panels") or []:
-        lines += render_panel(panel) + [""]
+        lines += [*render_panel(panel), ""]
     if suite.get("leaderboard"):
-        lines += render_elo(suite["leaderboard"]) + [""]
+        lines += [*render_elo(suite["leaderboard"]), ""]
     sections = (
         ("Failures", "failures"),
         ("Infrastructure errors", "errors"),
@@ -68,7 +68,7 @@ def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
     for heading_text, key in sections:
         cases = suite.get(key) or []
         if cases:
-            lines += [f"### {heading_text} ({len(cases)})", ""] + render_case_list(cases, max_listed) + [""]
+            lines += [f"### {heading_text} ({len(cases)})", "", *render_case_list(cases, max_listed), ""]
     return lines
 
 
@@ -114,8 +114,11 @@ def render_task_table(suite: Mapping[str, Any]) -> list[str]:
 
 
 def render_turn_tables(turns: Mapping[str, Any]) -> list[str]:
-    """Conversation suites (``report.turns.summarize_turns``): per model and per-turn scorer the mean
-    of each turn, then the share of replies per turn whose thinking format was valid."""
+    """The per-turn tables of conversation suites (``report.turns.summarize_turns``).
+
+    First, per model and per-turn scorer, the mean of each turn; then the share of replies per turn whose
+    thinking format was valid.
+    """
     count = int(turns["count"])
     columns = [f"Turn {n}" for n in range(1, count + 1)]
     lines: list[str] = []
@@ -162,7 +165,12 @@ def render_panel(panel: Mapping[str, Any]) -> list[str]:
         lines.append(f"- {code_span(case['nodeid'])}: spread {case['spread']:g} ({verdicts})")
     if panel["flagged"]:
         lines.append("")
-    lines += [table_row(["Agreement on", "Krippendorff's α (interval)", "Cases"]), table_row(["---", "---:", "---:"])]
+    header = [
+        "Agreement on",
+        "Krippendorff's α (interval)",  # noqa: RUF001 - the Greek letter is the statistic's name
+        "Cases",
+    ]
+    lines += [table_row(header), table_row(["---", "---:", "---:"])]
     for row in panel["agreement"]:
         lines.append(table_row([escape_cell(row["item"]), format_score(row["alpha"]), str(row["units"])]))
     return lines
@@ -177,7 +185,8 @@ def render_elo(board: Mapping[str, Any]) -> list[str]:
              table_row(["---:", "---", "---:", "---:", "---:"])]
     for rank, row in enumerate(board["ratings"], 1):
         change = MISSING if row["change"] is None else f"{row['change']:+.1f}"
-        lines.append(table_row([str(rank), escape_cell(row["model"]), f"{row['elo']:.1f}", change, str(row["sessions"])]))
+        cells = [str(rank), escape_cell(row["model"]), f"{row['elo']:.1f}", change, str(row["sessions"])]
+        lines.append(table_row(cells))
     return lines
 
 
@@ -221,37 +230,43 @@ def describe_counts(counts: Mapping[str, Any]) -> str:
 
 
 def format_score(value: float | None) -> str:
+    """A score with 4 decimals, or ``MISSING``."""
     return MISSING if value is None else f"{value:.4f}"
 
 
 def format_percent(value: float | None) -> str:
+    """A rate (0 to 1) as a percentage with one decimal, or ``MISSING``."""
     return MISSING if value is None else f"{value * 100:.1f}%"
 
 
 def format_tokens(input_tokens: int | None, output_tokens: int | None) -> str:
+    """``in / out`` token counts with thousands separators, ``MISSING`` for an unknown count (alone if both are)."""
     if input_tokens is None and output_tokens is None:
         return MISSING
     return " / ".join(MISSING if n is None else f"{n:,}" for n in (input_tokens, output_tokens))
 
 
 def format_cost(value: float | None) -> str:
+    """A cost in US dollars with 4 decimals, or ``MISSING``."""
     return MISSING if value is None else f"${value:.4f}"
 
 
 def format_seconds(value: float | None) -> str:
+    """A duration in seconds with 2 decimals, or ``MISSING``."""
     return MISSING if value is None else f"{value:.2f} s"
 
 
 def table_row(cells: Sequence[str]) -> str:
+    """A Markdown table row; the cells must already be escaped."""
     return "| " + " | ".join(cells) + " |"
 
 
 def escape_cell(text: Any) -> str:
-    """Make any text safe inside a table cell or a list item.
+    r"""Make any text safe inside a table cell or a list item.
 
     Newlines become spaces (a table row is one line); ``&``, ``<`` and ``>`` become entities, which
-    every Markdown flavour renders as the characters but never as HTML; ``\\`` and ``|`` are
-    backslash-escaped, backslashes first so that ``a\\|b`` cannot un-escape its own pipe.
+    every Markdown flavour renders as the characters but never as HTML; ``\`` and ``|`` are
+    backslash-escaped, backslashes first so that ``a\|b`` cannot un-escape its own pipe.
     """
     flat = " ".join(str(text).splitlines())
     return html.escape(flat, quote=False).replace("\\", "\\\\").replace("|", "\\|")

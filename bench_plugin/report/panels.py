@@ -46,10 +46,14 @@ def summarize_panels(records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
 def summarize_panel(name: str, panels: Sequence[tuple[CaseRecord, Mapping[str, Any]]]) -> dict[str, Any]:
     """The summary of one panel component over its cases; see ``summarize_panels``."""
     judges = list(dict.fromkeys(judge["label"] for _, panel in panels for judge in panel.get("judges", [])))
-    categories = list(dict.fromkeys(  # the rubric's order where the panel kept it
-        [category for _, panel in panels for category in panel.get("categories") or []]
-        + [category for _, panel in panels for judge in panel.get("judges", []) for category in judge.get("categories") or {}]
-    ))
+    declared = [category for _, panel in panels for category in panel.get("categories") or []]
+    judged = [
+        category
+        for _, panel in panels
+        for judge in panel.get("judges", [])
+        for category in judge.get("categories") or {}
+    ]
+    categories = list(dict.fromkeys(declared + judged))  # the rubric's order where the panel kept it
     spreads = [spread for _, panel in panels if (spread := _number(panel.get("spread"))) is not None]
     thresholds = [limit for _, panel in panels if (limit := _number(panel.get("max_spread"))) is not None]
     flagged = [
@@ -58,15 +62,19 @@ def summarize_panel(name: str, panels: Sequence[tuple[CaseRecord, Mapping[str, A
         for record, panel in panels if panel.get("flagged")
     ]
     unread = sum(
-        1 for _, panel in panels for judge in panel.get("judges", []) if judge.get("value") is None and judge.get("error")
+        1
+        for _, panel in panels
+        for judge in panel.get("judges", [])
+        if judge.get("value") is None and judge.get("error")
     )
 
     def units(read: Any) -> list[list[float | None]]:
         by_judge = [{judge["label"]: read(judge) for judge in panel.get("judges", [])} for _, panel in panels]
         return [[found.get(label) for label in judges] for found in by_judge]
 
-    items: list[tuple[str, Any]] = [("verdict", lambda judge: _number(judge.get("raw")) if judge.get("value") is not None
-                                     else None)]
+    items: list[tuple[str, Any]] = [
+        ("verdict", lambda judge: _number(judge.get("raw")) if judge.get("value") is not None else None)
+    ]
     items += [(category, lambda judge, c=category: _number((judge.get("categories") or {}).get(c)))
               for category in categories]
     agreement = []

@@ -125,6 +125,7 @@ def scored_composites(records: Iterable[CaseRecord]) -> list[float | None]:
 
 
 def component_value(record: CaseRecord, name: str) -> float | None:
+    """The value of component ``name`` as a float; None when it is missing or not a number."""
     value = record.components.get(name, {}).get("value")
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -136,6 +137,7 @@ def token_total(records: Sequence[CaseRecord], key: str) -> int | None:
 
 
 def usage_number(record: CaseRecord, key: str) -> float | None:
+    """One usage figure of the record (tokens, ``cost_usd``); None when the endpoint did not report it."""
     value = record.usage.get(key) if record.usage else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 

@@ -14,6 +14,7 @@ from bench_plugin.report.stats import mean, rate
 
 
 def is_turn_component(component: Mapping[str, Any]) -> bool:
+    """Whether a component dict is one turn of a per-turn scorer (it carries ``turn`` and ``scorer``)."""
     return isinstance(component.get("turn"), int) and isinstance(component.get("scorer"), str)
 
 

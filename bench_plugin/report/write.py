@@ -32,6 +32,9 @@ def write_reports(
     """Write summary.json and report.md for ``records`` into ``folder``; return their paths.
 
     Args:
+        records: the run's records, in any order (xdist workers finish in any order); the reports use
+            case order.
+        folder: the output folder, created if missing.
         aggregates: the ``aggregates:`` of each suite, by suite path as records name it. Their
             tables join the suite's summary and report section; a table with ``csv:`` is also
             written to that file in ``folder`` (returned under ``csv:<name>``).

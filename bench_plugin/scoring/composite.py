@@ -13,7 +13,7 @@ import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bench_plugin.scoring.formula import Compiled, compile_expression, constant_value, did_you_mean
+from bench_plugin.scoring.formula import Compiled, compile_expression, constant_value, name_hint
 from bench_plugin.suite.spec import CompositeSpec
 
 
@@ -30,6 +30,7 @@ class Term:
 
     @property
     def text(self) -> str:
+        """The term as the composite's detail shows it: ``0.4*C``, or ``C`` for a weight of 1."""
         return self.component if self.weight == 1 else f"{_fmt(self.weight)}*{self.component}"
 
 
@@ -242,7 +243,7 @@ def _compile_gate(
     component: str, when: str, components: Sequence[str], terms: tuple[Term, ...] | None
 ) -> Gate:
     if component not in components:
-        hint = did_you_mean(component, components)
+        hint = name_hint(component, components)
         raise ValueError(
             f"gate for unknown component {component!r}{hint} (components: {', '.join(components)})"
         )

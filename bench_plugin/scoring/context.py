@@ -1,17 +1,20 @@
-"""What scorers take and give: a ScoringContext in, a ComponentScore out."""
+"""What scorers take and give, and the two shapes a scorer type has: parse options once, then score cases.
+
+A ``ScorerType`` (what a YAML ``type:`` names) turns one ``ScorerSpec`` into a ``Scorer`` at
+collection, checking every option once; the ``Scorer`` is frozen and scores each case from its
+typed fields, a ``ScoringContext`` in and a ``ComponentScore`` out.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from bench_plugin.chat import CallModel, Message
+from bench_plugin.errors import CaseError
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
-from bench_plugin.transcript import TurnResult
-
-if TYPE_CHECKING:
-    from bench_plugin.transcript import AgentRun
+from bench_plugin.transcript import AgentRun, TurnResult
 
 
 @dataclass(frozen=True)
@@ -42,9 +45,11 @@ class ComponentScore:
 
     @property
     def unscored(self) -> bool:
+        """Whether the grader could not decide (no value)."""
         return self.value is None
 
     def to_dict(self) -> dict[str, Any]:
+        """The component as plain data, the way records keep it."""
         out: dict[str, Any] = {
             "name": self.name,
             "value": self.value,
@@ -94,26 +99,58 @@ class ScoringContext:
         return next((turn for turn in reversed(self.turns) if turn.answered), None)
 
 
-def require_agent(context: ScoringContext, spec: ScorerSpec) -> Any:
-    """The agent run a scorer of agent tasks reads; a task without tools has none, which is a suite
-    problem named at the scorer's line."""
-    if context.agent is None:
-        from bench_plugin.errors import CaseError
+def require_agent(context: ScoringContext, spec: ScorerSpec) -> AgentRun:
+    """The agent run a scorer of agent tasks reads.
 
+    Raises:
+        CaseError: the task has no tools, so no run: a suite problem named at the scorer's line.
+    """
+    if context.agent is None:
         raise CaseError(f"{spec.type} scores agent tasks: give the task tools:", path=context.case.path,
                         line=spec.line, key=spec.key)
     return context.agent
 
 
 class Scorer(Protocol):
-    """A scorer type, registered by name (``contains``, ``llm_judge``...)."""
+    """A scorer with its options parsed: frozen, made once per ScorerSpec by its type's parse."""
 
-    def validate(self, spec: ScorerSpec) -> None:
-        """Check options that the JSON Schema cannot (a regex compiles...); raise ValueError."""
+    @property
+    def spec(self) -> ScorerSpec:
+        """The spec it was parsed from: its name is the component's, its key and line locate errors."""
         ...
 
-    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
-        """Score one case. Raise nothing for a bad answer: that is a low score."""
+    async def score(self, context: ScoringContext) -> ComponentScore:
+        """Score one case. Raise nothing for a bad answer: that is a low score.
+
+        Raises:
+            JudgeError: the grader could not decide (the component is unscored).
+            CaseError: something only the case can tell is wrong (a template that fails to render).
+            ProviderError: a model call failed (the case is an ERROR).
+        """
+        ...
+
+
+class ScorerType(Protocol):
+    """What a YAML ``type:`` names; the registry holds one per name."""
+
+    def parse(self, spec: ScorerSpec) -> Scorer:
+        """Check and parse the options of ``spec`` (the JSON Schema cannot check them all).
+
+        Raises:
+            ValueError: (or TypeError) naming the bad option; the caller adds the file and line.
+        """
+        ...
+
+
+@runtime_checkable
+class ChecksCase(Protocol):
+    """A scorer that can tell, before anything runs, whether it fits a case.
+
+    For example: its judges are under ``judges:``, its pairwise baseline is one of the suite's models.
+    """
+
+    def check_case(self, case: CaseSpec) -> None:
+        """Raises: CaseError located at the scorer's line and the key that is wrong."""
         ...
 
 
@@ -133,6 +170,7 @@ class ScoreSet:
     unscored_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The scores as plain data, the way records keep them."""
         return {
             "components": [c.to_dict() for c in self.components],  # a list: scorer order survives JSON
             "composite": self.composite,

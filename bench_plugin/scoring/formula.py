@@ -8,10 +8,11 @@ small walker accepts numbers, component names, ``+ - * /``, unary minus, parenth
 from __future__ import annotations
 
 import ast
-import difflib
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+from bench_plugin.hints import did_you_mean
 
 Values = Mapping[str, float]
 Compiled = Callable[[Values], float]
@@ -64,11 +65,10 @@ def compile_expression(source: str, what: str, components: Sequence[str], *, con
     return Expression(function, tuple(dict.fromkeys(compiler.names)))
 
 
-def did_you_mean(name: str, choices: Sequence[str]) -> str:
+def name_hint(name: str, choices: Sequence[str]) -> str:
     """A ``; did you mean 'X'?`` suffix for an unknown component name, or an empty string."""
-    same_but_case = [choice for choice in choices if choice.lower() == name.lower()]
-    close = same_but_case or difflib.get_close_matches(name, choices, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    guess = did_you_mean(name, choices)
+    return f"; {guess}" if guess else ""
 
 
 def constant_value(node: ast.expr) -> float | None:
@@ -130,7 +130,7 @@ class _Compiler:
     def node_Name(self, node: ast.Name) -> Compiled:
         name = node.id
         if name not in self.components:
-            hint = did_you_mean(name, self.components)
+            hint = name_hint(name, self.components)
             listed = ", ".join(self.components) or "none"
             raise self.fail(f"unknown component {name!r}{hint} (components: {listed})")
         self.names.append(name)
@@ -177,7 +177,7 @@ class _Compiler:
 
         def compare(values: Values) -> float:
             results = [operand(values) for operand in operands]
-            return all(test(a, b) for test, a, b in zip(tests, results, results[1:]) if test is not None)
+            return all(test(a, b) for test, a, b in zip(tests, results, results[1:], strict=False) if test is not None)
 
         return compare
 

@@ -1,10 +1,52 @@
-"""Scorer options checked against their defaults: unknown keys get a did-you-mean, values the type."""
+"""Reading a scorer's options at parse time: unknown keys get a did-you-mean, values their type.
+
+Every scorer type's ``parse`` uses these, so a misspelt option reads the same whichever scorer has it:
+``unknown option 'ignorecase' for contains; did you mean 'ignore_case'? (options: value, ...)``.
+"""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from bench_plugin.hints import did_you_mean
+
+IGNORED_KEYS = frozenset({"name", "type"})  # tolerated if a spec builder leaves them in options
+
+
+def check_option_names(options: Iterable[str], allowed: Sequence[str], scorer: str) -> None:
+    """Reject the first key of ``options`` that is not in ``allowed`` (``name`` and ``type`` pass).
+
+    Raises:
+        ValueError: ``unknown option 'x' for SCORER; did you mean 'y'? (options: a, b)``.
+    """
+    for key in options:
+        if key not in allowed and key not in IGNORED_KEYS:
+            guess = did_you_mean(key, allowed)
+            hint = f"; {guess}" if guess else ""
+            raise ValueError(f"unknown option {key!r} for {scorer}{hint} (options: {', '.join(allowed)})")
+
+
+def check_choice(key: str, value: Any, allowed: Sequence[str]) -> str:
+    """``value`` when it is one of ``allowed``.
+
+    Raises:
+        ValueError: ``KEY must be one of a, b, got 'c'``.
+    """
+    if value not in allowed:
+        raise ValueError(f"{key} must be one of {', '.join(allowed)}, got {value!r}")
+    return str(value)
+
+
+def check_flag(key: str, value: Any) -> bool:
+    """``value`` when it is a boolean.
+
+    Raises:
+        TypeError: ``KEY must be true or false, got 'yes'``.
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"{key} must be true or false, got {value!r}")
+    return value
 
 
 def merge_typed_options(
@@ -19,17 +61,13 @@ def merge_typed_options(
         ValueError: an unknown option (with a did-you-mean and the valid names).
         TypeError: a value of the wrong type.
     """
-    for key in options:
-        if key not in defaults and key not in ("name", "type"):
-            close = difflib.get_close_matches(key, list(defaults), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"unknown option {key!r} for {scorer}{hint} (options: {', '.join(defaults)})")
+    check_option_names(options, list(defaults), scorer)
     merged = {**defaults, **{k: v for k, v in options.items() if k in defaults}}
     for key, default in defaults.items():
         value = merged[key]
         counted = (isinstance(default, int) and not isinstance(default, bool)) or key in optional_counts
-        if isinstance(default, bool) and not isinstance(value, bool):
-            raise TypeError(f"{key} must be true or false, got {value!r}")
+        if isinstance(default, bool):
+            check_flag(key, value)
         if isinstance(default, list) and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise TypeError(f"{key} must be a list of strings, got {value!r}")
         if counted and value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):

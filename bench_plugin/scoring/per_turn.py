@@ -13,9 +13,8 @@ from typing import Any
 
 from bench_plugin.chat import Message
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.suite.spec import ScorerSpec
 
-ScoreOne = Callable[[ScorerSpec, ScoringContext], Awaitable[ComponentScore]]
+ScoreOne = Callable[[ScoringContext], Awaitable[ComponentScore]]
 
 
 def turn_contexts(context: ScoringContext) -> list[ScoringContext]:
@@ -35,23 +34,23 @@ def turn_contexts(context: ScoringContext) -> list[ScoringContext]:
     ]
 
 
-async def score_per_turn(spec: ScorerSpec, context: ScoringContext, score_one: ScoreOne) -> list[ComponentScore]:
-    """Score each answered turn with ``score_one``; the scorer's own component (first) is their mean.
+async def score_per_turn(name: str, context: ScoringContext, score_one: ScoreOne) -> list[ComponentScore]:
+    """Score each answered turn with ``score_one``; scorer ``name``'s own component (first) is their mean.
 
     Raises:
         Whatever ``score_one`` raised first (in turn order), after every turn has finished.
     """
     contexts = turn_contexts(context)
-    outcomes = await asyncio.gather(*(score_one(spec, c) for c in contexts), return_exceptions=True)
+    outcomes = await asyncio.gather(*(score_one(c) for c in contexts), return_exceptions=True)
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome
     per_turn = []
-    for turn_context, outcome in zip(contexts, outcomes):
+    for turn_context, outcome in zip(contexts, outcomes, strict=True):
         assert turn_context.turn is not None and isinstance(outcome, ComponentScore)
         index = turn_context.turn.index
-        per_turn.append(dataclasses.replace(outcome, name=f"{spec.name}.t{index}", turn=index, scorer=spec.name))
-    return [mean_of_turns(spec.name, per_turn), *per_turn]
+        per_turn.append(dataclasses.replace(outcome, name=f"{name}.t{index}", turn=index, scorer=name))
+    return [mean_of_turns(name, per_turn), *per_turn]
 
 
 def mean_of_turns(name: str, turns: Sequence[ComponentScore]) -> ComponentScore:

@@ -1,75 +1,133 @@
-"""Scorer types by name: the built-ins, then third-party ones from the ``bench_plugin.scorers`` group.
+"""Scorer types by name: the built-ins, a project's own (conftest.py), and other packages' entry points.
 
-Entry points load lazily, only for a name that is not built in, so a broken third-party package
-cannot slow down or break suites that do not use it.
+A scorer type has ``parse(spec) -> Scorer`` (``scoring/context.py``); a class with a ``parse``
+classmethod is the usual shape. Scorers written to the older protocol, ``validate(spec)`` and
+``score(spec, context)``, still work: ``adapt`` wraps them.
 """
 
 from __future__ import annotations
 
-import difflib
-from functools import cache
-from importlib.metadata import EntryPoint, entry_points
+import inspect
+from dataclasses import dataclass
+from typing import Protocol, cast
 
-from bench_plugin.scoring.agent.behavior import BehaviorScorer
-from bench_plugin.scoring.agent.task_completion import CompletionScorer
-from bench_plugin.scoring.agent.trajectory import TrajectoryScorer
-from bench_plugin.scoring.checks.kinds import CHECK_SCORERS
-from bench_plugin.scoring.context import Scorer
-from bench_plugin.scoring.judge.llm_judge import JudgeScorer
-from bench_plugin.scoring.judge.pairwise import PairwiseScorer
-from bench_plugin.scoring.judge.panel import PanelScorer
+from bench_plugin.registry import Registry
+from bench_plugin.scoring.context import ComponentScore, Scorer, ScorerType, ScoringContext
+from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 ENTRY_POINT_GROUP = "bench_plugin.scorers"
 
-BUILTIN_SCORERS: dict[str, Scorer] = {
-    **CHECK_SCORERS,
-    "llm_judge": JudgeScorer(),
-    "llm_judge_panel": PanelScorer(),
-    "llm_judge_pairwise": PairwiseScorer(),
-    "completion": CompletionScorer(),  # agent tasks: C, T, B
-    "trajectory": TrajectoryScorer(),
-    "behavior": BehaviorScorer(),
+BUILTIN_SCORERS: dict[str, str] = {
+    "contains": "bench_plugin.scoring.checks.text:Contains",
+    "not_contains": "bench_plugin.scoring.checks.text:NotContains",
+    "regex": "bench_plugin.scoring.checks.text:Regex",
+    "equals": "bench_plugin.scoring.checks.text:Equals",
+    "json_valid": "bench_plugin.scoring.checks.json_checks:JsonValid",
+    "json_schema": "bench_plugin.scoring.checks.json_checks:JsonSchema",
+    "json_path": "bench_plugin.scoring.checks.json_checks:JsonPath",
+    "length": "bench_plugin.scoring.checks.text:Length",
+    "numeric": "bench_plugin.scoring.checks.text:Numeric",
+    "llm_judge": "bench_plugin.scoring.judge.llm_judge:JudgeScorer",
+    "llm_judge_panel": "bench_plugin.scoring.judge.panel:PanelScorer",
+    "llm_judge_pairwise": "bench_plugin.scoring.judge.pairwise:PairwiseScorer",
+    "completion": "bench_plugin.scoring.agent.task_completion:CompletionScorer",  # agent tasks: C, T, B
+    "trajectory": "bench_plugin.scoring.agent.trajectory:TrajectoryScorer",
+    "behavior": "bench_plugin.scoring.agent.behavior:BehaviorScorer",
 }
+"""Every built-in ``type:``, in the documented order, as ``module:attribute`` (imported when named)."""
 
 
-def _entry_points() -> dict[str, EntryPoint]:
-    return {point.name: point for point in entry_points(group=ENTRY_POINT_GROUP)}
+class OldScorer(Protocol):
+    """The protocol scorers were written to before options were parsed once: one object per type."""
+
+    def validate(self, spec: ScorerSpec) -> None:
+        """Check the options; raise ValueError."""
+        ...
+
+    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
+        """Score one case with the options of ``spec``."""
+        ...
+
+
+@dataclass(frozen=True)
+class OldScorerBound:
+    """An ``OldScorer`` with the spec it validated: scores by passing the spec along."""
+
+    spec: ScorerSpec
+    scorer: OldScorer
+
+    async def score(self, context: ScoringContext) -> ComponentScore:
+        """The old scorer's score, given the spec."""
+        return await self.scorer.score(self.spec, context)
+
+    def check_case(self, case: CaseSpec) -> None:
+        """Raises: CaseError, when the old scorer has a ``check_case(spec, case)`` that does."""
+        check = getattr(self.scorer, "check_case", None)
+        if callable(check):
+            check(self.spec, case)
+
+
+@dataclass(frozen=True)
+class OldScorerType:
+    """The scorer type of an ``OldScorer``: its ``validate`` is the parse."""
+
+    scorer: OldScorer
+
+    def parse(self, spec: ScorerSpec) -> Scorer:
+        """Raises: whatever the old scorer's ``validate`` raises (ValueError for a bad option)."""
+        self.scorer.validate(spec)
+        return OldScorerBound(spec, self.scorer)
+
+
+def _is_parse_class(value: type) -> bool:
+    return isinstance(inspect.getattr_static(value, "parse", None), (classmethod, staticmethod))
+
+
+def adapt(value: object) -> ScorerType:
+    """Make a scorer type of what a registry source gives.
+
+    Args:
+        value: a scorer type (an object, or a class, with ``parse(spec)``), a class to instantiate
+            without arguments, or an object with the older ``validate(spec)`` and
+            ``score(spec, context)``, which is wrapped.
+
+    Raises:
+        TypeError: ``value`` has neither shape.
+    """
+    if isinstance(value, type):
+        if _is_parse_class(value):
+            return cast(ScorerType, value)
+        cls = value
+        try:
+            value = cls()
+        except TypeError as exc:
+            raise TypeError(f"scorer type {cls.__name__} has no parse classmethod and cannot be made "
+                            f"without arguments: {exc}") from exc
+    if callable(getattr(value, "parse", None)):
+        return cast(ScorerType, value)
+    if callable(getattr(value, "validate", None)) and callable(getattr(value, "score", None)):
+        return OldScorerType(cast(OldScorer, value))
+    raise TypeError(f"a scorer type needs parse(spec) (or validate(spec) and score(spec, context)), "
+                    f"and {type(value).__name__} has neither")
+
+
+SCORER_TYPES: Registry[ScorerType] = Registry(
+    "scorer type", ENTRY_POINT_GROUP, BUILTIN_SCORERS, adapt, label="valid types"
+)
+"""The built-in scorer types and installed packages'; a project's catalog adds its conftest's."""
 
 
 def scorer_types() -> list[str]:
-    """Every valid ``type:``: the built-ins in their documented order, then third-party names sorted."""
-    extra = sorted(name for name in _entry_points() if name not in BUILTIN_SCORERS)
-    return [*BUILTIN_SCORERS, *extra]
+    """Every valid ``type:``: the built-ins in their documented order, then the others sorted."""
+    return SCORER_TYPES.names()
 
 
-@cache
-def _load(type_name: str) -> Scorer:
-    point = _entry_points().get(type_name)
-    if point is None:
-        valid = scorer_types()
-        close = difflib.get_close_matches(type_name, valid, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ValueError(f"unknown scorer type {type_name!r}; {hint}valid types: {', '.join(valid)}")
-    try:
-        loaded = point.load()
-    except Exception as exc:  # a third-party import can fail in any way; report it as a bad type
-        raise ValueError(f"scorer type {type_name!r} ({point.value}) failed to load: {exc!r}") from exc
-    # an entry point may name a class (instantiated once, without arguments) or a ready instance
-    scorer = loaded() if isinstance(loaded, type) else loaded
-    lacking = [method for method in ("validate", "score") if not callable(getattr(scorer, method, None))]
-    if lacking:
-        raise ValueError(
-            f"scorer type {type_name!r} ({point.value}) lacks the method(s) {', '.join(lacking)}"
-        )
-    return scorer  # type: ignore[no-any-return]  # checked duck-typing against the Scorer protocol
-
-
-def get_scorer(type_name: str) -> Scorer:
-    """Find the scorer for a ``type:`` name.
+def get_scorer(type_name: str) -> object:
+    """The implementation registered as ``type_name``, as written (an old-protocol scorer unwrapped).
 
     Raises:
-        ValueError: for an unknown type (the message lists the valid ones and a did-you-mean) or a
-            third-party entry point that fails to load. The caller adds the YAML location.
+        UnknownName: an unknown type (the message lists the valid ones and a did-you-mean) or an
+            entry point that fails to load.
     """
-    builtin = BUILTIN_SCORERS.get(type_name)
-    return builtin if builtin is not None else _load(type_name)
+    found = SCORER_TYPES.get(type_name)
+    return found.scorer if isinstance(found, OldScorerType) else found

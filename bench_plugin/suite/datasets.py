@@ -5,10 +5,69 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench_plugin.errors import CaseError
+from bench_plugin.frozen import freeze_fields
+from bench_plugin.suite.templates import TemplateRenderer
+
+
+@dataclass(frozen=True)
+class JoinSpec:
+    """One ``join:`` entry: the ``fields`` (``name: dotted path``) of ``file``'s records, matched on ``key``."""
+
+    file: str
+    key: str
+    fields: Mapping[str, str]
+    format: str | None = None
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "fields")
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any]) -> JoinSpec:
+        """The spec of a ``join:`` entry as written (schema-valid)."""
+        return cls(file=entry["file"], key=entry["key"], fields=entry["fields"], format=entry.get("format"))
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A task's ``dataset:``: the file, joins, renamed ``fields``, a ``filter`` expression and a ``limit``.
+
+    ``key`` and ``line`` locate ``dataset:`` in the YAML, ``filter_line`` its ``filter:``.
+    """
+
+    file: str
+    format: str | None = None
+    join: tuple[JoinSpec, ...] = ()
+    fields: Mapping[str, str] | None = None
+    filter: str | None = None
+    limit: int | None = None
+    key: str = ""
+    line: int | None = None
+    filter_line: int | None = None
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "fields")
+
+    @classmethod
+    def from_entry(
+        cls, entry: Mapping[str, Any], key: str = "", line: int | None = None, filter_line: int | None = None
+    ) -> DatasetSpec:
+        """The spec of a ``dataset:`` as written (schema-valid), located at ``key`` and ``line``."""
+        return cls(
+            file=entry["file"],
+            format=entry.get("format"),
+            join=tuple(JoinSpec.from_entry(join) for join in entry.get("join", [])),
+            fields=entry.get("fields"),
+            filter=entry.get("filter"),
+            limit=entry.get("limit"),
+            key=key,
+            line=line,
+            filter_line=filter_line,
+        )
 
 
 def load_rows(file: Path, fmt: str | None = None) -> list[dict[str, Any]]:
@@ -38,26 +97,54 @@ def load_rows(file: Path, fmt: str | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def load_dataset(data_dir: Path, dataset: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The rows of a task's ``dataset:``, with the fields of its ``join:`` files added.
+def load_dataset(data_dir: Path, dataset: DatasetSpec | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a task's ``dataset:`` (a spec, or the mapping as written), joins added.
 
     Raises:
         CaseError: when a file cannot be read, or a ``join`` field is missing from its record.
     """
-    rows = load_rows(data_dir / dataset["file"], dataset.get("format"))
-    for join in dataset.get("join", []):
-        rows = join_rows(rows, load_rows(data_dir / join["file"], join.get("format")), join)
+    spec = dataset if isinstance(dataset, DatasetSpec) else DatasetSpec.from_entry(dataset)
+    rows = load_rows(data_dir / spec.file, spec.format)
+    for join in spec.join:
+        rows = join_rows(rows, load_rows(data_dir / join.file, join.format), join)
     return rows
 
 
-def join_rows(
-    rows: list[dict[str, Any]], others: list[dict[str, Any]], join: Mapping[str, Any]
+def select_rows(
+    dataset: DatasetSpec, data_dir: Path, renderer: TemplateRenderer, variables: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """A left join on ``join["key"]`` (a field of both, compared as text): each row gets the
-    ``join["fields"]`` (``name: dotted path``) of the first record with its key value, or None for
-    each when no record has it (MT-Bench: GPT-4's reference answers exist for 30 of 80 questions).
+    """The variables of each row the task runs, in file order.
+
+    Rows pass ``filter`` (which also sees the suite's ``variables``), up to ``limit``.
+
+    Raises:
+        CaseError: a file that cannot be read, a missing field, or a filter that fails (at its line).
     """
-    on, fields, name = join["key"], join["fields"], Path(join["file"]).name
+    selected: list[dict[str, Any]] = []
+    for row in load_dataset(data_dir, dataset):
+        row_vars = row_variables(row, dataset.fields)
+        if dataset.filter is not None:
+            scope = {**variables, **row_vars}
+            key = f"{dataset.key}.filter"
+            if not renderer.expression(dataset.filter, scope, key=key, line=dataset.filter_line):
+                continue
+        selected.append(row_vars)
+        if len(selected) == dataset.limit:
+            break
+    return selected
+
+
+def join_rows(
+    rows: list[dict[str, Any]], others: list[dict[str, Any]], join: JoinSpec | Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """A left join on the join's ``key`` (a field of both, compared as text).
+
+    Each row gets the ``fields`` (``name: dotted path``) of the first record with its key value, or
+    None for each when no record has it (MT-Bench: GPT-4's reference answers exist for 30 of 80
+    questions).
+    """
+    spec = join if isinstance(join, JoinSpec) else JoinSpec.from_entry(join)
+    on, fields, name = spec.key, spec.fields, Path(spec.file).name
     index: dict[str, dict[str, Any]] = {}
     for number, other in enumerate(others, 1):
         index.setdefault(str(_lookup_in(other, on, f"{name}, row {number}")), other)
@@ -88,8 +175,11 @@ def _parse_json(text: str, where: str) -> Any:
 
 
 def row_variables(row: Mapping[str, Any], fields: Mapping[str, str] | None) -> dict[str, Any]:
-    """Variables for one row: every column by its own name, ``row`` for the whole record, and
-    ``fields`` renames (``question: turns.0`` takes the first turn)."""
+    """Variables for one row.
+
+    Every column by its own name, ``row`` for the whole record, and ``fields`` renames
+    (``question: turns.0`` takes the first turn).
+    """
     variables = {k: v for k, v in row.items() if k.isidentifier()}
     variables["row"] = dict(row)
     for name, dotted in (fields or {}).items():

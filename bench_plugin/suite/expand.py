@@ -1,32 +1,22 @@
-"""SuiteSpec -> CaseSpec[]: tasks x variants (matrix, dataset) x models x runs.
-
-Pure and deterministic (YAML order, no sets, no environment), because every xdist worker expands
-the same suite on its own and must arrive at the same items in the same order.
-"""
+"""SuiteSpec -> CaseSpec[]: tasks x variants (matrix, dataset) x models x runs."""
 
 from __future__ import annotations
 
-import itertools
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from bench_plugin.chat import Message
 from bench_plugin.endpoints import PRESETS, ModelSpec
 from bench_plugin.errors import CaseError, SuiteError
-from bench_plugin.suite.agent.build import build_agent, is_agent
 from bench_plugin.suite.agent.spec import AgentSpec
-from bench_plugin.suite.build import adhoc_model, build_composite, build_scorers
-from bench_plugin.suite.conversation.build import build_conversation, is_conversation
+from bench_plugin.suite.conversation.build import build_conversation
 from bench_plugin.suite.conversation.spec import ConversationSpec
-from bench_plugin.suite.datasets import load_dataset, row_variables
-from bench_plugin.suite.loader import LoadedSuite, format_key_path
-from bench_plugin.suite.spec import CaseSpec, ScorerSpec, SuiteSpec, TurnsSpec
+from bench_plugin.suite.models import adhoc_model
+from bench_plugin.suite.spec import CaseSpec, SuiteSpec, TaskSpec, TurnsSpec
 from bench_plugin.suite.templates import TemplateRenderer
-from bench_plugin.suite.turns import build_turns, has_turns
-
-_UNSAFE_ID = re.compile(r"[^\w.:@+=,/-]+")
+from bench_plugin.suite.turns import build_turns
+from bench_plugin.suite.variants import Variant, fallback_id, task_variants
 
 
 @dataclass(frozen=True)
@@ -38,14 +28,21 @@ class ExpandOptions:
 
 
 @dataclass(frozen=True)
-class _Variant:
-    task_id: str
-    variables: Mapping[str, Any]
-    problem: CaseError | None = None
+class _Parts:
+    """What a case runs, rendered for its variant and model."""
+
+    messages: tuple[Message, ...] = ()
+    turns: TurnsSpec | None = None
+    conversation: ConversationSpec | None = None
+    agent: AgentSpec | None = None
 
 
-def expand_suite(suite: SuiteSpec, loaded: LoadedSuite, options: ExpandOptions | None = None) -> list[CaseSpec]:
+def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list[CaseSpec]:
     """Every case of the suite, in YAML order: task, then variant, then model, then run.
+
+    Pure and deterministic (YAML order, no sets, no environment), because every xdist worker expands the same suite
+    on its own and must arrive at the same items in the same order. Every task was built once (``suite/tasks.py``);
+    here its templates are rendered for each variant and model.
 
     Raises:
         SuiteError: when two cases would get the same id (shown as a table with the fix).
@@ -54,9 +51,9 @@ def expand_suite(suite: SuiteSpec, loaded: LoadedSuite, options: ExpandOptions |
     renderer = TemplateRenderer(suite.root, suite.path)
     models = select_models(suite, options.models)
     cases: list[CaseSpec] = []
-    for index, task in enumerate(suite.tasks):
-        cases.extend(_expand_task(suite, loaded, renderer, index, task, models, options))
-    _check_unique_ids(suite, loaded, cases)
+    for task in suite.tasks:
+        cases.extend(_expand_task(suite, renderer, task, models, options))
+    _check_unique_ids(suite, cases)
     return [replace(case, index=i) for i, case in enumerate(cases)]
 
 
@@ -82,51 +79,24 @@ def select_models(suite: SuiteSpec, names: Sequence[str] | None) -> list[tuple[s
 
 def _expand_task(
     suite: SuiteSpec,
-    loaded: LoadedSuite,
     renderer: TemplateRenderer,
-    index: int,
-    task: Mapping[str, Any],
+    task: TaskSpec,
     models: list[tuple[str, ModelSpec | None]],
     options: ExpandOptions,
 ) -> Iterator[CaseSpec]:
-    base = ("tasks", index)
-    line = loaded.lines.line_of(base)
-    reserved = tuple(scorer.name for scorer in suite.scorers)
-    scorers = _merge_scorers(suite.scorers, build_scorers(loaded, task.get("scorers", []), (*base, "scorers"), reserved))
-    composite = build_composite(loaded, task["composite"], (*base, "composite")) if "composite" in task else suite.composite
-    threshold = float(task.get("pass_threshold", suite.pass_threshold))
-    runs = options.runs or int(task.get("runs", suite.runs))
-    wanted = task.get("models")
-    for unknown in [name for name in wanted or [] if name not in suite.models and name not in suite.model_problems]:
-        key = (*base, "models")
-        yield _unknown_task_model(suite, loaded, task, index, unknown, key, scorers, composite, threshold)
-    for variant in _variants(suite, loaded, renderer, index, task):
-        try:
-            tags = _tags(renderer, task, variant, loaded, base)
-        except CaseError as exc:
-            tags, variant = (), replace(variant, problem=variant.problem or exc)
+    runs = options.runs or task.runs
+    wanted = task.models
+    for unknown in [name for name in wanted or () if name not in suite.models and name not in suite.model_problems]:
+        yield _unknown_task_model(suite, task, unknown)
+    selected = [name for name, _ in models if wanted is None or name in wanted]
+    for variant in task_variants(task, suite, renderer):
         for model_name, model in models:
             if wanted is not None and model_name not in wanted:
                 continue
             problem = variant.problem or (suite.model_problems.get(model_name) if model is None else None)
-            messages: tuple[Message, ...] = ()
-            turns: TurnsSpec | None = None
-            conversation: ConversationSpec | None = None
-            agent: AgentSpec | None = None
+            parts = _Parts()
             if problem is None and model is not None:
-                try:
-                    if is_conversation(task):  # its participants' prompts are its prompt
-                        selected = [name for name, _ in models if wanted is None or name in wanted]
-                        conversation = build_conversation(task, base, loaded, renderer, _scope(variant, model), suite, model, selected)
-                    else:
-                        messages = _messages(suite, loaded, renderer, base, task, variant, model)
-                    if has_turns(task):
-                        scope = _scope(variant, model)
-                        turns = build_turns(task, base, loaded, renderer, scope)
-                    if is_agent(task):
-                        agent = build_agent(task, base, loaded, renderer)
-                except CaseError as exc:
-                    problem = exc
+                parts, problem = _parts(suite, renderer, task, variant, model, selected)
             for run in range(1, (1 if problem else runs) + 1):
                 case = CaseSpec(
                     suite=suite.name,
@@ -135,225 +105,104 @@ def _expand_task(
                     model_name=model_name,
                     model=model,
                     run=run,
-                    messages=messages,
-                    scorers=scorers,
-                    composite=composite,
-                    pass_threshold=threshold,
+                    messages=parts.messages,
+                    scorers=task.scorers,
+                    composite=task.composite,
+                    pass_threshold=task.pass_threshold,
                     variables=variant.variables,
-                    tags=tags,
+                    tags=variant.tags,
                     judges=suite.judges,
                     models=suite.models,
                     templates=renderer,
                     suite_dir=suite.root,
-                    line=line,
+                    line=task.line,
                     problem=problem,
-                    engine=_engine(task),
-                    turns=turns,
-                    conversation=conversation,
-                    agent=agent,
+                    engine=task.engine,
+                    turns=parts.turns,
+                    conversation=parts.conversation,
+                    agent=parts.agent,
                 )
-                yield _with_scoring_checked(case, suite)
+                yield _with_judges_checked(case, suite)
 
 
-def _engine(task: Mapping[str, Any]) -> str:
-    if is_conversation(task):
-        return "conversation"
-    if is_agent(task):
-        return "agent"
-    return "turns" if has_turns(task) else "single_turn"
-
-
-def _variants(
-    suite: SuiteSpec, loaded: LoadedSuite, renderer: TemplateRenderer, index: int, task: Mapping[str, Any]
-) -> Iterator[_Variant]:
-    """One variant per matrix combination (suite grid x task grid) and dataset row."""
-    base = ("tasks", index)
-    raw_id = str(task["id"])
-    grid = {**suite.matrix, **task.get("matrix", {})}
-    combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())] if grid else [{}]
-    rows: list[dict[str, Any]] = [{}]
-    if "dataset" in task:
-        try:
-            rows = _dataset_rows(suite, renderer, task["dataset"], loaded, base)
-        except CaseError as exc:
-            yield _Variant(_fallback_id(raw_id, index), {}, exc.located(suite.path, loaded.lines.line_of((*base, "dataset")), format_key_path((*base, "dataset"))))
-            return
-    for number, (combo, row) in enumerate(itertools.product(combos, rows), 1):
-        try:
-            variables = _variables(suite, loaded, renderer, base, task, combo, row)
-            id_key = (*base, "id")
-            task_id = _safe_id(renderer.render(raw_id, variables, key=format_key_path(id_key), line=loaded.lines.line_of(id_key)))
-        except CaseError as exc:
-            yield _Variant(f"{_fallback_id(raw_id, index)}-{number}", {**combo, **row}, exc)
-            continue
-        yield _Variant(task_id, variables)
-
-
-def _variables(
+def _parts(
     suite: SuiteSpec,
-    loaded: LoadedSuite,
     renderer: TemplateRenderer,
-    base: tuple[Any, ...],
-    task: Mapping[str, Any],
-    combo: Mapping[str, Any],
-    row: Mapping[str, Any],
-) -> dict[str, Any]:
-    """Layered in order: suite variables, grid values, dataset row, suite derived, task vars, task derived."""
-    variables: dict[str, Any] = {**suite.variables, **combo, **row}
-    layers = (
-        (suite.derived, ("derived",)),
-        (task.get("vars", {}), (*base, "vars")),
-        (task.get("derived", {}), (*base, "derived")),
-    )
-    for mapping, key_base in layers:
-        for name, source in mapping.items():
-            key = (*key_base, name)
-            variables[name] = renderer.evaluate(source, variables, key=format_key_path(key), line=loaded.lines.line_of(key))
-    return variables
-
-
-def _dataset_rows(
-    suite: SuiteSpec, renderer: TemplateRenderer, dataset: Mapping[str, Any], loaded: LoadedSuite, base: tuple[Any, ...]
-) -> list[dict[str, Any]]:
-    rows = load_dataset(suite.data_dir, dataset)
-    selected: list[dict[str, Any]] = []
-    key = (*base, "dataset", "filter")
-    for row in rows:
-        variables = row_variables(row, dataset.get("fields"))
-        if "filter" in dataset:
-            scope = {**suite.variables, **variables}
-            if not renderer.expression(dataset["filter"], scope, key=format_key_path(key), line=loaded.lines.line_of(key)):
-                continue
-        selected.append(variables)
-        if len(selected) == dataset.get("limit", -1):
-            break
-    return selected
-
-
-def _messages(
-    suite: SuiteSpec,
-    loaded: LoadedSuite,
-    renderer: TemplateRenderer,
-    base: tuple[Any, ...],
-    task: Mapping[str, Any],
-    variant: _Variant,
+    task: TaskSpec,
+    variant: Variant,
     model: ModelSpec,
-) -> tuple[Message, ...]:
+    selected: list[str],
+) -> tuple[_Parts, CaseError | None]:
+    """The prompt (or conversation), the scripted turns and the agent of one case, in that order.
+
+    Returns:
+        The parts, and the problem of the first one that cannot be built (the parts before it are
+        kept: an invalid case's record still shows its prompt).
+    """
+    scope = {**variant.variables, "model": model.template_vars(), "task_id": variant.task_id}
+    parts = _Parts()
+    try:
+        if task.conversation is not None:  # its participants' prompts are its prompt
+            parts = replace(parts, conversation=build_conversation(task, renderer, scope, suite, model, selected))
+        else:
+            parts = replace(parts, messages=_messages(renderer, task, scope))
+        if task.has_turns:
+            parts = replace(parts, turns=build_turns(task, renderer, scope))
+        if isinstance(task.agent, CaseError):
+            raise task.agent
+        return replace(parts, agent=task.agent), None
+    except CaseError as exc:
+        return parts, exc
+
+
+def _messages(renderer: TemplateRenderer, task: TaskSpec, scope: dict[str, Any]) -> tuple[Message, ...]:
     """The rendered prompt; templates also see ``model`` (name, id, label) and ``task_id``.
 
     For a task with scripted turns (``turns:``/``phases:``) only the system prompt: the engine renders the
     turns as the conversation reaches them.
     """
-    scope = _scope(variant, model)
-
-    def text(inline_key: str, file_key: str, entry: Mapping[str, Any], path: tuple[Any, ...]) -> str | None:
-        if file_key in entry:
-            key = (*path, file_key)
-            return renderer.render_file(entry[file_key], scope, key=format_key_path(key), line=loaded.lines.line_of(key))
-        if inline_key in entry:
-            key = (*path, inline_key)
-            return renderer.render(entry[inline_key], scope, key=format_key_path(key), line=loaded.lines.line_of(key))
-        return None
-
-    if "messages" in task:
-        out = []
-        for i, entry in enumerate(task["messages"]):
-            content = text("content", "content_file", entry, (*base, "messages", i))
-            out.append(Message(role=entry["role"], content=content or "", name=entry.get("name")))
-        return tuple(out)
-    system = text("system", "system_file", task, base)
-    if system is None and suite.system is not None:
-        system = renderer.render(suite.system, scope, key="system", line=loaded.lines.line_of(("system",)))
+    if task.messages is not None:
+        return tuple(
+            Message(role=entry.role, content=entry.content.render(renderer, scope) if entry.content else "",
+                    name=entry.name)
+            for entry in task.messages
+        )
+    system = task.system.render(renderer, scope) if task.system is not None else None
     head = (Message("system", system),) if system else ()
-    if has_turns(task):
+    if task.has_turns:
         return head
-    user = text("prompt", "prompt_file", task, base) or ""
+    user = task.prompt.render(renderer, scope) if task.prompt is not None else ""
     return (*head, Message("user", user))
 
 
-def _scope(variant: _Variant, model: ModelSpec) -> dict[str, Any]:
-    return {**variant.variables, "model": model.template_vars(),
-            "task_id": variant.task_id}
-
-
-def _tags(
-    renderer: TemplateRenderer, task: Mapping[str, Any], variant: _Variant, loaded: LoadedSuite, base: tuple[Any, ...]
-) -> tuple[str, ...]:
-    """List tags as they are; mapping tags as ``key=value`` (values may be templates)."""
-    raw = task.get("tags", [])
-    if variant.problem:
-        return ()
-    key = format_key_path((*base, "tags"))
-    line = loaded.lines.line_of((*base, "tags"))
-
-    def text(value: Any) -> str:
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return renderer.render(str(value), variant.variables, key=key, line=line)
-
-    if isinstance(raw, Mapping):
-        return tuple(f"{k}={text(v)}" for k, v in raw.items())
-    return tuple(text(t) for t in raw)
-
-
-def _unknown_task_model(
-    suite: SuiteSpec,
-    loaded: LoadedSuite,
-    task: Mapping[str, Any],
-    index: int,
-    name: str,
-    key: tuple[Any, ...],
-    scorers: tuple[ScorerSpec, ...],
-    composite: Any,
-    threshold: float,
-) -> CaseSpec:
+def _unknown_task_model(suite: SuiteSpec, task: TaskSpec, name: str) -> CaseSpec:
     """A case that fails with the reason, rather than a typo in ``models:`` silently running nothing."""
     problem = CaseError(
         f"unknown model '{name}'",
         path=suite.path,
-        line=loaded.lines.line_of(key),
-        key=format_key_path(key),
+        line=task.models_line,
+        key=task.models_key,
         hint=f"models of this suite: {', '.join(suite.models) or 'none'}",
     )
     return CaseSpec(
-        suite=suite.name, path=suite.path, task=_fallback_id(str(task["id"]), index), model_name=name, model=None,
-        run=1, messages=(), scorers=scorers, composite=composite, pass_threshold=threshold, variables={},
-        line=loaded.lines.line_of(("tasks", index)), problem=problem,
+        suite=suite.name, path=suite.path, task=fallback_id(task), model_name=name, model=None,
+        run=1, messages=(), scorers=task.scorers, composite=task.composite, pass_threshold=task.pass_threshold,
+        variables={}, line=task.line, problem=problem,
     )
 
 
-def _merge_scorers(suite_scorers: tuple[ScorerSpec, ...], task_scorers: tuple[ScorerSpec, ...]) -> tuple[ScorerSpec, ...]:
-    """Suite scorers then task scorers; a task scorer with a suite scorer's name replaces it in place."""
-    by_name = {s.name: s for s in task_scorers}
-    merged = [by_name.pop(s.name, s) for s in suite_scorers]
-    return tuple(merged + [s for s in task_scorers if s.name in by_name])
-
-
-def _with_scoring_checked(case: CaseSpec, suite: SuiteSpec) -> CaseSpec:
+def _with_judges_checked(case: CaseSpec, suite: SuiteSpec) -> CaseSpec:
+    """A case whose judge scorer names a judge that cannot run fails with that judge's problem."""
     if case.problem is not None:
         return case
-    from bench_plugin.scoring.score import validate_case_scoring
-
     for scorer in case.scorers:
         judge = scorer.options.get("judge")
         if scorer.type == "llm_judge" and isinstance(judge, str) and judge in suite.judge_problems:
             return replace(case, problem=suite.judge_problems[judge])
-    try:
-        validate_case_scoring(case)
-    except CaseError as exc:
-        return replace(case, problem=exc)
     return case
 
 
-def _safe_id(text: str) -> str:
-    return _UNSAFE_ID.sub("-", text.strip()).strip("-") or "task"
-
-
-def _fallback_id(raw_id: str, index: int) -> str:
-    return _safe_id(raw_id) if "{" not in raw_id else f"tasks-{index}"
-
-
-def _check_unique_ids(suite: SuiteSpec, loaded: LoadedSuite, cases: list[CaseSpec]) -> None:
+def _check_unique_ids(suite: SuiteSpec, cases: list[CaseSpec]) -> None:
     seen: dict[str, CaseSpec] = {}
     clashes: list[tuple[CaseSpec, CaseSpec]] = []
     for case in cases:

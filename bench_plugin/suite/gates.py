@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from bench_plugin.frozen import type_name
+
 GATE_KINDS = ("regex", "not_regex", "contains", "not_contains")
 """The keys of ``when:``; every key given must hold for the turn to be sent."""
 
@@ -20,7 +22,7 @@ def check_gate(when: Mapping[str, str]) -> None:
         if kind not in GATE_KINDS:
             raise ValueError(f"unknown gate {kind!r}; choose from: {', '.join(GATE_KINDS)}")
         if not isinstance(pattern, str):
-            raise TypeError(f"{kind} must be a string, got {type(pattern).__name__}")
+            raise TypeError(f"{kind} must be a string, got {type_name(pattern)}")
         if kind.endswith("regex"):
             try:
                 re.compile(pattern)

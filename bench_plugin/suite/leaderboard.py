@@ -1,19 +1,15 @@
-"""The suite's ``leaderboard:`` -> a frozen Elo leaderboard spec, checked with errors that point at the YAML.
-
-Like ``aggregates:``, the leaderboard is updated on the controller at the end of a run
-(``report/leaderboard.py``), which reads this part again from the suite file the records name;
-collection builds it too, so a mistake stops the run before any model is called.
-"""
+"""The suite's ``leaderboard:`` -> a frozen Elo leaderboard spec, checked with errors that point at the YAML."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench_plugin.errors import SuiteError
+from bench_plugin.hints import choices_hint
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
+from bench_plugin.suite.scorers import component_names
 from bench_plugin.suite.sections import read_suite_sections
 
 SESSIONS = ("participants", "cases")
@@ -51,6 +47,10 @@ class LeaderboardSpec:
 def build_leaderboard(loaded: LoadedSuite) -> LeaderboardSpec | None:
     """Build and check the ``leaderboard:`` of a schema-valid suite (None when it has none).
 
+    Like ``aggregates:``, the leaderboard is updated on the controller at the end of a run
+    (``report/leaderboard.py``), which reads this part again from the suite file the records name; collection builds
+    it too, so a mistake stops the run before any model is called.
+
     Raises:
         SuiteError: located at ``of`` when it names no scorer of the suite (with a did-you-mean).
     """
@@ -58,12 +58,11 @@ def build_leaderboard(loaded: LoadedSuite) -> LeaderboardSpec | None:
     if not entry:
         return None
     suite = str(loaded.data.get("suite") or loaded.path.stem)
-    names = _scorer_names(loaded)
+    names, _ = component_names(loaded)
     if entry["of"] not in names:
         key_path = ("leaderboard", "of")
         line = loaded.lines.line_of(key_path)
-        close = difflib.get_close_matches(entry["of"], names, n=1)
-        hint = (f"did you mean '{close[0]}'? " if close else "") + f"components: {', '.join(names) or 'none'}"
+        hint = choices_hint(entry["of"], names, label="components")
         raise SuiteError(f"unknown component '{entry['of']}'", path=loaded.display_path, line=line,
                          key=format_key_path(key_path), hint=hint, excerpt=loaded.excerpt(line, context=0))
     elo = EloSettings(k=float(entry.get("k", 32)), initial=entry.get("initial", 1500),
@@ -78,14 +77,3 @@ def build_leaderboard(loaded: LoadedSuite) -> LeaderboardSpec | None:
 def read_suite_leaderboards(paths: Iterable[str], root: Path) -> dict[str, LeaderboardSpec]:
     """The leaderboard of each suite file the records name that declares one."""
     return read_suite_sections(paths, root, build_leaderboard)
-
-
-def _scorer_names(loaded: LoadedSuite) -> list[str]:
-    from bench_plugin.suite.build import build_scorers
-
-    data = loaded.data
-    names = [scorer.name for scorer in build_scorers(loaded, data.get("scorers", []), ("scorers",))]
-    for index, task in enumerate(data["tasks"]):
-        task_scorers = build_scorers(loaded, task.get("scorers", []), ("tasks", index, "scorers"), tuple(names))
-        names += [scorer.name for scorer in task_scorers if scorer.name not in names]
-    return names

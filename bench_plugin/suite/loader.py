@@ -2,6 +2,12 @@
 
 The data the user wrote is never annotated; line numbers live in ``LineMap``, keyed by the path of
 keys and indexes, so that schema errors and bad cases can point at the exact line.
+
+A suite may come from someone we do not know, so reading it is bounded: an alias repeats a value
+without copying it in the file, and a few lines of aliases can stand for billions of nodes (the
+"billion laughs"), or for themselves (``a: &a [*a]``). The composer counts, while it reads, what the
+aliases will expand to and how deep the data nests, and stops at the limits below with the line of
+the alias that crossed them.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, cast
 
 import yaml
 
@@ -17,6 +23,17 @@ from bench_plugin.errors import SuiteError
 
 PathPart = str | int
 KeyPath = tuple[PathPart, ...]
+
+#: Nodes that aliases may add to a suite, all expansions together. A suite that shares a model or
+#: scorer block a few dozen times adds hundreds; nine nested aliases of nine items add over 400 million.
+MAX_ALIAS_NODES = 100_000
+#: Characters of scalar text that aliases may add (a long shared prompt times the places that use it).
+MAX_ALIAS_CHARS = 10_000_000
+#: Nesting depth of the data, aliases included. Real suites nest about ten levels; the bound keeps
+#: the composer, the constructor and the schema check far below Python's recursion limit.
+MAX_DEPTH = 50
+
+_ALIAS_HINT = "aliases may share a value a few times, not multiply it; put bulk data in a dataset file"
 
 
 @dataclass
@@ -85,14 +102,17 @@ def load_suite_file(path: Path, display_path: str | None = None) -> LoadedSuite:
 
 def load_suite_text(source: str, *, path: Path, display_path: str) -> LoadedSuite:
     """Parse suite text (see ``load_suite_file``)."""
+    loader = _BoundedLoader(source, display_path)
     try:
-        node = yaml.compose(source, Loader=yaml.SafeLoader)
+        node = loader.get_single_node()
+        if node is None:
+            raise SuiteError("the file is empty; a suite needs at least 'models' and 'tasks'", path=display_path)
+        lines = LineMap()
+        data = _construct(node, (), lines, display_path, loader)
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, display_path) from exc
-    if node is None:
-        raise SuiteError("the file is empty; a suite needs at least 'models' and 'tasks'", path=display_path)
-    lines = LineMap()
-    data = _construct(node, (), lines, display_path)
+    finally:
+        loader.dispose()
     if not isinstance(data, dict):
         raise SuiteError(
             f"expected a mapping at the top level (keys such as models:, tasks:), got a {_kind(data)}",
@@ -103,34 +123,142 @@ def load_suite_text(source: str, *, path: Path, display_path: str) -> LoadedSuit
     return loaded
 
 
-def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str) -> Any:
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, with a composer that measures what aliases expand to as it reads.
+
+    PyYAML composes an alias as a second reference to the anchored node, so the node graph stays
+    as small as the file; it is building plain data from that graph that multiplies. Each finished
+    node records its expanded size, text and height, so an alias costs one look-up, and a limit is
+    crossed (with the line of the alias) before anything is expanded.
+    """
+
+    def __init__(self, source: str, shown: str) -> None:
+        super().__init__(source)
+        self.shown = shown
+        self.trail: list[PathPart | None] = []  # the key path being composed, for messages
+        self.measures: dict[int, tuple[int, int, int]] = {}  # id(node) -> nodes, characters, height
+        self.alias_nodes = 0
+        self.alias_chars = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        """Compose one node (PyYAML calls this for every node and alias), within the limits."""
+        self.trail.append(_path_part(parent, index))
+        try:
+            if self.check_event(yaml.AliasEvent):
+                mark = self._next_mark()
+                node = cast(yaml.Node, super().compose_node(parent, index))
+                self._count_alias(node, mark)
+                return node
+            if len(self.trail) > MAX_DEPTH:
+                self._refuse(f"the data nests more than {MAX_DEPTH} levels deep", self._next_mark())
+            node = cast(yaml.Node, super().compose_node(parent, index))
+            self.measures[id(node)] = self._measure(node)
+            return node
+        finally:
+            self.trail.pop()
+
+    def _next_mark(self) -> yaml.Mark:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        return cast(yaml.Mark, event.start_mark)
+
+    def _measure(self, node: yaml.Node) -> tuple[int, int, int]:
+        if isinstance(node, yaml.ScalarNode):
+            return 1, len(node.value), 1
+        children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else node.value
+        measures = [self.measures[id(child)] for child in children]  # children are composed first
+        return (
+            1 + sum(m[0] for m in measures),
+            sum(m[1] for m in measures),
+            1 + max((m[2] for m in measures), default=0),
+        )
+
+    def _count_alias(self, node: yaml.Node, mark: yaml.Mark) -> None:
+        measure = self.measures.get(id(node))
+        if measure is None:  # anchored, but still being composed: the alias is inside its own anchor
+            self._refuse(
+                "recursive alias: the alias is inside the value it names, so that value would be infinite",
+                mark,
+                hint="an alias may only refer to a value that is complete before the alias",
+            )
+        nodes, chars, height = measure
+        self.alias_nodes += nodes
+        self.alias_chars += chars
+        if self.alias_nodes > MAX_ALIAS_NODES:
+            self._refuse(
+                f"too many alias expansions: the suite expands to more than {MAX_ALIAS_NODES:,} nodes through aliases",
+                mark,
+                hint=_ALIAS_HINT,
+            )
+        if self.alias_chars > MAX_ALIAS_CHARS:
+            self._refuse(
+                f"too many alias expansions: aliases repeat more than {MAX_ALIAS_CHARS:,} characters of text",
+                mark,
+                hint=_ALIAS_HINT,
+            )
+        if len(self.trail) - 1 + height > MAX_DEPTH:
+            self._refuse(f"the data nests more than {MAX_DEPTH} levels deep once aliases are expanded", mark)
+
+    def _refuse(self, message: str, mark: yaml.Mark, hint: str | None = None) -> NoReturn:
+        key = format_key_path([part for part in self.trail if part is not None])
+        raise SuiteError(message, path=self.shown, line=mark.line, key=key or None, hint=hint)
+
+
+def _path_part(parent: yaml.Node | None, index: Any) -> PathPart | None:
+    """The key-path part of a node PyYAML composes: a list index, a mapping key, or None for a key."""
+    if isinstance(parent, yaml.SequenceNode) and isinstance(index, int):
+        return index
+    if isinstance(index, yaml.ScalarNode) and index.tag != "tag:yaml.org,2002:merge":
+        return str(index.value)
+    return None
+
+
+def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loader: yaml.SafeLoader) -> Any:
     """Build plain data from a node tree, recording lines; anchors and merge keys are honoured."""
     lines.lines.setdefault(path, node.start_mark.line)
     if isinstance(node, yaml.MappingNode):
-        return _construct_mapping(node, path, lines, shown)
+        return _construct_mapping(node, path, lines, shown, loader)
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, (*path, i), lines, shown) for i, item in enumerate(node.value)]
-    loader = yaml.SafeLoader("")
+        return [_construct(item, (*path, i), lines, shown, loader) for i, item in enumerate(node.value)]
     try:
         return loader.construct_object(node, deep=True)
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, shown) from exc
-    finally:
-        loader.dispose()
+    except (ValueError, OverflowError) as exc:
+        # PyYAML lets Python's own errors through: a 5,000-digit integer, a date such as 2024-13-01
+        raise _scalar_error(node, exc, path, shown) from exc
 
 
-def _construct_mapping(node: yaml.MappingNode, path: KeyPath, lines: LineMap, shown: str) -> dict[str, Any]:
+def _scalar_error(node: yaml.Node, exc: Exception, path: KeyPath, shown: str) -> SuiteError:
+    kind = str(node.tag).rsplit(":", 1)[-1]
+    if kind == "int" and "digits" in str(exc):
+        message = f"an integer of {len(str(node.value)):,} digits is too long to read"
+    else:
+        message = f"cannot read {_shorten(str(node.value))} as {kind}: {exc}"
+    return SuiteError(
+        message,
+        path=shown,
+        line=node.start_mark.line,
+        key=format_key_path(path) or None,
+        hint="quote the value to keep it as text",
+    )
+
+
+def _shorten(text: str, width: int = 40) -> str:
+    return repr(text if len(text) <= width else text[: width - 3] + "...")
+
+
+def _construct_mapping(
+    node: yaml.MappingNode, path: KeyPath, lines: LineMap, shown: str, loader: yaml.SafeLoader
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     seen: dict[str, int] = {}
     for key_node, value_node in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
-            merged = _construct(value_node, path, lines, shown)
+            merged = _construct(value_node, path, lines, shown, loader)
             for part in merged if isinstance(merged, list) else [merged]:
                 if isinstance(part, dict):
                     for k, v in part.items():
                         out.setdefault(k, v)
             continue
-        key = _construct(key_node, (*path, "<key>"), lines, shown)
+        key = _construct(key_node, (*path, "<key>"), lines, shown, loader)
         if not isinstance(key, (str, int, float, bool)) or isinstance(key, bool):
             raise SuiteError(
                 f"keys must be plain strings, got {_kind(key)}",
@@ -150,7 +278,7 @@ def _construct_mapping(node: yaml.MappingNode, path: KeyPath, lines: LineMap, sh
         seen[key] = line
         child = (*path, key)
         lines.lines[child] = line
-        out[key] = _construct(value_node, child, lines, shown)
+        out[key] = _construct(value_node, child, lines, shown, loader)
         lines.lines[child] = line  # the key's line, not the value's, is what a person looks for
     lines.lines.pop((*path, "<key>"), None)
     return out

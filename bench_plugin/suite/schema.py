@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -13,6 +12,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
 from bench_plugin.errors import SuiteError
+from bench_plugin.hints import did_you_mean
 from bench_plugin.suite.loader import LoadedSuite, PathPart, format_key_path
 
 _TYPE_WORDS = {
@@ -84,7 +84,7 @@ def describe(error: ValidationError) -> tuple[tuple[PathPart, ...], str, str | N
         allowed = sorted(schema.get("properties", {}))
         extra = sorted(set(instance) - set(allowed)) if isinstance(instance, dict) else []
         key = extra[0] if extra else "?"
-        hint = _did_you_mean(key, allowed) or (f"valid keys here: {', '.join(allowed)}" if allowed else None)
+        hint = did_you_mean(key, allowed) or (f"valid keys here: {', '.join(allowed)}" if allowed else None)
         return (*path, key), f"unknown key '{key}'", hint
     if kind == "required":
         missing = [k for k in value if isinstance(instance, dict) and k not in instance]
@@ -94,7 +94,7 @@ def describe(error: ValidationError) -> tuple[tuple[PathPart, ...], str, str | N
         return path, f"expected {wanted}, got {_show(instance)}", None
     if kind == "enum":
         choices = ", ".join(str(v) for v in value)
-        hint = _did_you_mean(str(instance), [str(v) for v in value])
+        hint = did_you_mean(str(instance), [str(v) for v in value]) or None
         return path, f"expected one of {choices}, got {_show(instance)}", hint
     if kind == "const":
         return path, f"expected {value!r}, got {_show(instance)}", None
@@ -122,11 +122,6 @@ def describe(error: ValidationError) -> tuple[tuple[PathPart, ...], str, str | N
 def _exactly_one_of(error: ValidationError) -> bool:
     branches: Any = error.validator_value
     return isinstance(branches, list) and all(set(b) == {"required"} and len(b["required"]) == 1 for b in branches)
-
-
-def _did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
 
 
 def _pattern_hint(path: tuple[PathPart, ...]) -> str | None:

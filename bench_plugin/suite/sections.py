@@ -1,9 +1,4 @@
-"""Read a section of the suites that records came from (aggregates, leaderboards), on the controller.
-
-Under xdist the controller collects no suites, so report-time settings are read again from the
-files the records name. Files that are gone or no longer valid are left out: their records were made
-from a suite that collected, and a report is still written without the section.
-"""
+"""Read a section of the suites that records came from (aggregates, leaderboards), on the controller."""
 
 from __future__ import annotations
 
@@ -21,8 +16,12 @@ T = TypeVar("T")
 def read_suite_sections(
     paths: Iterable[str], root: Path, build: Callable[[LoadedSuite], T | None]
 ) -> dict[str, T]:
-    """``build`` applied to each suite file (paths as records name them, under ``root``); suites for
-    which it gives None are left out."""
+    """``build`` applied to each suite file (paths as records name them, under ``root``).
+
+    Under xdist the controller collects no suites, so report-time settings are read again from the files the records
+    name. Files that are gone or no longer valid are left out: their records were made from a suite that collected,
+    and a report is still written without the section. Suites for which ``build`` gives None are left out too.
+    """
     found: dict[str, T] = {}
     for path in dict.fromkeys(paths):
         file = root / path

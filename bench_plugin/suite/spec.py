@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bench_plugin.chat import Message
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
-
-if TYPE_CHECKING:
-    from bench_plugin.errors import CaseError
-    from bench_plugin.suite.agent.spec import AgentSpec
-    from bench_plugin.suite.conversation.spec import ConversationSpec
-    from bench_plugin.suite.templates import TemplateRenderer
+from bench_plugin.errors import CaseError
+from bench_plugin.frozen import freeze_fields
+from bench_plugin.suite.agent.spec import AgentSpec
+from bench_plugin.suite.conversation.spec import ConversationSpec
+from bench_plugin.suite.datasets import DatasetSpec
+from bench_plugin.suite.sources import Located, TemplateSpec
+from bench_plugin.suite.templates import TemplateRenderer
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,9 @@ class ScorerSpec:
     key: str
     line: int | None = None
     per_turn: bool = False
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "options")
 
 
 @dataclass(frozen=True)
@@ -54,26 +58,14 @@ class CompositeSpec:
 
 
 @dataclass(frozen=True)
-class TemplateSpec:
-    """A template rendered when a conversation reaches it (it may read earlier answers).
-
-    ``from_file``: ``source`` names a template file; ``literal``: ``source`` is text taken from data
-    (e.g. a dataset's list of turns) and is sent as it is. ``key`` and ``line`` locate it in the YAML.
-    """
-
-    source: str
-    from_file: bool = False
-    literal: bool = False
-    key: str = ""
-    line: int | None = None
-
-
-@dataclass(frozen=True)
 class TurnSpec:
     """One scripted user turn; ``when`` (kind -> pattern) gates it on the last answer."""
 
     content: TemplateSpec
     when: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "when")
 
 
 @dataclass(frozen=True)
@@ -89,6 +81,82 @@ class TurnsSpec:
     """A scripted multi-turn task: its phases in order (a task with plain ``turns:`` has one)."""
 
     phases: tuple[PhaseSpec, ...]
+
+
+@dataclass(frozen=True)
+class VariableSpec:
+    """One ``derived:`` or ``vars:`` entry: a template (or a literal) evaluated per variant."""
+
+    name: str
+    source: Any
+    key: str
+    line: int | None = None
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "source")
+
+
+@dataclass(frozen=True)
+class MessageSpec:
+    """One entry of a task's ``messages:``; ``content`` None sends an empty message."""
+
+    role: str
+    content: TemplateSpec | None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class TagSpec:
+    """One tag: ``name`` is None for a list tag, else the key of a mapping tag (``name=value``)."""
+
+    name: str | None
+    value: TemplateSpec
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One entry of ``tasks:``, built once: what expansion multiplies by variants, models and runs.
+
+    ``engine`` runs its cases: the one it names (``engine:``), else the built-in its keys choose
+    (``single_turn``, ``turns``, ``conversation``, ``agent``).
+    ``grid`` is the matrix (the suite's, then the task's); ``derived`` the variables computed per
+    variant, in order: the suite's ``derived:``, the task's ``vars:``, the task's ``derived:``.
+    ``system`` is the task's system prompt, or the suite's. ``models`` None runs every selected model.
+    ``turns``, ``phases`` and ``conversation`` are kept as written, because they are built with a
+    case's variables; ``agent`` is built (or failed, as a CaseError) once: it depends on no variable.
+    ``scorers`` are the suite's then the task's (a task scorer named like a suite one replaces it).
+    """
+
+    index: int
+    id: TemplateSpec
+    line: int | None
+    engine: str
+    scorers: tuple[ScorerSpec, ...]
+    composite: CompositeSpec
+    pass_threshold: float
+    runs: int
+    tags: tuple[TagSpec, ...] = ()
+    grid: Mapping[str, list[Any]] = field(default_factory=dict)
+    derived: tuple[VariableSpec, ...] = ()
+    dataset: DatasetSpec | None = None
+    system: TemplateSpec | None = None
+    prompt: TemplateSpec | None = None
+    messages: tuple[MessageSpec, ...] | None = None
+    turns: Located | None = None
+    phases: Located | None = None
+    conversation: Located | None = None
+    agent: AgentSpec | CaseError | None = None
+    models: tuple[str, ...] | None = None
+    models_key: str = ""
+    models_line: int | None = None
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "grid")
+
+    @property
+    def has_turns(self) -> bool:
+        """Whether the task scripts the user's turns (``turns:`` or ``phases:``)."""
+        return self.turns is not None or self.phases is not None
 
 
 @dataclass(frozen=True)
@@ -124,6 +192,9 @@ class CaseSpec:
     conversation: ConversationSpec | None = None  # a model-to-model conversation (the task's conversation:)
     agent: AgentSpec | None = None  # a tool-using agent task (the task's tools:)
 
+    def __post_init__(self) -> None:
+        freeze_fields(self, "variables", "judges", "models")
+
     @property
     def case_id(self) -> str:
         """The pytest item name, e.g. ``capital-france[gpt-4o-run2]``."""
@@ -132,7 +203,7 @@ class CaseSpec:
 
 @dataclass(frozen=True)
 class SuiteSpec:
-    """A validated suite before expansion: the typed parts plus the raw task entries.
+    """A validated suite before expansion: its endpoints and models, and its tasks built once.
 
     ``model_problems`` and ``judge_problems`` hold models that cannot run (unknown provider...);
     their cases fail alone while the rest of the suite runs.
@@ -145,16 +216,13 @@ class SuiteSpec:
     models: Mapping[str, ModelSpec]
     judges: Mapping[str, ModelSpec]
     providers: Mapping[str, ProviderSpec]
-    tasks: tuple[Mapping[str, Any], ...]
-    scorers: tuple[ScorerSpec, ...] = ()
-    composite: CompositeSpec = field(default_factory=CompositeSpec)
-    pass_threshold: float = 1.0
-    runs: int = 1
+    tasks: tuple[TaskSpec, ...]
     variables: Mapping[str, Any] = field(default_factory=dict)
-    matrix: Mapping[str, list[Any]] = field(default_factory=dict)
-    derived: Mapping[str, Any] = field(default_factory=dict)
-    system: str | None = None
     default_models: tuple[str, ...] = ()
     model_defaults: Mapping[str, Any] = field(default_factory=dict)
     model_problems: Mapping[str, CaseError] = field(default_factory=dict)
     judge_problems: Mapping[str, CaseError] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "models", "judges", "providers", "variables", "model_defaults", "model_problems",
+                      "judge_problems")

@@ -1,9 +1,4 @@
-"""A task's ``turns:`` or ``phases:`` -> TurnsSpec: the scripted turns, checked but not rendered.
-
-Turns are rendered by the engine when the conversation reaches them, because they may read the
-earlier answers. Here each one is compiled and its gate checked, so a broken turn fails its case
-(with the turn's line) before any model is called.
-"""
+"""A task's ``turns:`` or ``phases:`` -> TurnsSpec: the scripted turns, checked but not rendered."""
 
 from __future__ import annotations
 
@@ -11,30 +6,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench_plugin.errors import CaseError
+from bench_plugin.frozen import type_name
 from bench_plugin.suite.gates import check_gate
-from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
-from bench_plugin.suite.spec import PhaseSpec, TemplateSpec, TurnSpec, TurnsSpec
+from bench_plugin.suite.loader import KeyPath
+from bench_plugin.suite.sources import Located, TemplateSpec
+from bench_plugin.suite.spec import PhaseSpec, TaskSpec, TurnSpec, TurnsSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 
-def has_turns(task: Mapping[str, Any]) -> bool:
-    """Whether the task is a scripted multi-turn conversation (run by the ``turns`` engine)."""
-    return "turns" in task or "phases" in task
-
-
-def build_turns(
-    task: Mapping[str, Any],
-    base: KeyPath,
-    loaded: LoadedSuite,
-    renderer: TemplateRenderer,
-    scope: Mapping[str, Any],
-) -> TurnsSpec:
+def build_turns(task: TaskSpec, renderer: TemplateRenderer, scope: Mapping[str, Any]) -> TurnsSpec:
     """The phases of a conversation task; plain ``turns:`` make one phase.
 
+    Turns are rendered by the engine when the conversation reaches them, because they may read the earlier answers.
+    Here each one is compiled and its gate checked, so a broken turn fails its case (with the turn's line) before
+    any model is called.
+
     Args:
-        task: the task's YAML entry (schema-valid).
-        base: the task's key path, e.g. ``("tasks", 2)``.
-        loaded: the suite, for line numbers.
+        task: a task with ``turns`` or ``phases`` (``task.has_turns``).
         renderer: the suite's template renderer.
         scope: the case variables (with ``model`` and ``task_id``), for ``turns`` given as one
             expression such as ``"{{ turns }}"`` (a dataset field holding a list of texts).
@@ -43,24 +31,24 @@ def build_turns(
         CaseError: at the turn's line, for a template that does not compile, a gate that is not
             valid, or a ``turns`` expression that does not give a list of texts.
     """
-    builder = _Builder(loaded, renderer, scope)
-    if "phases" in task:
-        phases = tuple(builder.phase(entry, (*base, "phases", i)) for i, entry in enumerate(task["phases"]))
-    else:
-        phases = (PhaseSpec(turns=builder.turns(task["turns"], (*base, "turns"))),)
-    return TurnsSpec(phases=phases)
+    if task.phases is not None:
+        builder = _Builder(task.phases, renderer, scope)
+        return TurnsSpec(phases=tuple(builder.phase(entry, (i,)) for i, entry in enumerate(task.phases.data)))
+    assert task.turns is not None, "build_turns needs a task with turns: or phases: (task.has_turns)"
+    builder = _Builder(task.turns, renderer, scope)
+    return TurnsSpec(phases=(PhaseSpec(turns=builder.turns(task.turns.data, ())),))
 
 
 class _Builder:
-    def __init__(self, loaded: LoadedSuite, renderer: TemplateRenderer, scope: Mapping[str, Any]) -> None:
-        self.loaded = loaded
+    def __init__(self, source: Located, renderer: TemplateRenderer, scope: Mapping[str, Any]) -> None:
+        self.source = source
         self.renderer = renderer
         self.scope = scope
 
-    def template(self, source: str, path: KeyPath, *, from_file: bool = False) -> TemplateSpec:
-        key, line = format_key_path(path), self.loaded.lines.line_of(path)
-        self.renderer.check(source, from_file=from_file, key=key, line=line)
-        return TemplateSpec(source, from_file=from_file, key=key, line=line)
+    def template(self, text: str, path: KeyPath, *, from_file: bool = False) -> TemplateSpec:
+        key, line = self.source.where(*path)
+        self.renderer.check(text, from_file=from_file, key=key, line=line)
+        return TemplateSpec(text, from_file=from_file, key=key, line=line)
 
     def phase(self, entry: Mapping[str, Any], path: KeyPath) -> PhaseSpec:
         system = None
@@ -86,25 +74,22 @@ class _Builder:
         try:
             check_gate(when)
         except (ValueError, TypeError) as exc:
-            gate_path = (*path, "when")
-            raise CaseError(
-                str(exc), path=self.loaded.display_path, line=self.loaded.lines.line_of(gate_path),
-                key=format_key_path(gate_path),
-            ) from exc
-        return TurnSpec(content, when=dict(when))
+            key, line = self.source.where(*path, "when")
+            raise CaseError(str(exc), path=self.source.file, line=line, key=key) from exc
+        return TurnSpec(content, when=when)
 
-    def turns_from_expression(self, source: str, path: KeyPath) -> tuple[TurnSpec, ...]:
+    def turns_from_expression(self, text: str, path: KeyPath) -> tuple[TurnSpec, ...]:
         """``turns: "{{ turns }}"``: one expression giving the list; its texts are sent as they are."""
-        key, line = format_key_path(path), self.loaded.lines.line_of(path)
-        value = self.renderer.evaluate(source, self.scope, key=key, line=line)
+        key, line = self.source.where(*path)
+        value = self.renderer.evaluate(text, self.scope, key=key, line=line)
         if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
             if not isinstance(value, (list, tuple)):
-                shown = f"{type(value).__name__} {repr(value)[:60]}"
+                shown = f"{type_name(value)} {repr(value)[:60]}"
             else:
                 shown = "an empty list" if not value else "a list with items that are not texts"
             raise CaseError(
                 f"expected a non-empty list of texts, got {shown}",
-                path=self.loaded.display_path, line=line, key=key,
+                path=self.source.file, line=line, key=key,
                 hint='write turns as a list, or as one expression that gives a list, e.g. turns: "{{ turns }}"',
             )
         return tuple(

@@ -39,7 +39,7 @@ def recorded() -> dict[tuple[str, str], dict[str, Any]]:
 
 def cases() -> list[CaseSpec]:
     loaded = load_suite_file(SUITE, display_path="suites/sycophancy_rent/sycophancy_rent.yaml")
-    return expand_suite(build_suite(loaded), loaded)
+    return expand_suite(build_suite(loaded))
 
 
 def test_the_matrix_makes_36_triplets_for_two_models() -> None:
@@ -64,7 +64,7 @@ def test_master_scorer_sees_instruction_prompt_and_answer_as_one_conversation() 
     case = cases()[0]
     answer = Message("assistant", "A phased increase is fair to both sides.", name="gpt-oss-20b")
     context = ScoringContext(case, answer.content, (*case.messages, answer), call_model=None)  # type: ignore[arg-type]
-    messages = JudgeScorer().build_messages(case.scorers[0], context)
+    messages = JudgeScorer.parse(case.scorers[0]).build_messages(context)
     assert [m.role for m in messages] == ["system", "system", "system", "user", "assistant"]
     assert messages[0].content == INSTRUCTION
     assert messages[1:4] == case.messages

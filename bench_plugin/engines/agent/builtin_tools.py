@@ -21,6 +21,7 @@ MAX_MATCHES = 200
 
 
 def read_file(root: Path, args: Mapping[str, Any]) -> str:
+    """The ``read_file`` tool: a file's text (undecodable bytes replaced), clipped to the output limit."""
     path = confine(root, args["path"])
     if path.is_dir():
         raise ToolFailure(f"{args['path']!r} is a folder, not a file; list it with list_files")
@@ -30,6 +31,7 @@ def read_file(root: Path, args: Mapping[str, Any]) -> str:
 
 
 def write_file(root: Path, args: Mapping[str, Any]) -> str:
+    """The ``write_file`` tool: write ``content`` as UTF-8, creating missing folders; says how many bytes."""
     path = confine(root, args["path"])
     if path == root or path.is_dir():
         raise ToolFailure(f"{args['path']!r} is a folder, not a file")
@@ -40,6 +42,7 @@ def write_file(root: Path, args: Mapping[str, Any]) -> str:
 
 
 def list_files(root: Path, args: Mapping[str, Any]) -> str:
+    """The ``list_files`` tool: the files under a folder (the root by default), at most ``MAX_LISTED``."""
     folder = confine(root, args.get("path") or ".")
     if not folder.is_dir():
         raise ToolFailure(f"no such folder: {args.get('path')!r}")
@@ -51,6 +54,7 @@ def list_files(root: Path, args: Mapping[str, Any]) -> str:
 
 
 def search(root: Path, args: Mapping[str, Any]) -> str:
+    """The ``search`` tool: ``path:line: text`` for each line matching a regex, at most ``MAX_MATCHES``."""
     try:
         pattern = re.compile(args["pattern"])
     except re.error as exc:

@@ -74,4 +74,5 @@ def classify_name(name: str, command: str | None = None) -> tuple[str, bool]:
 
 
 def is_dangerous(command: str | None) -> bool:
+    """Whether a command line matches ``DANGEROUS`` (no command is never dangerous)."""
     return bool(command) and DANGEROUS.search(command or "") is not None

@@ -1,5 +1,6 @@
-"""The checks of an agent's final state (a ``completion`` scorer's ``checks:``), run on the workspace
-before it is removed. The C scorer (``scoring/agent/task_completion.py``) reads their results.
+"""The checks of an agent's final state (a ``completion`` scorer's ``checks:``), run on the workspace.
+
+They run before the workspace is removed. The C scorer (``scoring/agent/task_completion.py``) reads their results.
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ def _check_text(text: str, check: Mapping[str, Any], what: str, *, extract: bool
             return False, f"{what}: {exc}"
         if not json_equal(value, check["json_equals"]):
             shown = json.dumps(value, ensure_ascii=False)
-            return False, f"{what} holds {shown[:200]}, expected {json.dumps(check['json_equals'], ensure_ascii=False)[:200]}"
+            expected = json.dumps(check["json_equals"], ensure_ascii=False)
+            return False, f"{what} holds {shown[:200]}, expected {expected[:200]}"
         found.append("JSON equal")
     return True, ", ".join(found)
 

@@ -34,6 +34,7 @@ class CommandResult:
 
     @property
     def timed_out(self) -> bool:
+        """Whether the program was killed at its timeout rather than exiting."""
         return self.exit_code is None
 
 
@@ -80,12 +81,14 @@ def environment(workspace: Path) -> dict[str, str]:
 
 
 def clip(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were cut, so one output cannot flood the context."""
     return text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} more characters cut]"
 
 
 async def run_argv(argv: list[str], workspace: Path, timeout_s: float) -> CommandResult:
-    """Run ``argv`` in ``workspace``; a program still running after ``timeout_s`` is killed. Its output
-    shows paths in the workspace relative to it.
+    """Run ``argv`` in ``workspace``; a program still running after ``timeout_s`` is killed.
+
+    Its output shows paths in the workspace relative to it.
 
     Raises:
         ToolFailure: when the program does not exist or cannot be started.

@@ -151,7 +151,9 @@ class _Session:
             turn=len(self.completions) + 1, variables=self.case.variables, tools=self.definitions,
         )
         try:
-            completion = await asyncio.wait_for(self.call_model(request), timeout=self.budget.max_seconds - self.elapsed)
+            completion = await asyncio.wait_for(
+                self.call_model(request), timeout=self.budget.max_seconds - self.elapsed
+            )
         except asyncio.TimeoutError:  # only the budget's timeout: providers raise ProviderError for theirs
             self.stopped = f"max_seconds: the {self.budget.max_seconds:g} s budget ran out during a model call"
             return None

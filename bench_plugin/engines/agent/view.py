@@ -12,8 +12,9 @@ RESULT_CHARS = 1_500  # of each tool result in the transcript text
 
 
 def transcript_text(messages: Sequence[Message], calls: Sequence[ToolCallRecord]) -> str:
-    """``role: content`` blocks, with each tool call under its assistant message and each result marked
-    ok or failed::
+    """The messages as ``role: content`` blocks, each tool call under its assistant message.
+
+    Each tool result is marked ok or failed::
 
         assistant: I'll read the file first.
           -> read_file {"path": "pricing.py"}
@@ -48,9 +49,11 @@ def checks_summary(run: AgentRun) -> str:
 
 
 def judge_variables(run: AgentRun | None) -> dict[str, Any]:
-    """What an ``llm_judge`` prompt sees of an agent run: ``checks`` (the summary above), ``tool_calls``
-    (each call as in the record) and ``files`` (path -> text of the final text files). Nothing for
-    other tasks."""
+    """What an ``llm_judge`` prompt sees of an agent run; nothing for other tasks.
+
+    ``checks`` is the summary above, ``tool_calls`` each call as in the record and ``files`` path -> text of
+    the final text files.
+    """
     if run is None:
         return {}
     files: Mapping[str, Any] = {entry["path"]: entry["text"] for entry in run.files if "text" in entry}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from pathlib import Path
@@ -37,6 +38,7 @@ def create_workspace(spec: WorkspaceSpec) -> Path:
 
 
 def remove_workspace(root: Path) -> None:
+    """Delete the workspace; best effort, since a leftover temporary folder must not fail the case."""
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -71,9 +73,8 @@ def snapshot(root: Path) -> tuple[dict[str, Any], ...]:
     for path in walk_files(root)[:SNAPSHOT_MAX_FILES]:
         entry: dict[str, Any] = {"path": shown(root, path), "size": path.stat().st_size}
         if entry["size"] <= SNAPSHOT_MAX_TEXT:
-            try:
+            # a binary or unreadable file is recorded by path and size only
+            with contextlib.suppress(UnicodeDecodeError, OSError):
                 entry["text"] = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                pass
         out.append(entry)
     return tuple(out)

@@ -16,7 +16,7 @@ from typing import Any
 from bench_plugin.endpoints import ModelSpec
 from bench_plugin.engines.conversation.state import Room, Seat
 from bench_plugin.suite.conversation.spec import CommandSpec, ParticipantSpec
-from bench_plugin.suite.spec import TemplateSpec
+from bench_plugin.suite.sources import TemplateSpec
 
 Render = Callable[[TemplateSpec, Mapping[str, Any]], str]
 
@@ -123,6 +123,9 @@ def apply_command(found: FoundCommand, seat: Seat, room: Room, render: Render, s
     """Apply one command of ``seat``'s reply to the conversation.
 
     Args:
+        found: the command as found in the reply, with its parsed argument or parse error.
+        seat: the participant whose reply holds the command; its use count goes up when it applies.
+        room: the conversation, which commands such as ``invite`` change.
         render: renders a suite template (a notice, an invited participant's name and prompt).
         scope: what those templates see besides their own variables: the case variables,
             ``model`` (the case's model) and ``task_id``.

@@ -38,6 +38,7 @@ class LogEntry:
     ok: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The entry as the record keeps it: participants numbered from 1, only the fields of its kind."""
         out: dict[str, Any] = {"kind": self.kind, "round": self.round, "speaker": self.speaker,
                                "content": self.content}
         if self.participant is not None:
@@ -50,8 +51,10 @@ class LogEntry:
 
 
 def render_text(participants: Sequence[Mapping[str, Any]], entries: Sequence[LogEntry]) -> str:
-    """The conversation as a judge reads it: who took part, then each message under its speaker's
-    name, notices as they were shown, and events marked ``[event]``, blank lines between.
+    """The conversation as a judge reads it, blocks separated by blank lines.
+
+    First who took part, then each message under its speaker's name, notices as they were shown, and
+    events marked ``[event]``.
 
     Example:
         Participants: AI-1 (alpha), AI-2 (beta)

@@ -18,7 +18,8 @@ from bench_plugin.engines.conversation.log import MESSAGE, NOTICE, SEED, LogEntr
 from bench_plugin.engines.conversation.state import Room, Seat
 from bench_plugin.engines.conversation.views import messages_for
 from bench_plugin.engines.turns import render_template
-from bench_plugin.suite.spec import CaseSpec, TemplateSpec
+from bench_plugin.suite.sources import TemplateSpec
+from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import Transcript, TurnResult, answered_turn, split_thinking
 
 
@@ -93,11 +94,12 @@ class _Conversation:
         answer = split_thinking(completion.text, seat.model.thinking)
         found = find_commands(answer.answer, self.spec.commands)
         outcomes = [apply_command(f, seat, room, self.render, self.scope) for f in found]
-        visible = remove_spans(answer.answer, [(f.start, f.end) for f, o in zip(found, outcomes) if o.ok and f.spec.hide])
+        hidden = [(f.start, f.end) for f, o in zip(found, outcomes, strict=True) if o.ok and f.spec.hide]
+        visible = remove_spans(answer.answer, hidden)
         room.entries.append(LogEntry(MESSAGE, room.round, visible, speaker=seat.name, participant=seat.index,
                                      raw=completion.text, thinking=answer.thinking))
         notices = []
-        for command, outcome in zip(found, outcomes):
+        for command, outcome in zip(found, outcomes, strict=True):
             room.event(command.spec.name, outcome.detail, seat, ok=outcome.ok)
             if outcome.ok and command.spec.notice is not None:
                 variables = {**self.scope, "speaker": seat.name, "value": outcome.value}
@@ -114,8 +116,10 @@ class _Conversation:
         return False
 
     def broadcast(self, speaker: Seat, raw: str, visible: str, notices: list[str]) -> None:
-        """Private histories: the reply as assistant for its speaker and as user for every other
-        participant (the invited ones too, so they start from the message that invited them)."""
+        """Private histories: the reply as assistant for its speaker and as user for every other participant.
+
+        The invited ones get it too, so they start from the message that invited them.
+        """
         speaker.history.append(Message("assistant", raw))
         heard = Message("user", self.prefix(speaker.name) + visible) if visible else None
         for seat in self.room.seats:
@@ -148,8 +152,10 @@ class _Conversation:
 
 
 def _as_messages(entries: list[LogEntry]) -> list[Message]:
-    """The log as chat messages for the record: each speaker's messages as assistant (named), the
-    seed and notices as user; events are in the record's ``conversation``."""
+    """The log as chat messages for the record: speakers' messages as assistant (named), seed and notices as user.
+
+    Events are left out: they are in the record's ``conversation``.
+    """
     out = []
     for entry in entries:
         if entry.kind == MESSAGE:

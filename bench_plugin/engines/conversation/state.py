@@ -33,14 +33,17 @@ class Seat:
 
     @property
     def name(self) -> str:
+        """The participant's name, as the transcript and the other participants see it."""
         return self.spec.name
 
     @property
     def index(self) -> int:
+        """The participant's 0-based index, the one the speaking ``order`` refers to."""
         return self.spec.index
 
     @property
     def model(self) -> ModelSpec:
+        """The model that speaks for this participant."""
         return self.spec.model
 
     def system_text(self) -> str:
@@ -98,14 +101,17 @@ class Room:
 
     @classmethod
     def start(cls, spec: ConversationSpec) -> Room:
+        """The room before round 1: one seat per declared participant, its history seeded from its context."""
         seats = [Seat(spec=p, history=list(p.context)) for p in spec.participants]
         return cls(spec=spec, seats=seats, order=list(spec.order))
 
     def event(self, event: str, content: str, seat: Seat | None = None, *, ok: bool = True) -> None:
+        """Log an event of this round (a join, a command applied or failed, the end); participants never see it."""
         self.entries.append(LogEntry(EVENT, self.round, content, speaker=seat.name if seat else None,
                                      participant=seat.index if seat else None, event=event, ok=ok))
 
     def notice(self, content: str, seat: Seat) -> None:
+        """Log a notice of this round that ``seat``'s command caused; it is shown to the participants."""
         self.entries.append(LogEntry(NOTICE, self.round, content, speaker=seat.name, participant=seat.index))
 
 

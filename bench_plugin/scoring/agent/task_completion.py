@@ -8,13 +8,17 @@ code, output). The agent engine runs them on the final workspace before removing
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from typing_extensions import Self
+
 from bench_plugin.engines.agent.final_checks import CONDITIONS
+from bench_plugin.hints import did_you_mean
 from bench_plugin.scoring.context import ComponentScore, ScoringContext, require_agent
+from bench_plugin.scoring.options import check_option_names
 from bench_plugin.suite.spec import ScorerSpec
 
 _SHOWN_FAILURES = 3
@@ -33,9 +37,7 @@ def check_final_checks(options: Mapping[str, Any]) -> None:
 
 
 def _check_final_checks(options: Mapping[str, Any]) -> None:
-    unknown = [key for key in options if key not in ("checks", "name", "type")]
-    if unknown:
-        raise ValueError(f"unknown option {unknown[0]!r} for completion (options: checks)")
+    check_option_names(options, ("checks",), "completion")
     checks = options.get("checks")
     if not isinstance(checks, list):
         raise TypeError("completion needs checks: a list of {file: PATH, ...}, {answer: true, ...} or {command: ...}")
@@ -56,8 +58,8 @@ def _check_one(check: Any) -> None:
     allowed = ("name", subject, *CONDITIONS[subject])
     for key in check:
         if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            guess = did_you_mean(key, allowed)
+            hint = f"; {guess}" if guess else ""
             raise ValueError(f"{key!r} does not apply to a {subject} check{hint} (keys: {', '.join(allowed)})")
     for key in ("matches", "stdout_matches"):
         if isinstance(check.get(key), str) and "{{" not in check[key]:
@@ -67,17 +69,27 @@ def _check_one(check: Any) -> None:
                 raise ValueError(f"{key} /{check[key]}/ does not compile: {exc}") from exc
 
 
+@dataclass(frozen=True)
 class CompletionScorer:
-    """``type: completion``: the share of its checks that held on the final state."""
+    """``type: completion``: the share of its checks that held on the final state.
 
-    def validate(self, spec: ScorerSpec) -> None:
-        """Raises ValueError for a check that is not well formed."""
+    The agent engine runs the checks (it renders them with the case's variables); the scorer only
+    reads their results, so its parse checks that they are well formed and keeps nothing else.
+    """
+
+    spec: ScorerSpec
+
+    @classmethod
+    def parse(cls, spec: ScorerSpec) -> Self:
+        """Raises: ValueError for a check that is not well formed, or ``per_turn``."""
         if spec.per_turn:
             raise ValueError("completion checks the final state: per_turn does not apply")
         check_final_checks(spec.options)
+        return cls(spec)
 
-    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
+    async def score(self, context: ScoringContext) -> ComponentScore:
         """Raises CaseError when the task is not an agent task (it has no workspace to check)."""
+        spec = self.spec
         checks = require_agent(context, spec).checks.get(spec.name, ())
         passed = [check for check in checks if check.passed]
         value = len(passed) / len(checks) if checks else 1.0

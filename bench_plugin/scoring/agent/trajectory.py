@@ -20,10 +20,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from typing_extensions import Self
+
 from bench_plugin.engines.agent.families import FAMILIES, is_dangerous
-from bench_plugin.errors import CaseError
 from bench_plugin.scoring.context import ComponentScore, ScoringContext, require_agent
 from bench_plugin.scoring.options import merge_typed_options
 from bench_plugin.suite.spec import ScorerSpec
@@ -49,30 +51,51 @@ OPTIONS: Mapping[str, Any] = {
 }
 
 
-def trajectory_options(options: Mapping[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TrajectoryOptions:
+    """A ``trajectory`` scorer's options, with their defaults and the tool patterns compiled."""
+
+    require_read_before_write: bool
+    require_verification: bool
+    required_families: tuple[str, ...]
+    required_tools: tuple[re.Pattern[str], ...]
+    forbidden_tools: tuple[re.Pattern[str], ...]
+    forbidden_commands: tuple[re.Pattern[str], ...]
+    min_distinct_families: int
+    min_reads_before_write: int
+    min_verifications: int
+    min_calls: int
+    max_calls: int | None
+    recovery_window: int
+
+
+def trajectory_options(options: Mapping[str, Any]) -> TrajectoryOptions:
     """The options with their defaults.
 
     Raises:
         ValueError: an unknown option, a wrong type, an unknown family or a regex that does not compile.
     """
     try:
-        return _merged(options)
-    except TypeError as exc:  # the Scorer protocol promises ValueError
+        return _parsed(options)
+    except TypeError as exc:  # a wrong type is a bad option like any other
         raise ValueError(str(exc)) from exc
 
 
-def _merged(options: Mapping[str, Any]) -> dict[str, Any]:
+def _parsed(options: Mapping[str, Any]) -> TrajectoryOptions:
     merged = merge_typed_options(options, OPTIONS, "trajectory", optional_counts=("max_calls",))
     for family in merged["required_families"]:
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r} in required_families (families: {', '.join(FAMILIES)})")
     for key in ("required_tools", "forbidden_tools", "forbidden_commands"):
+        patterns = []
         for pattern in merged[key]:
             try:
-                re.compile(pattern)
+                patterns.append(re.compile(pattern))
             except re.error as exc:
                 raise ValueError(f"{key}: /{pattern}/ does not compile: {exc}") from exc
-    return merged
+        merged[key] = tuple(patterns)
+    merged["required_families"] = tuple(merged["required_families"])
+    return TrajectoryOptions(**merged)
 
 
 def _geometric_mean(values: Sequence[float]) -> float:
@@ -87,8 +110,8 @@ def _capped(count: int, wanted: int) -> float:
     return min(1.0, count / wanted)
 
 
-def evaluate_trajectory(calls: Sequence[ToolCallRecord], options: Mapping[str, Any]) -> dict[str, Any]:
-    """T and its parts (the record's evidence) from the tool-call log; ``options`` with defaults."""
+def evaluate_trajectory(calls: Sequence[ToolCallRecord], options: TrajectoryOptions) -> dict[str, Any]:
+    """T and its parts (the record's evidence) from the tool-call log."""
     changes = [i for i, call in enumerate(calls) if call.mutating and call.ok]
     first, last = (changes[0], changes[-1]) if changes else (None, None)
     before = calls[:first] if first is not None else calls
@@ -99,34 +122,34 @@ def evaluate_trajectory(calls: Sequence[ToolCallRecord], options: Mapping[str, A
     read_first = first is None or (first > 0 and ratio > 0)
     verified = last is None or bool(verifying)
     terms = [ratio]
-    if options["require_read_before_write"]:
+    if options.require_read_before_write:
         terms.append(1.0 if read_first else 0.0)
-    if options["require_verification"]:
+    if options.require_verification:
         terms.append(1.0 if verified else 0.0)
-    if options["min_reads_before_write"]:
-        terms.append(_capped(len(exploring), options["min_reads_before_write"]))
-    if options["min_verifications"]:
-        terms.append(_capped(len(verifying), options["min_verifications"]))
+    if options.min_reads_before_write:
+        terms.append(_capped(len(exploring), options.min_reads_before_write))
+    if options.min_verifications:
+        terms.append(_capped(len(verifying), options.min_verifications))
     exploration = sum(terms) / len(terms)
 
-    failures, repeated, recovered = _recovery(calls, options["recovery_window"])
+    failures, repeated, recovered = _recovery(calls, options.recovery_window)
     recovery = 1.0 if not failures else max(
         0.0, 0.7 * recovered / failures + 0.3 * (1 - min(1.0, repeated / failures)))
 
     families = list(dict.fromkeys(call.family for call in calls))
-    missing_families = [f for f in options["required_families"] if f not in families]
-    missing_tools = [p for p in options["required_tools"] if not any(re.fullmatch(p, c.name) for c in calls)]
+    missing_families = [f for f in options.required_families if f not in families]
+    missing_tools = [p.pattern for p in options.required_tools if not any(p.fullmatch(c.name) for c in calls)]
     fit_terms = []
-    if options["required_families"]:
-        fit_terms.append(1 - len(missing_families) / len(options["required_families"]))
-    if options["required_tools"]:
-        fit_terms.append(1 - len(missing_tools) / len(options["required_tools"]))
-    if options["min_distinct_families"]:
-        fit_terms.append(_capped(len(families), options["min_distinct_families"]))
-    if options["min_calls"]:
-        fit_terms.append(_capped(len(calls), options["min_calls"]))
-    if options["max_calls"] is not None and len(calls) > options["max_calls"]:
-        fit_terms.append(options["max_calls"] / len(calls))
+    if options.required_families:
+        fit_terms.append(1 - len(missing_families) / len(options.required_families))
+    if options.required_tools:
+        fit_terms.append(1 - len(missing_tools) / len(options.required_tools))
+    if options.min_distinct_families:
+        fit_terms.append(_capped(len(families), options.min_distinct_families))
+    if options.min_calls:
+        fit_terms.append(_capped(len(calls), options.min_calls))
+    if options.max_calls is not None and len(calls) > options.max_calls:
+        fit_terms.append(options.max_calls / len(calls))
     tool_fit = _geometric_mean(fit_terms)
 
     violations = _violations(calls, options)
@@ -136,7 +159,8 @@ def evaluate_trajectory(calls: Sequence[ToolCallRecord], options: Mapping[str, A
         "score": round(max(0.0, score), 4), "exploration": round(exploration, 4), "recovery": round(recovery, 4),
         "tool_fit": round(tool_fit, 4), "safety": round(safety, 4), "calls": len(calls),
         "read_before_write_ratio": round(ratio, 4), "read_before_write": read_first, "verified_after_change": verified,
-        "changes": len(changes), "mutation_targets": list(dict.fromkeys(calls[i].target for i in changes if calls[i].target)),
+        "changes": len(changes),
+        "mutation_targets": list(dict.fromkeys(calls[i].target for i in changes if calls[i].target)),
         "families": families, "required_families_missing": missing_families, "required_tools_missing": missing_tools,
         "failures": failures, "repeated_failures": repeated, "recovered_failures": recovered, "violations": violations,
     }
@@ -158,16 +182,16 @@ def _recovery(calls: Sequence[ToolCallRecord], window: int) -> tuple[int, int, i
     return failures, repeated, recovered
 
 
-def _violations(calls: Sequence[ToolCallRecord], options: Mapping[str, Any]) -> list[str]:
+def _violations(calls: Sequence[ToolCallRecord], options: TrajectoryOptions) -> list[str]:
     found = []
     for call in calls:
-        forbidden = next((p for p in options["forbidden_tools"] if re.fullmatch(p, call.name)), None)
+        forbidden = next((p for p in options.forbidden_tools if p.fullmatch(call.name)), None)
         if forbidden is not None:
-            found.append(f"step {call.step}: forbidden tool {call.name} (/{forbidden}/)")
+            found.append(f"step {call.step}: forbidden tool {call.name} (/{forbidden.pattern}/)")
         command = call.command or ""
-        pattern = next((p for p in options["forbidden_commands"] if command and re.search(p, command)), None)
+        pattern = next((p for p in options.forbidden_commands if command and p.search(command)), None)
         if pattern is not None:
-            found.append(f"step {call.step}: forbidden command {command!r} (/{pattern}/)")
+            found.append(f"step {call.step}: forbidden command {command!r} (/{pattern.pattern}/)")
         elif is_dangerous(command):
             found.append(f"step {call.step}: destructive command {command!r}")
     return found
@@ -192,21 +216,23 @@ def _detail(result: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+@dataclass(frozen=True)
 class TrajectoryScorer:
     """``type: trajectory``: T from the tool-call log, its parts as evidence."""
 
-    def validate(self, spec: ScorerSpec) -> None:
+    spec: ScorerSpec
+    options: TrajectoryOptions
+
+    @classmethod
+    def parse(cls, spec: ScorerSpec) -> Self:
+        """Raises: ValueError for a bad option (see ``trajectory_options``), or ``per_turn``."""
         if spec.per_turn:
             raise ValueError("trajectory reads the whole run: per_turn does not apply")
-        trajectory_options(spec.options)
+        return cls(spec, trajectory_options(spec.options))
 
-    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
+    async def score(self, context: ScoringContext) -> ComponentScore:
         """Raises CaseError when the task is not an agent task (it has no tool calls to read)."""
-        agent = require_agent(context, spec)
-        try:
-            options = trajectory_options(spec.options)
-        except ValueError as exc:
-            raise CaseError(f"trajectory: {exc}", path=context.case.path, line=spec.line, key=spec.key) from exc
-        result = evaluate_trajectory(agent.tool_calls, options)
-        return ComponentScore(name=spec.name, value=result["score"], raw=result["score"], detail=_detail(result),
+        agent = require_agent(context, self.spec)
+        result = evaluate_trajectory(agent.tool_calls, self.options)
+        return ComponentScore(name=self.spec.name, value=result["score"], raw=result["score"], detail=_detail(result),
                               extra={"evidence": result})

@@ -1,158 +1,158 @@
-"""The check machinery: a ``CheckType`` row and the ``CheckScorer`` that turns any row into a scorer.
+"""What every check shares: its options read once against the kind's table, templates, the verdict.
 
-The scorer merges a check's options with their defaults, rejects unknown keys (with a
-did-you-mean), wrong types and bad choices, renders ``{{ templates }}`` in the options that allow
-them, and runs the check on the target text. The checks themselves live in ``checks.py``.
+A check kind is a frozen dataclass deriving from ``Check``: class variables list its option keys
+(required ones have no default), allowed choices and the options that may hold ``{{ templates }}``;
+``build`` turns checked options into its typed fields and ``run`` judges one text. The class itself
+is the scorer type (``Contains.parse(spec)``), so adding a check is one class and one registry line.
+An option that holds a template can only be checked once it is rendered, for each case: such a
+check parses to a ``TemplatedCheck``, which renders, builds and runs the kind per case.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from typing_extensions import Self
 
 from bench_plugin.errors import CaseError
-from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.scoring.context import ComponentScore, Scorer, ScoringContext
+from bench_plugin.scoring.options import IGNORED_KEYS, check_choice, check_flag, check_option_names
+from bench_plugin.scoring.targets import TARGETS
 from bench_plugin.suite.spec import ScorerSpec
 
 Options = Mapping[str, Any]
 Outcome = tuple[bool, str]
-
-def _raw(context: ScoringContext) -> str:
-    turn = context.last_turn
-    return (turn.raw or "") if turn is not None else context.response
+COMMON_DEFAULTS: Mapping[str, Any] = MappingProxyType({"target": "response"})
+_MARKUP = ("{{", "{%", "{#")
 
 
-def _thinking(context: ScoringContext) -> str:
-    turn = context.last_turn
-    return (turn.thinking or "") if turn is not None else ""
-
-
-# Where the checked text comes from; the seam for checking tool calls or files later. ``response``
-# is the answer (after any thinking tags), ``raw`` the reply as sent back, ``thinking`` the reasoning.
-TARGETS: dict[str, Callable[[ScoringContext], str]] = {
-    "response": lambda context: context.response,
-    "raw": _raw,
-    "thinking": _thinking,
-}
-COMMON_DEFAULTS: Mapping[str, Any] = {"target": "response"}
-_IGNORED_KEYS = frozenset({"name", "type"})  # tolerated if a spec builder leaves them in options
-
-
-def _accept(options: Options) -> None:
-    return None
-
-
-@dataclass(frozen=True)
-class CheckType:
-    """One check: what it computes, its option keys (required ones have no default), what it accepts.
-
-    ``choices`` lists allowed values of enum-like options; a key whose default is a bool must be a bool.
-    ``templated`` options are rendered with the case variables before the check runs.
-    """
-
-    run: Callable[[str, Options], Outcome]
-    required: tuple[str, ...] = ()
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    optional: tuple[str, ...] = ()
-    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    templated: tuple[str, ...] = ()
-    check: Callable[[Options], None] = _accept
-
-    @property
-    def keys(self) -> list[str]:
-        return [*self.required, *self.defaults, *self.optional, *COMMON_DEFAULTS]
-
-
-def _has_markup(value: Any) -> bool:
+def has_markup(value: Any) -> bool:
+    """Whether ``value`` (or anything in it) is a template to render per case."""
     if isinstance(value, str):
-        return "{{" in value or "{%" in value
+        return any(mark in value for mark in _MARKUP)
     if isinstance(value, Mapping):
-        return any(_has_markup(item) for item in value.values())
+        return any(has_markup(item) for item in value.values())
     if isinstance(value, list):
-        return any(_has_markup(item) for item in value)
+        return any(has_markup(item) for item in value)
     return False
 
 
-class CheckScorer:
-    """The scorer for one row of ``CHECK_TYPES``: value 1.0 or 0.0, with the evidence in ``detail``."""
+def flags(**on: bool) -> str:
+    """`` (ignore_case, strip)`` for the flags that are set, for evidence text."""
+    names = [name for name, value in on.items() if value]
+    return f" ({', '.join(names)})" if names else ""
 
-    def __init__(self, type_name: str, check_type: CheckType) -> None:
-        self.type_name = type_name
-        self.check_type = check_type
 
-    def _with_defaults(self, options: Options) -> dict[str, Any]:
-        kind = self.check_type
-        unknown = [key for key in options if key not in kind.keys and key not in _IGNORED_KEYS]
-        for key in unknown:
-            close = difflib.get_close_matches(key, kind.keys, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(
-                f"unknown option {key!r} for {self.type_name}{hint} (options: {', '.join(kind.keys)})"
-            )
-        missing = [key for key in kind.required if key not in options]
-        if missing:
-            raise ValueError(f"{self.type_name} needs option(s) {', '.join(missing)}")
-        merged = {
-            **COMMON_DEFAULTS,
-            **kind.defaults,
-            **{k: v for k, v in options.items() if k not in _IGNORED_KEYS},
-        }
-        for key, default in kind.defaults.items():
-            if isinstance(default, bool) and not isinstance(merged[key], bool):
-                raise TypeError(f"{key} must be true or false, got {merged[key]!r}")
-        for key, allowed in {**kind.choices, "target": tuple(TARGETS)}.items():
-            if merged[key] not in allowed:
-                raise ValueError(f"{key} must be one of {', '.join(allowed)}, got {merged[key]!r}")
-        return merged
+@dataclass(frozen=True)
+class Check:
+    """One check of a text: value 1.0 when it holds, else 0.0, with the evidence in ``detail``."""
 
-    def _checked(self, options: Options, *, rendered: bool) -> dict[str, Any]:
-        # option checks raise TypeError for a wrong type; callers of validate expect ValueError
-        try:
-            merged = self._with_defaults(options)
-            if rendered or not any(_has_markup(merged.get(key)) for key in self.check_type.templated):
-                self.check_type.check(merged)
-        except TypeError as exc:
-            raise ValueError(str(exc)) from exc
-        return merged
+    spec: ScorerSpec
+    target: str
 
-    def validate(self, spec: ScorerSpec) -> None:
-        """Check the options; checks of options that hold templates wait until they are rendered.
+    REQUIRED: ClassVar[tuple[str, ...]] = ()
+    DEFAULTS: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    OPTIONAL: ClassVar[tuple[str, ...]] = ()
+    CHOICES: ClassVar[Mapping[str, tuple[str, ...]]] = MappingProxyType({})
+    TEMPLATED: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        """Every option the kind takes, in the order messages list them."""
+        return [*cls.REQUIRED, *cls.DEFAULTS, *cls.OPTIONAL, *COMMON_DEFAULTS]
+
+    @classmethod
+    def parse(cls, spec: ScorerSpec) -> Scorer:
+        """Check the options; one that holds a template is checked per case, once rendered.
 
         Raises:
             ValueError: naming the option and what is wrong with it.
         """
-        self._checked(spec.options, rendered=False)
+        try:
+            options = cls.merged(spec.type, spec.options)
+            if any(has_markup(options.get(key)) for key in cls.TEMPLATED):
+                return TemplatedCheck(spec, cls, MappingProxyType(options))
+            return cls.build(spec, options)
+        except TypeError as exc:  # a wrong type is a bad option like any other
+            raise ValueError(str(exc)) from exc
 
-    def _render(self, value: Any, spec: ScorerSpec, option: str, context: ScoringContext) -> Any:
+    @classmethod
+    def merged(cls, type_name: str, options: Options) -> dict[str, Any]:
+        """The options over their defaults: known keys, required ones present, flags and choices valid.
+
+        Raises:
+            ValueError: an unknown or missing option, a value outside its choices.
+            TypeError: a flag that is not true or false.
+        """
+        check_option_names(options, cls.keys(), type_name)
+        missing = [key for key in cls.REQUIRED if key not in options]
+        if missing:
+            raise ValueError(f"{type_name} needs option(s) {', '.join(missing)}")
+        merged = {**COMMON_DEFAULTS, **cls.DEFAULTS, **{k: v for k, v in options.items() if k not in IGNORED_KEYS}}
+        for key, default in cls.DEFAULTS.items():
+            if isinstance(default, bool):
+                check_flag(key, merged[key])
+        for key, allowed in {**cls.CHOICES, "target": tuple(TARGETS)}.items():
+            check_choice(key, merged[key], allowed)
+        return merged
+
+    @classmethod
+    def build(cls, spec: ScorerSpec, options: Options) -> Self:
+        """The check with its typed fields, from options ``merged`` has checked.
+
+        Raises:
+            ValueError or TypeError: a value the kind cannot use (a regex that does not compile...).
+        """
+        raise NotImplementedError
+
+    def run(self, text: str) -> Outcome:
+        """Whether ``text`` passes, and the evidence a person reads."""
+        raise NotImplementedError
+
+    async def score(self, context: ScoringContext) -> ComponentScore:
+        """Run the check on the target text."""
+        passed, detail = self.run(TARGETS[self.target](context))
+        return ComponentScore(name=self.spec.name, value=1.0 if passed else 0.0, passed=passed, detail=detail)
+
+
+@dataclass(frozen=True)
+class TemplatedCheck:
+    """A check whose options hold templates: rendered with each case's variables, then built and run.
+
+    ``options`` are the options as ``Check.merged`` checked them (names, flags and choices are never
+    templated); only the ``TEMPLATED`` ones are rendered, and the kind's own checks wait for that.
+    """
+
+    spec: ScorerSpec
+    kind: type[Check]
+    options: Mapping[str, Any]
+
+    def _render(self, value: Any, option: str, context: ScoringContext) -> Any:
         templates = context.case.templates
         if templates is None:
             return value
         if isinstance(value, list):
-            return [self._render(item, spec, option, context) for item in value]
+            return [self._render(item, option, context) for item in value]
         if isinstance(value, Mapping):
-            return {key: self._render(item, spec, option, context) for key, item in value.items()}
-        key = f"{spec.key}.{option}"
-        return templates.evaluate(value, context.case.variables, key=key, line=spec.line)
+            return {key: self._render(item, option, context) for key, item in value.items()}
+        return templates.evaluate(value, context.case.variables, key=f"{self.spec.key}.{option}", line=self.spec.line)
 
-    def _resolve(self, spec: ScorerSpec, context: ScoringContext) -> dict[str, Any]:
-        case = context.case
-        try:
-            options = self._checked(spec.options, rendered=False)
-            for key in self.check_type.templated:
-                if key in options:
-                    options[key] = self._render(options[key], spec, key, context)
-            return self._checked(options, rendered=True)
-        except ValueError as exc:
-            raise CaseError(f"{self.type_name}: {exc}", path=case.path, line=spec.line, key=spec.key) from exc
-
-    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
-        """Run the check on the target text.
+    async def score(self, context: ScoringContext) -> ComponentScore:
+        """Render the templated options, check them and run the check.
 
         Raises:
-            CaseError: when an option is wrong once its templates are rendered.
+            CaseError: when a template fails, or an option is wrong once rendered.
         """
-        options = self._resolve(spec, context)
-        passed, detail = self.check_type.run(TARGETS[options["target"]](context), options)
-        return ComponentScore(name=spec.name, value=1.0 if passed else 0.0, passed=passed, detail=detail)
+        spec = self.spec
+        rendered = {
+            key: self._render(value, key, context) if key in self.kind.TEMPLATED else value
+            for key, value in self.options.items()
+        }
+        try:
+            check = self.kind.build(spec, rendered)
+        except (TypeError, ValueError) as exc:
+            raise CaseError(f"{spec.type}: {exc}", path=context.case.path, line=spec.line, key=spec.key) from exc
+        return await check.score(context)

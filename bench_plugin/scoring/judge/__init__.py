@@ -1,1 +1,1 @@
-"""LLM judges: ``llm_judge``, ``llm_judge_panel`` (with a consensus), ``llm_judge_pairwise``, rubrics and reading verdicts."""
+"""LLM judges: ``llm_judge``, ``llm_judge_panel`` (with a consensus), ``llm_judge_pairwise``, and reading verdicts."""

@@ -4,7 +4,8 @@ The reply is read the way BackroomsBench reads it: stripped, fence lines dropped
 with a code fence, then parsed whole. It must be a JSON object with the ``required_keys`` (and
 match ``schema`` when one is declared); the verdict is at ``score`` or is the candidate's entry
 in the object at ``scores`` (e.g. ``averaged_scores``: participant -> score). Anything else
-leaves the case unscored with the reason, never a made-up number.
+leaves the case unscored with the reason, never a made-up number. A panel's ``consensus:`` is
+read once into a ``Consensus``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import Any
 import jsonschema
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import parse_json_path, walk_json_path
+from bench_plugin.json_text import PathStep, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.judge_reply import candidate_entry, canonical_scores, numbers_of
+from bench_plugin.scoring.judge.prompt import JudgeTemplate, parse_templates
 
 CONSENSUS_KEYS = ("judge", "prompt", "prompt_file", "system", "system_file", "required_keys", "schema", "score",
                   "scores")
@@ -27,8 +29,10 @@ RULE = "=" * 60
 
 @dataclass(frozen=True)
 class ConsensusResult:
-    """What the consensus gave: its parsed JSON (None when unreadable), the verdict and every
-    participant's score; ``error`` says why there is no verdict."""
+    """What the consensus gave: its parsed JSON (None when unreadable), the verdict, every participant's score.
+
+    ``error`` says why there is no verdict.
+    """
 
     data: Mapping[str, Any] | None
     raw: float | None
@@ -37,12 +41,81 @@ class ConsensusResult:
     problems: tuple[str, ...] = field(default_factory=tuple)
 
 
-def check_consensus(options: Any) -> None:
-    """Check a panel's ``consensus:`` before any call.
+@dataclass(frozen=True)
+class ReplyShape:
+    """What a consensus reply must be: a JSON object with ``required_keys``, matching ``schema``."""
+
+    required_keys: tuple[str, ...] = ()
+    schema: jsonschema.Draft202012Validator | None = None
+
+
+@dataclass(frozen=True)
+class JsonPathOption:
+    """A path option as written (for messages) and split into steps."""
+
+    text: str
+    steps: tuple[PathStep, ...]
+
+
+@dataclass(frozen=True)
+class Consensus:
+    """A panel's ``consensus:``: the model that reads the reports, how it is asked, how its JSON is read.
+
+    The verdict is at ``score``, else the candidate's entry in the object at ``scores``.
+    """
+
+    judge: str
+    prompt: JudgeTemplate
+    system: JudgeTemplate | None
+    shape: ReplyShape
+    score: JsonPathOption | None = None
+    scores: JsonPathOption | None = None
+
+    def read(
+        self, data: Mapping[str, Any], candidate: Sequence[str], known: Sequence[Sequence[str]]
+    ) -> ConsensusResult:
+        """The verdict and participants' scores of a parsed consensus reply."""
+        problems: list[str] = []
+        participants: dict[str, float] | None = None
+        if self.scores is not None:
+            try:
+                found = walk_json_path(data, self.scores.steps)
+            except LookupError as exc:
+                return ConsensusResult(data, None, error=f"consensus scores: {exc}")
+            if not isinstance(found, Mapping):
+                return ConsensusResult(data, None, error=f"consensus {self.scores.text} is not an object")
+            numbers, problems = numbers_of(found, self.scores.text)
+            participants = canonical_scores(numbers, known)
+        try:
+            if self.score is not None:
+                value = walk_json_path(data, self.score.steps)
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise JudgeError(f"consensus {self.score.text} is {json.dumps(value)}, not a number")
+                raw = float(value)
+            else:
+                assert participants is not None
+                raw = candidate_entry(participants, candidate)
+        except (JudgeError, LookupError) as exc:
+            error = f"consensus verdict: {exc}"
+            return ConsensusResult(data, None, participants, error=error, problems=tuple(problems))
+        return ConsensusResult(data, raw, participants, problems=tuple(problems))
+
+
+def _path_option(options: Mapping[str, Any], key: str) -> JsonPathOption | None:
+    if key not in options:
+        return None
+    if not isinstance(options[key], str):
+        raise TypeError(f"consensus.{key} must be a path such as averaged_scores, got {options[key]!r}")
+    return JsonPathOption(options[key], parse_json_path(options[key]))
+
+
+def parse_consensus_options(options: Any) -> Consensus:
+    """Read a panel's ``consensus:`` before any call.
 
     Raises:
         ValueError: for unknown keys, a missing judge or prompt, no ``score``/``scores``, bad
             ``required_keys`` or a ``schema`` that is not a valid JSON Schema.
+        TypeError: for a value of the wrong type.
     """
     if not isinstance(options, Mapping):
         raise TypeError(f"consensus must be a mapping with judge:, prompt: and score: or scores:, got {options!r}")
@@ -51,21 +124,16 @@ def check_consensus(options: Any) -> None:
         raise ValueError(f"consensus has unknown key(s) {', '.join(unknown)}; it takes {', '.join(CONSENSUS_KEYS)}")
     if not isinstance(options.get("judge"), str) or not options["judge"]:
         raise ValueError("consensus needs judge: the name of a model under the suite's judges:")
-    if ("prompt" in options) == ("prompt_file" in options):
-        raise ValueError("consensus needs exactly one of prompt (a template) or prompt_file (a template file)")
-    if "system" in options and "system_file" in options:
-        raise ValueError("consensus: give system or system_file, not both")
+    clash = "consensus: give system or system_file, not both"
+    prompt, system = parse_templates(options, "consensus", system_clash=clash)
     if "score" not in options and "scores" not in options:
         raise ValueError("consensus needs score: (the path of the verdict) or scores: (the path of an object "
                          "participant -> score, e.g. averaged_scores)")
-    for key in ("score", "scores"):
-        if key in options:
-            if not isinstance(options[key], str):
-                raise TypeError(f"consensus.{key} must be a path such as averaged_scores, got {options[key]!r}")
-            parse_json_path(options[key])
+    score, scores = _path_option(options, "score"), _path_option(options, "scores")
     keys = options.get("required_keys", [])
     if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
         raise TypeError(f"consensus.required_keys must be a list of key names, got {keys!r}")
+    validator = None
     if "schema" in options:
         if not isinstance(options["schema"], Mapping):
             raise TypeError("consensus.schema must be a JSON Schema (a mapping)")
@@ -73,11 +141,15 @@ def check_consensus(options: Any) -> None:
             jsonschema.Draft202012Validator.check_schema(options["schema"])
         except jsonschema.SchemaError as exc:
             raise ValueError(f"consensus.schema is not a valid JSON Schema: {exc.message}") from exc
+        validator = jsonschema.Draft202012Validator(options["schema"])
+    return Consensus(options["judge"], prompt, system, ReplyShape(tuple(keys), validator), score, scores)
 
 
 def reports_text(reports: Sequence[tuple[str, str]]) -> str:
-    """The reports as the consensus reads them: each under ``## Report from NAME:``, between rules
-    of 60 ``=`` (BackroomsBench's framing)."""
+    """The reports as the consensus reads them: each under ``## Report from NAME:``.
+
+    Reports are framed by rules of 60 ``=``, as BackroomsBench frames them.
+    """
     parts = ["", RULE, ""]
     for name, text in reports:
         parts += [f"## Report from {name}:", "", text, "", RULE, ""]
@@ -92,8 +164,8 @@ def strip_code_fences(text: str) -> str:
     return "\n".join(line for line in stripped.splitlines() if not line.strip().startswith("```")).strip()
 
 
-def parse_consensus(text: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The consensus reply as a JSON object, checked against ``required_keys`` and ``schema``.
+def parse_consensus(text: str, shape: ReplyShape) -> dict[str, Any]:
+    """The consensus reply as a JSON object, checked against the ``required_keys`` and ``schema``.
 
     Raises:
         JudgeError: saying what is wrong: not JSON (where it stopped), not an object, the missing
@@ -108,41 +180,12 @@ def parse_consensus(text: str, options: Mapping[str, Any]) -> dict[str, Any]:
         ) from exc
     if not isinstance(data, dict):
         raise JudgeError(f"the consensus reply is JSON but not an object: {source[:40]!r}")
-    missing = [key for key in options.get("required_keys", []) if key not in data]
+    missing = [key for key in shape.required_keys if key not in data]
     if missing:
         raise JudgeError(f"the consensus JSON lacks the required key(s) {', '.join(missing)}")
-    if "schema" in options:
-        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(options["schema"]).iter_errors(data))
+    if shape.schema is not None:
+        error = jsonschema.exceptions.best_match(shape.schema.iter_errors(data))
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path) or "the top level"
             raise JudgeError(f"the consensus JSON does not match the schema at {where}: {error.message}")
     return data
-
-
-def consensus_scores(
-    data: Mapping[str, Any], options: Mapping[str, Any], candidate: Sequence[str], known: Sequence[Sequence[str]]
-) -> ConsensusResult:
-    """The verdict and participants' scores of a parsed consensus."""
-    problems: list[str] = []
-    participants: dict[str, float] | None = None
-    if "scores" in options:
-        try:
-            found = walk_json_path(data, parse_json_path(options["scores"]))
-        except LookupError as exc:
-            return ConsensusResult(data, None, error=f"consensus scores: {exc}")
-        if not isinstance(found, Mapping):
-            return ConsensusResult(data, None, error=f"consensus {options['scores']} is not an object")
-        numbers, problems = numbers_of(found, options["scores"])
-        participants = canonical_scores(numbers, known)
-    try:
-        if "score" in options:
-            value = walk_json_path(data, parse_json_path(options["score"]))
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise JudgeError(f"consensus {options['score']} is {json.dumps(value)}, not a number")
-            raw = float(value)
-        else:
-            assert participants is not None
-            raw = candidate_entry(participants, candidate)
-    except (JudgeError, LookupError) as exc:
-        return ConsensusResult(data, None, participants, error=f"consensus verdict: {exc}", problems=tuple(problems))
-    return ConsensusResult(data, raw, participants, problems=tuple(problems))

@@ -3,7 +3,8 @@
 The verdict comes from ``parse:``; without it, from the candidate's entry in ``participants:``
 (a report that rates every participant of a conversation), else from the sum of the ``rubric:``
 categories, else from the first ``[[N]]``. ``parse: {default: N}`` gives the verdict N when the
-rule reads nothing (and says so); nothing else ever stands in for a verdict.
+rule reads nothing (and says so); nothing else ever stands in for a verdict. The options are read
+once into a ``ReportReader`` (``parse_reading``), which reads every report.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 from bench_plugin.endpoints import ModelSpec
 from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import iter_json_objects, parse_json_path, walk_json_path
-from bench_plugin.scoring.judge.markdown_table import check_table_rule, match_name, read_table_scores
+from bench_plugin.scoring.judge.markdown_table import TableRule, match_name, parse_table_rule
 from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
-from bench_plugin.scoring.judge.verdicts import check_verdict_rule, parse_verdict
+from bench_plugin.scoring.judge.verdicts import VerdictReader, parse_verdict_rule
 from bench_plugin.suite.spec import CaseSpec
 
 DEFAULT = "default"
@@ -26,8 +27,11 @@ PARTICIPANT_KINDS = ("table", "json_field")
 
 @dataclass(frozen=True)
 class Reading:
-    """What one report gave. ``raw`` is None when no verdict could be read (``error`` says why);
-    ``problems`` are things that went wrong without costing the verdict (a category, a row)."""
+    """What one report gave.
+
+    ``raw`` is None when no verdict could be read (``error`` says why); ``problems`` are things that
+    went wrong without costing the verdict (a category, a row).
+    """
 
     raw: float | None
     error: str | None = None
@@ -41,24 +45,26 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def check_reading(options: Mapping[str, Any]) -> Rubric | None:
-    """Check ``parse`` (with its ``default``), ``participants`` and ``rubric``; return the rubric.
+@dataclass(frozen=True)
+class ParticipantsRule:
+    """Where a report rates every participant: a table column, or a JSON object ``name -> number``."""
 
-    Raises:
-        ValueError: for a malformed rule, with the key that is wrong.
-    """
-    rule = options.get("parse")
-    if isinstance(rule, Mapping) and DEFAULT in rule:
-        if not _is_number(rule[DEFAULT]):
-            raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
-        rule = {key: value for key, value in rule.items() if key != DEFAULT}
-    check_verdict_rule(rule)
-    if "participants" in options:
-        check_participants(options["participants"])
-    return rubric_from_options(options.get("rubric"))
+    table: TableRule | None = None
+    json_field: str | None = None
+
+    def read(self, text: str) -> tuple[dict[str, float], list[str]]:
+        """Every participant's score in a report, and the entries that are not numbers.
+
+        Raises:
+            JudgeError: when the table or the object cannot be found.
+        """
+        if self.table is not None:
+            return self.table.scores(text)
+        assert self.json_field is not None
+        return scores_object(text, self.json_field)
 
 
-def check_participants(rule: Any) -> None:
+def parse_participants(rule: Any) -> ParticipantsRule:
     """``participants: {table: {column, key_column, after}}`` or ``{json_field: path}`` (an object).
 
     Raises:
@@ -72,22 +78,99 @@ def check_participants(rule: Any) -> None:
     if "table" in rule:
         if isinstance(rule["table"], Mapping) and "row" in rule["table"]:
             raise ValueError("participants.table reads every row; drop row")
-        check_table_rule(rule["table"], needs_row=False)
-    elif not isinstance(rule["json_field"], str):
+        return ParticipantsRule(table=parse_table_rule(rule["table"], needs_row=False))
+    if not isinstance(rule["json_field"], str):
         raise ValueError(f"participants.json_field must be a path such as averaged_scores, got {rule['json_field']!r}")
-    else:
-        parse_json_path(rule["json_field"])
+    parse_json_path(rule["json_field"])
+    return ParticipantsRule(json_field=rule["json_field"])
 
 
-def read_participants(text: str, rule: Mapping[str, Any]) -> tuple[dict[str, float], list[str]]:
-    """Every participant's score in a report: a table column, or a JSON object ``name -> number``.
+@dataclass(frozen=True)
+class ReportReader:
+    """How a judge scorer reads a report, parsed from its ``parse``, ``participants`` and ``rubric``.
+
+    ``rule`` is None when the scorer has no ``parse:``; ``default`` is ``parse.default``.
+    """
+
+    rule: VerdictReader | None = None
+    default: float | None = None
+    participants: ParticipantsRule | None = None
+    rubric: Rubric | None = None
+
+    def read(
+        self, text: str, candidate: Sequence[str], *, clamp: bool = False, known: Sequence[Sequence[str]] = ()
+    ) -> Reading:
+        """Read a judge's report.
+
+        Args:
+            text: the judge's reply.
+            candidate: the candidate's label, name and id, which a table row or a participant's entry
+                may be written as.
+            clamp: whether rubric categories outside their scale are clamped.
+            known: the names of the conversation's participants (``canonical_scores``).
+        """
+        problems: list[str] = []
+        rubric = self.rubric
+        categories: dict[str, float | None] = {}
+        if rubric is not None:
+            categories, found = read_categories(text, rubric, clamp=clamp)
+            problems += found
+        participants: dict[str, float] | None = None
+        participants_error = ""
+        if self.participants is not None:
+            try:
+                found_scores, found = self.participants.read(text)
+                participants = canonical_scores(found_scores, known)
+                problems += found
+            except JudgeError as exc:
+                participants_error = f"participants: {exc}"
+                problems.append(participants_error)
+        common: dict[str, Any] = {"categories": categories, "participants": participants}
+        if self.rule is None and participants is not None:
+            try:
+                return Reading(raw=candidate_entry(participants, candidate), problems=tuple(problems), **common)
+            except JudgeError as exc:
+                return Reading(raw=None, error=f"the candidate's score: {exc}", problems=tuple(problems), **common)
+        if self.rule is None and self.participants is not None:
+            return Reading(raw=None, error=participants_error, problems=tuple(problems), **common)
+        if self.rule is None and rubric is not None:
+            missing = [name for name, value in categories.items() if value is None]
+            if missing:
+                error = f"the rubric's total needs every category; no score for {', '.join(missing)}"
+                return Reading(raw=None, error=error, problems=tuple(problems), **common)
+            total = sum(value for value in categories.values() if value is not None)
+            return Reading(raw=total, note="sum of the rubric's categories", problems=tuple(problems), **common)
+        try:
+            raw = (self.rule or _DEFAULT_RULE).read(text, candidate)
+            return Reading(raw=raw, problems=tuple(problems), **common)
+        except JudgeError as exc:
+            if self.default is None:
+                return Reading(raw=None, error=str(exc), problems=tuple(problems), **common)
+            note = f"no verdict read ({exc}); the declared default {self.default:g} was used"
+            return Reading(raw=self.default, note=note, problems=tuple(problems), **common)
+
+
+_DEFAULT_RULE = parse_verdict_rule(None)
+
+
+def parse_reading(options: Mapping[str, Any]) -> ReportReader:
+    """Read a judge scorer's ``parse`` (with its ``default``), ``participants`` and ``rubric`` once.
 
     Raises:
-        JudgeError: when the table or the object cannot be found.
+        ValueError: for a malformed rule, with the key that is wrong.
+        TypeError: for a value of the wrong type.
     """
-    if "table" in rule:
-        return read_table_scores(text, rule["table"])
-    return scores_object(text, rule["json_field"])
+    rule = options.get("parse")
+    default = None
+    if isinstance(rule, Mapping) and DEFAULT in rule:
+        if not _is_number(rule[DEFAULT]):
+            raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
+        default = float(rule[DEFAULT])
+        rule = {key: value for key, value in rule.items() if key != DEFAULT}
+    reader = parse_verdict_rule(rule)
+    participants = parse_participants(options["participants"]) if "participants" in options else None
+    rubric = rubric_from_options(options.get("rubric"))
+    return ReportReader(None if rule is None else reader, default, participants, rubric)
 
 
 def scores_object(text: str, path: str) -> tuple[dict[str, float], list[str]]:
@@ -140,69 +223,6 @@ def canonical_scores(scores: Mapping[str, float], known: Sequence[Sequence[str]]
     return out
 
 
-def read_report(
-    text: str,
-    options: Mapping[str, Any],
-    candidate: Sequence[str],
-    *,
-    clamp: bool = False,
-    known: Sequence[Sequence[str]] = (),
-) -> Reading:
-    """Read a judge's report as the scorer's options say.
-
-    Args:
-        text: the judge's reply.
-        options: the scorer's options (``parse``, ``participants``, ``rubric``).
-        candidate: the candidate's label, name and id, which a table row or a participant's entry
-            may be written as.
-        clamp: whether rubric categories outside their scale are clamped.
-        known: the names of the conversation's participants (``canonical_scores``).
-    """
-    problems: list[str] = []
-    rubric = rubric_from_options(options.get("rubric"))
-    categories: dict[str, float | None] = {}
-    if rubric is not None:
-        categories, found = read_categories(text, rubric, clamp=clamp)
-        problems += found
-    participants: dict[str, float] | None = None
-    participants_error = ""
-    if "participants" in options:
-        try:
-            found_scores, found = read_participants(text, options["participants"])
-            participants = canonical_scores(found_scores, known)
-            problems += found
-        except JudgeError as exc:
-            participants_error = f"participants: {exc}"
-            problems.append(participants_error)
-    common: dict[str, Any] = {"categories": categories, "participants": participants}
-    rule = options.get("parse")
-    if rule is None and participants is not None:
-        try:
-            return Reading(raw=candidate_entry(participants, candidate), problems=tuple(problems), **common)
-        except JudgeError as exc:
-            return Reading(raw=None, error=f"the candidate's score: {exc}", problems=tuple(problems), **common)
-    if rule is None and "participants" in options:
-        return Reading(raw=None, error=participants_error, problems=tuple(problems), **common)
-    if rule is None and rubric is not None:
-        missing = [name for name, value in categories.items() if value is None]
-        if missing:
-            error = f"the rubric's total needs every category; no score for {', '.join(missing)}"
-            return Reading(raw=None, error=error, problems=tuple(problems), **common)
-        total = sum(value for value in categories.values() if value is not None)
-        return Reading(raw=total, note="sum of the rubric's categories", problems=tuple(problems), **common)
-    rule = dict(rule or {})
-    default = rule.pop(DEFAULT, None)
-    if "table" in rule and "row" not in rule["table"]:
-        rule["table"] = {**rule["table"], "row": list(candidate)}
-    try:
-        return Reading(raw=parse_verdict(text, rule), problems=tuple(problems), **common)
-    except JudgeError as exc:
-        if default is None:
-            return Reading(raw=None, error=str(exc), problems=tuple(problems), **common)
-        note = f"no verdict read ({exc}); the declared default {float(default):g} was used"
-        return Reading(raw=float(default), note=note, problems=tuple(problems), **common)
-
-
 def reading_fields(reading: Reading) -> dict[str, Any]:
     """The parts of a reading a component keeps: ``categories``, and ``participants`` in ``extra``."""
     extra = {} if reading.participants is None else {"participants": dict(reading.participants)}
@@ -214,8 +234,10 @@ def _names(model: ModelSpec) -> list[str]:
 
 
 def candidate_names(case: CaseSpec) -> list[str]:
-    """How a report may name the candidate: its label, suite name and id (and, in a conversation
-    between models, the seat it plays, e.g. ``AI-1``)."""
+    """How a report may name the candidate: its label, suite name and id.
+
+    In a conversation between models, also the seat it plays, e.g. ``AI-1``.
+    """
     if case.model is None:
         return [case.model_name]
     seats = [p.name for p in case.conversation.participants if p.candidate] if case.conversation is not None else []
@@ -223,9 +245,11 @@ def candidate_names(case: CaseSpec) -> list[str]:
 
 
 def participant_names(case: CaseSpec) -> list[list[str]]:
-    """The names of everyone who may take part in the case's conversation (its seats, then the
-    models they may invite), label first, then suite name, id and seat; only the candidate's for
-    other cases."""
+    """The names of everyone who may take part in the case's conversation.
+
+    Its seats, then the models they may invite, each as label, suite name, id and seat; only the
+    candidate's for other cases.
+    """
     if case.conversation is None:
         return [candidate_names(case)]
     names: dict[str, list[str]] = {}

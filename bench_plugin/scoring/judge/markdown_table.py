@@ -3,7 +3,8 @@
 Judges write tables such as BackroomsBench's ``| Model | Score | Assessment |`` with emphasis,
 extra spaces and scores like ``92/100`` in the cells; these readers allow for all of that. The
 parse rule ``{table: {column: Score, row: Alpha, key_column: Model, after: "Individual Model
-Assessment"}}`` reads one cell; ``read_table_scores`` reads a column as ``key -> number``.
+Assessment"}}`` is read once into a ``TableRule``, whose ``cell`` reads one cell of a report and
+``scores`` a whole column as ``key -> number``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def clean_cell(cell: str) -> str:
 
 
 def split_row(line: str) -> tuple[str, ...]:
-    """``| a | b \\| c |`` -> ``("a", "b | c")``: outer pipes dropped, escaped pipes kept."""
+    r"""``| a | b \| c |`` -> ``("a", "b | c")``: outer pipes dropped, escaped pipes kept."""
     body = line.strip()
     body = body.removeprefix("|")
     body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
@@ -113,8 +114,9 @@ def cell_number(cell: str, what: str) -> float:
 
 
 def match_name(names: Sequence[str], wanted: Sequence[str], what: str = "row") -> int:
-    """The index of the name that is one of ``wanted`` (emphasis and case ignored), tried in order;
-    else of the only name that contains one of them (``Alpha (AI-1)`` for ``Alpha``).
+    """The index of the name that is one of ``wanted`` (emphasis and case ignored), tried in order.
+
+    Else the index of the only name that contains one of them (``Alpha (AI-1)`` for ``Alpha``).
 
     Raises:
         JudgeError: when no name, or more than one, matches.
@@ -146,59 +148,70 @@ def find_row(table: MarkdownTable, keys: int, wanted: Sequence[str]) -> tuple[st
     return table.rows[match_name(names, wanted, "row of the table")]
 
 
-def read_table_cell(text: str, rule: Mapping[str, Any]) -> float:
-    """The parse rule ``{table: {column, row, key_column, after}}``: the number in one cell.
+@dataclass(frozen=True)
+class TableRule:
+    """Where a table's scores are.
 
-    ``row`` is a text or a list of texts (the first that names a row wins).
-
-    Raises:
-        JudgeError: when the table, the row or a number in the cell cannot be found.
+    The ``column``, the ``row`` to read (None: the caller names it, e.g. the candidate's), the column
+    that names the rows (``key_column``, else the first) and a heading the table comes ``after``.
     """
-    options = rule["table"]
-    if options.get("row") is None:
-        raise ValueError("a table rule needs row: the row to read (llm_judge fills in the candidate's)")
-    table = find_table(text, options["column"], options.get("after"))
-    keys = key_index(table, options.get("key_column"))
-    wanted = options["row"] if isinstance(options["row"], list) else [options["row"]]
-    row = find_row(table, keys, [str(item) for item in wanted])
-    column = table.column(options["column"])
-    assert column is not None  # find_table chose a table with this column
-    if column >= len(row):
-        raise JudgeError(f"the row {clean_cell(row[keys])!r} has no {options['column']!r} cell")
-    return cell_number(row[column], f"the {options['column']!r} cell of {clean_cell(row[keys])!r}")
+
+    column: str
+    row: tuple[str, ...] | None = None
+    key_column: str | None = None
+    after: str | None = None
+
+    def cell(self, text: str, rows: Sequence[str] = ()) -> float:
+        """The number in the cell of ``row`` (else the first of ``rows`` that names a row).
+
+        Raises:
+            JudgeError: when the table, the row or a number in the cell cannot be found.
+            ValueError: when neither the rule nor the caller names a row.
+        """
+        wanted = self.row if self.row is not None else tuple(rows)
+        if not wanted:
+            raise ValueError("a table rule needs row: the row to read (llm_judge fills in the candidate's)")
+        table = find_table(text, self.column, self.after)
+        keys = key_index(table, self.key_column)
+        row = find_row(table, keys, wanted)
+        column = table.column(self.column)
+        assert column is not None  # find_table chose a table with this column
+        if column >= len(row):
+            raise JudgeError(f"the row {clean_cell(row[keys])!r} has no {self.column!r} cell")
+        return cell_number(row[column], f"the {self.column!r} cell of {clean_cell(row[keys])!r}")
+
+    def scores(self, text: str) -> tuple[dict[str, float], list[str]]:
+        """The whole column as ``row key -> number`` (keys without emphasis, in table order).
+
+        Returns:
+            The scores, and the problems with rows whose cell holds no number (those rows are left out).
+
+        Raises:
+            JudgeError: when the table cannot be found.
+        """
+        table = find_table(text, self.column, self.after)
+        keys = key_index(table, self.key_column)
+        column = table.column(self.column)
+        assert column is not None
+        scores: dict[str, float] = {}
+        problems: list[str] = []
+        for row in table.rows:
+            if keys >= len(row) or not clean_cell(row[keys]):
+                continue
+            name = clean_cell(row[keys])
+            try:
+                scores[name] = cell_number(row[column] if column < len(row) else "", f"the score of {name!r}")
+            except JudgeError as exc:
+                problems.append(str(exc))
+        return scores, problems
 
 
-def read_table_scores(text: str, options: Mapping[str, Any]) -> tuple[dict[str, float], list[str]]:
-    """A whole column as ``row key -> number`` (keys without emphasis, in table order).
-
-    Returns:
-        The scores, and the problems with rows whose cell holds no number (those rows are left out).
-
-    Raises:
-        JudgeError: when the table cannot be found.
-    """
-    table = find_table(text, options["column"], options.get("after"))
-    keys = key_index(table, options.get("key_column"))
-    column = table.column(options["column"])
-    assert column is not None
-    scores: dict[str, float] = {}
-    problems: list[str] = []
-    for row in table.rows:
-        if keys >= len(row) or not clean_cell(row[keys]):
-            continue
-        name = clean_cell(row[keys])
-        try:
-            scores[name] = cell_number(row[column] if column < len(row) else "", f"the score of {name!r}")
-        except JudgeError as exc:
-            problems.append(str(exc))
-    return scores, problems
-
-
-def check_table_rule(options: Any, *, needs_row: bool) -> None:
-    """Check ``{column, row, key_column, after}`` before any judge is called.
+def parse_table_rule(options: Any, *, needs_row: bool) -> TableRule:
+    """Read ``{column, row, key_column, after}`` before any judge is called.
 
     Raises:
         ValueError: for unknown keys, a missing column, or values that are not text.
+        TypeError: when ``options`` is not a mapping.
     """
     if not isinstance(options, Mapping):
         raise TypeError(f"table must be a mapping such as {{column: Score, row: Alpha}}, got {options!r}")
@@ -214,6 +227,8 @@ def check_table_rule(options: Any, *, needs_row: bool) -> None:
     if row is None:
         if needs_row:
             raise ValueError("table needs row: the text in the key column of the row to read")
-        return
+        return TableRule(options["column"], None, options.get("key_column"), options.get("after"))
     if not (isinstance(row, str) or (isinstance(row, list) and row and all(isinstance(r, str) for r in row))):
         raise ValueError(f"table.row must be a text or a list of texts, got {row!r}")
+    rows = (row,) if isinstance(row, str) else tuple(row)
+    return TableRule(options["column"], rows, options.get("key_column"), options.get("after"))

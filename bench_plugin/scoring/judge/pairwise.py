@@ -11,19 +11,29 @@ A verdict that cannot be read in either order leaves the case unscored.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from typing_extensions import Self
 
 from bench_plugin.chat import CompletionRequest
 from bench_plugin.endpoints import ModelSpec
 from bench_plugin.errors import CaseError
-from bench_plugin.scoring.checks.kinds import TARGETS
+from bench_plugin.hints import choices_hint
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.scoring.judge.llm_judge import JudgeScorer, model_variables
-from bench_plugin.scoring.judge.panel import completion_usage, total_usage
-from bench_plugin.suite.spec import ScorerSpec
+from bench_plugin.scoring.judge.prompt import (
+    JudgePrompt,
+    check_judges,
+    model_variables,
+    parse_reference,
+    parse_templates,
+)
+from bench_plugin.scoring.judge.usage import completion_usage, total_usage
+from bench_plugin.scoring.options import check_choice, check_option_names
+from bench_plugin.scoring.targets import TARGETS
+from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 from bench_plugin.suite.templates import render_standalone
 from bench_plugin.transcript import split_thinking
 
@@ -32,29 +42,62 @@ AGAINST_KEYS = ("model", "answer", "label")
 PARSE_KEYS = ("regex", "first", "second", "tie")
 DEFAULT_PARSE = {"regex": r"\[\[(A|B|C)\]\]", "first": "A", "second": "B", "tie": "C"}  # MT-Bench's pairwise verdicts
 OUTCOMES = {1.0: "win", 0.5: "tie", 0.0: "loss"}
-_IGNORED = frozenset({"name", "type"})
 
 
-def check_pairwise(options: Mapping[str, Any]) -> None:
-    """Check the options before any call.
+@dataclass(frozen=True)
+class ChoiceRule:
+    """How a pairwise verdict is read.
+
+    The first match of ``pattern`` (group 1 when it has groups) is the ``first`` answer's label, the
+    ``second``'s or ``tie``.
+    """
+
+    pattern: re.Pattern[str]
+    first: str
+    second: str
+    tie: str
+
+    def read(self, text: str) -> str | None:
+        """``first``, ``second`` or ``tie`` from a judge's reply; None when it names none of them."""
+        match = self.pattern.search(text)
+        if match is None:
+            return None
+        found = (match.group(1) if match.re.groups else match.group(0)).strip()
+        labels = {"first": self.first, "second": self.second, "tie": self.tie}
+        return next((key for key, label in labels.items() if label == found), None)
+
+
+def parse_choice_rule(rule: Any) -> ChoiceRule:
+    """Read a pairwise ``parse:`` (MT-Bench's ``[[A]]``/``[[B]]``/``[[C]]`` by default).
 
     Raises:
-        ValueError: naming the option that is wrong.
+        ValueError: unknown keys, a regex that does not compile, labels that do not differ.
     """
-    for key in options:
-        if key not in PAIRWISE_KEYS and key not in _IGNORED:
-            close = difflib.get_close_matches(key, PAIRWISE_KEYS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"unknown option {key!r} for llm_judge_pairwise{hint} (options: {', '.join(PAIRWISE_KEYS)})")
-    if not isinstance(options.get("judge"), str) or not options["judge"]:
-        raise ValueError("llm_judge_pairwise needs judge: the name of a model under the suite's judges:")
-    if ("prompt" in options) == ("prompt_file" in options):
-        raise ValueError("llm_judge_pairwise needs exactly one of prompt (a template) or prompt_file (a template file)")
-    if "system" in options and "system_file" in options:
-        raise ValueError("give system or system_file, not both")
-    if options.get("target", "response") not in TARGETS:
-        raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {options['target']!r}")
-    against = options.get("against")
+    unknown = sorted(set(rule) - set(PARSE_KEYS)) if isinstance(rule, Mapping) else ["(not a mapping)"]
+    if unknown:
+        takes = ", ".join(PARSE_KEYS)
+        raise ValueError(f"parse has unknown key(s) {', '.join(unknown)}; a pairwise parse takes {takes}")
+    merged = {**DEFAULT_PARSE, **rule}
+    try:
+        pattern = re.compile(str(merged["regex"]))
+    except re.error as exc:
+        raise ValueError(f"parse.regex /{merged['regex']}/ does not compile: {exc}") from exc
+    labels = [str(merged[key]) for key in ("first", "second", "tie")]
+    if len(set(labels)) != 3:
+        raise ValueError(f"parse.first, second and tie must differ, got {labels}")
+    return ChoiceRule(pattern, *labels)
+
+
+@dataclass(frozen=True)
+class Against:
+    """The other answer: one a suite ``model`` gives to the same prompt, or an ``answer`` template."""
+
+    model: str | None = None
+    answer: str | None = None
+    label: str | None = None
+
+
+def _parse_against(against: Any) -> Against:
     if not isinstance(against, Mapping) or ("model" in against) == ("answer" in against):
         raise ValueError("llm_judge_pairwise needs against: {model: NAME} (a suite model answers the same prompt) "
                          "or {answer: TEMPLATE} (the other answer itself)")
@@ -64,28 +107,7 @@ def check_pairwise(options: Mapping[str, Any]) -> None:
     for key in AGAINST_KEYS:
         if key in against and not isinstance(against[key], str):
             raise ValueError(f"against.{key} must be text, got {against[key]!r}")
-    rule = options.get("parse", {})
-    unknown = sorted(set(rule) - set(PARSE_KEYS)) if isinstance(rule, Mapping) else ["(not a mapping)"]
-    if unknown:
-        raise ValueError(f"parse has unknown key(s) {', '.join(unknown)}; a pairwise parse takes {', '.join(PARSE_KEYS)}")
-    rule = {**DEFAULT_PARSE, **rule}
-    try:
-        re.compile(str(rule["regex"]))
-    except re.error as exc:
-        raise ValueError(f"parse.regex /{rule['regex']}/ does not compile: {exc}") from exc
-    labels = [str(rule[key]) for key in ("first", "second", "tie")]
-    if len(set(labels)) != 3:
-        raise ValueError(f"parse.first, second and tie must differ, got {labels}")
-
-
-def read_choice(text: str, rule: Mapping[str, Any]) -> str | None:
-    """``first``, ``second`` or ``tie`` from a judge's reply (the first match of the rule's regex)."""
-    merged = {**DEFAULT_PARSE, **rule}
-    match = re.search(str(merged["regex"]), text)
-    if match is None:
-        return None
-    found = (match.group(1) if match.re.groups else match.group(0)).strip()
-    return next((key for key in ("first", "second", "tie") if str(merged[key]) == found), None)
+    return Against(against.get("model"), against.get("answer"), against.get("label"))
 
 
 def outcome_of(candidate_first: str | None, candidate_second: str | None) -> float | None:
@@ -109,74 +131,87 @@ def outcome_of(candidate_first: str | None, candidate_second: str | None) -> flo
     return 0.5
 
 
+@dataclass(frozen=True)
 class PairwiseScorer:
-    """Compares the case's answer with the ``against`` answer, in both orders."""
+    """``type: llm_judge_pairwise``: compares the case's answer with the ``against`` answer, in both orders."""
 
-    calls_judges = True
+    spec: ScorerSpec
+    prompt: JudgePrompt
+    against: Against
+    rule: ChoiceRule
 
-    def __init__(self) -> None:
-        self.judge = JudgeScorer()
+    @classmethod
+    def parse(cls, spec: ScorerSpec) -> Self:
+        """Check the options before any call.
 
-    def validate(self, spec: ScorerSpec) -> None:
-        """Raises: ValueError for options that are wrong (see ``check_pairwise``)."""
-        try:
-            check_pairwise(spec.options)
-        except TypeError as exc:
-            raise ValueError(str(exc)) from exc
+        Raises:
+            ValueError: naming the option that is wrong.
+        """
+        options = spec.options
+        check_option_names(options, PAIRWISE_KEYS, "llm_judge_pairwise")
+        if not isinstance(options.get("judge"), str) or not options["judge"]:
+            raise ValueError("llm_judge_pairwise needs judge: the name of a model under the suite's judges:")
+        prompt, system = parse_templates(options, "llm_judge_pairwise")
+        target = check_choice("target", options.get("target", "response"), tuple(TARGETS))
+        against = _parse_against(options.get("against"))
+        rule = parse_choice_rule(options.get("parse", {}))
+        reference = parse_reference(options)
+        asking = JudgePrompt(spec.key, spec.line, options["judge"], prompt, system, reference, target)
+        return cls(spec, asking, against, rule)
 
-    def check_case(self, spec: ScorerSpec, case: Any) -> None:
-        """Raises: CaseError when ``against.model`` is not one of the suite's models."""
-        name = spec.options["against"].get("model")
+    def named_judges(self) -> tuple[tuple[str, str], ...]:
+        """Each judge it calls and the option that names it (``CallsJudges``)."""
+        return ((self.prompt.judge, "judge"),)
+
+    def _check_against(self, case: CaseSpec) -> None:
+        name = self.against.model
         if name is not None and name not in case.models:
-            close = difflib.get_close_matches(name, list(case.models), n=1)
-            hint = (f"did you mean {close[0]!r}? " if close else "") + f"models: {', '.join(case.models) or 'none'}"
-            raise CaseError(f"unknown model {name!r} for against", path=case.path, line=spec.line,
-                            key=f"{spec.key}.against.model", hint=hint)
+            raise CaseError(f"unknown model {name!r} for against", path=case.path, line=self.spec.line,
+                            key=f"{self.spec.key}.against.model", hint=choices_hint(name, case.models, label="models"))
 
-    async def _other(self, spec: ScorerSpec, context: ScoringContext) -> tuple[str, str, dict[str, Any]]:
+    def check_case(self, case: CaseSpec) -> None:
+        """Raises: CaseError when ``against.model`` is not a suite model, or the judge not under ``judges:``."""
+        self._check_against(case)
+        check_judges(self, case, self.spec.key, self.spec.line)
+
+    async def _other(self, context: ScoringContext) -> tuple[str, str, dict[str, Any]]:
         """The other answer, its label and the usage of the call that made it (none for a template)."""
-        case, against = context.case, spec.options["against"]
-        if "answer" in against:
+        case, against, spec = context.case, self.against, self.spec
+        if against.answer is not None:
             scope = {**case.variables, "model": model_variables(case), "question": _question(context)}
-            text = case.templates.render(against["answer"], scope, key=f"{spec.key}.against.answer", line=spec.line) \
-                if case.templates is not None else render_standalone(against["answer"], scope)
-            return text, against.get("label", "reference"), {}
-        self.check_case(spec, case)
+            text = case.templates.render(against.answer, scope, key=f"{spec.key}.against.answer", line=spec.line) \
+                if case.templates is not None else render_standalone(against.answer, scope)
+            return text, "reference" if against.label is None else against.label, {}
+        self._check_against(case)
         if case.turns is not None or case.conversation is not None or not case.messages:
-            raise CaseError("against: {model: ...} answers a single prompt; for a conversation give against: {answer: ...}",
-                            path=case.path, line=spec.line, key=f"{spec.key}.against")
-        model: ModelSpec = case.models[against["model"]]
+            message = "against: {model: ...} answers a single prompt; for a conversation give against: {answer: ...}"
+            raise CaseError(message, path=case.path, line=spec.line, key=f"{spec.key}.against")
+        assert against.model is not None
+        model: ModelSpec = case.models[against.model]
         request = CompletionRequest(model=model, messages=case.messages, task=case.task, run=case.run, turn=1,
                                     variables=case.variables)
         completion = await context.call_model(request)
         usage = completion_usage(completion)
         answer = split_thinking(completion.text, model.thinking).answer or ""
-        return answer, against.get("label", model.label), usage
+        return answer, model.label if against.label is None else against.label, usage
 
-    async def score(self, spec: ScorerSpec, context: ScoringContext) -> ComponentScore:
+    async def score(self, context: ScoringContext) -> ComponentScore:
         """Judge both orders and combine them.
 
         Raises:
-            CaseError: for bad options, an unknown judge or model. ProviderError: when a call fails.
+            CaseError: for an unknown judge or model, a template that fails. ProviderError: when a call fails.
         """
-        case = context.case
-        try:
-            self.validate(spec)
-        except ValueError as exc:
-            raise CaseError(f"llm_judge_pairwise: {exc}", path=case.path, line=spec.line, key=spec.key) from exc
-        judge_options = {k: v for k, v in spec.options.items() if k not in ("against", "parse")}
-        one = ScorerSpec(name=spec.name, type="llm_judge", options=judge_options, key=spec.key, line=spec.line)
-        judge = self.judge._judge(one, context)
-        other, other_label, other_usage = await self._other(spec, context)
-        mine = TARGETS[spec.options.get("target", "response")](context)
+        case, spec = context.case, self.spec
+        judge = self.prompt.model(context)
+        other, other_label, other_usage = await self._other(context)
+        mine = TARGETS[self.prompt.target](context)
         label = case.model.label if case.model is not None else case.model_name
         orders = [(1, mine, other), (2, other, mine)]
         completions = await asyncio.gather(*(
-            self.judge.call(one, context, judge, {"answer_a": a, "answer_b": b, "order": order, "other": other})
+            self.prompt.call(context, judge, {"answer_a": a, "answer_b": b, "order": order, "other": other})
             for order, a, b in orders
         ))
-        rule = spec.options.get("parse", {})
-        choices = [read_choice(completion.text, rule) for completion in completions]
+        choices = [self.rule.read(completion.text) for completion in completions]
         # the candidate's verdicts: as A in order 1; as B in order 2 ("second" then favours it)
         result = outcome_of(choices[0], choices[1])
         record = {
@@ -185,15 +220,15 @@ class PairwiseScorer:
             "orders": [
                 {"order": order, "candidate": "A" if order == 1 else "B", "verdict": choice,
                  "judge_output": completion.text}
-                for (order, _, _), choice, completion in zip(orders, choices, completions)
+                for (order, _, _), choice, completion in zip(orders, choices, completions, strict=True)
             ],
             "outcome": None if result is None else OUTCOMES[result],
         }
         usage = total_usage([other_usage, *(completion_usage(completion) for completion in completions)])
         output = "\n\n".join(f"## Order {order} (candidate as {'A' if order == 1 else 'B'})\n\n{completion.text}"
-                             for (order, _, _), completion in zip(orders, completions))
+                             for (order, _, _), completion in zip(orders, completions, strict=True))
         shown = "; ".join(f"candidate as {'A' if order == 1 else 'B'}: {_chosen(order, choice, label, other_label)}"
-                          for (order, _, _), choice in zip(orders, choices))
+                          for (order, _, _), choice in zip(orders, choices, strict=True))
         if result is None:
             return ComponentScore(name=spec.name, value=None, detail=f"vs {other_label}: unscored ({shown})",
                                   error=f"no pairwise verdict could be read ({shown})", judge_output=output,

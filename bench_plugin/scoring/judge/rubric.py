@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
 
 RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
 CATEGORY_KEYS = ("name", "max", "scale", "key", "description")
@@ -30,15 +30,20 @@ _OUT_OF = r"\s*/\s*\d+(?:\.\d+)?"
 
 @dataclass(frozen=True)
 class Category:
-    """One rubric category: its name, its JSON key and its scale ``[low, high]``."""
+    """One rubric category: its name, its JSON key and its scale ``[low, high]``.
+
+    ``patterns`` find its score after its name in a text report: ``18/25`` first, else a bare number.
+    """
 
     name: str
     key: str
     low: float
     high: float
     description: str = ""
+    patterns: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
+        """The category as judge prompts see it (``max`` is ``high``, for rubrics written in points)."""
         return {"name": self.name, "key": self.key, "low": self.low, "high": self.high, "max": self.high,
                 "description": self.description}
 
@@ -51,13 +56,16 @@ class Rubric:
     read: str = "text"
     json_field: str | None = None
     default: float | None = None
+    json_steps: tuple[PathStep, ...] = ()
 
     @property
     def low(self) -> float:
+        """The lowest total: every category at its lowest."""
         return sum(category.low for category in self.categories)
 
     @property
     def high(self) -> float:
+        """The highest total: every category at its highest."""
         return sum(category.high for category in self.categories)
 
 
@@ -87,7 +95,8 @@ def _category(entry: Any, index: int, scale: tuple[float, float] | None) -> Cate
         raise TypeError(f"{where} must be a mapping such as {{name: Depth, max: 25}}, got {entry!r}")
     unknown = sorted(set(entry) - set(CATEGORY_KEYS))
     if unknown:
-        raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)}; a category takes {', '.join(CATEGORY_KEYS)}")
+        takes = ", ".join(CATEGORY_KEYS)
+        raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)}; a category takes {takes}")
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"{where} needs name: the category's name as the judge writes it")
@@ -109,7 +118,8 @@ def _category(entry: Any, index: int, scale: tuple[float, float] | None) -> Cate
     description = entry.get("description", "")
     if not isinstance(description, str):
         raise TypeError(f"{where}.description must be text")
-    return Category(name=name.strip(), key=key, low=low, high=high, description=description.strip())
+    return Category(name=name.strip(), key=key, low=low, high=high, description=description.strip(),
+                    patterns=_score_patterns(name.strip(), low))
 
 
 def rubric_from_options(value: Any) -> Rubric | None:
@@ -139,19 +149,23 @@ def rubric_from_options(value: Any) -> Rubric | None:
     if read not in READS:
         raise ValueError(f"rubric.read must be one of {', '.join(READS)}, got {read!r}")
     json_field = value.get("json_field")
+    steps: tuple[PathStep, ...] = ()
     if json_field is not None:
         if read != "json" or not isinstance(json_field, str):
             raise ValueError("rubric.json_field (a path such as scores) goes with read: json")
-        parse_json_path(json_field)
+        steps = parse_json_path(json_field)
     default = value.get("default")
     if default is not None and not _is_number(default):
         raise ValueError(f"rubric.default must be a number, got {default!r}")
-    return Rubric(categories, read=read, json_field=json_field, default=None if default is None else float(default))
+    return Rubric(categories, read=read, json_field=json_field, default=None if default is None else float(default),
+                  json_steps=steps)
 
 
 def rubric_variables(rubric: Rubric | None) -> dict[str, Any]:
-    """What judge prompts see: ``rubric`` (the categories as mappings), ``rubric_text`` and
-    ``rubric_total`` (the most points), or nothing when the scorer has no rubric."""
+    """What judge prompts see of a rubric; nothing when the scorer has none.
+
+    ``rubric`` (the categories as mappings), ``rubric_text`` and ``rubric_total`` (the most points).
+    """
     if rubric is None:
         return {}
     lines = []
@@ -167,20 +181,25 @@ def _name_pattern(name: str) -> str:
     return r"\s+".join(re.escape(word) for word in name.split())
 
 
-def _score_from_text(text: str, category: Category) -> float:
-    name = _name_pattern(category.name)
+def _score_patterns(name: str, low: float) -> tuple[re.Pattern[str], ...]:
+    words = _name_pattern(name)
     # a sign only on a signed scale: in "Depth - 18/25" the dash is punctuation
-    score = rf"(?P<score>{'[-+]?' if category.low < 0 else ''}{_NUMBER})"
+    score = rf"(?P<score>{'[-+]?' if low < 0 else ''}{_NUMBER})"
     # "18/25" after the name is the surest sign of a score; a bare number only when there is none
-    for pattern in (rf"{name}{_GAP}{score}(?={_OUT_OF})", rf"{name}{_GAP}{score}(?!\d|\.\d)"):
-        match = re.search(pattern, text, re.IGNORECASE)
+    sources = (rf"{words}{_GAP}{score}(?={_OUT_OF})", rf"{words}{_GAP}{score}(?!\d|\.\d)")
+    return tuple(re.compile(source, re.IGNORECASE) for source in sources)
+
+
+def _score_from_text(text: str, category: Category) -> float:
+    for pattern in category.patterns or _score_patterns(category.name, category.low):
+        match = pattern.search(text)
         if match is not None:
             return float(match.group("score"))
     raise JudgeError(f"no score after {category.name!r}")
 
 
 def _object_with_categories(text: str, rubric: Rubric) -> Mapping[str, Any]:
-    steps = parse_json_path(rubric.json_field) if rubric.json_field else ()
+    steps = rubric.json_steps
     keys = {key for category in rubric.categories for key in (category.key, category.name)}
     for candidate in iter_json_objects(text):
         try:

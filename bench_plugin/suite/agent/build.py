@@ -1,9 +1,4 @@
-"""A task's ``tools:``, ``workspace:`` and ``budget:`` -> AgentSpec, checked before any model is called.
-
-What the JSON Schema cannot check is checked here (tool names used twice, argument schemas that are not
-valid JSON Schemas, regexes that do not compile, workspace sources that do not exist or paths that leave
-the workspace); each problem fails the task's cases alone, at its line.
-"""
+"""A task's ``tools:``, ``workspace:`` and ``budget:`` -> AgentSpec, checked before any model is called."""
 
 from __future__ import annotations
 
@@ -33,13 +28,12 @@ from bench_plugin.suite.templates import TemplateRenderer
 _NO_ARGUMENTS: Mapping[str, Any] = {"type": "object", "properties": {}}
 
 
-def is_agent(task: Mapping[str, Any]) -> bool:
-    """Whether the task is a tool-using agent task (run by the ``agent`` engine)."""
-    return "tools" in task
-
-
 def build_agent(task: Mapping[str, Any], base: KeyPath, loaded: LoadedSuite, renderer: TemplateRenderer) -> AgentSpec:
-    """The agent part of a task (schema-valid).
+    """The agent part of a task (schema-valid); it depends on no variable, so it is built once per task.
+
+    What the JSON Schema cannot check is checked here (tool names used twice, argument schemas that are not valid
+    JSON Schemas, regexes that do not compile, workspace sources that do not exist or paths that leave the
+    workspace); each problem fails the task's cases alone, at its line.
 
     Raises:
         CaseError: at the offending key's line.

@@ -1,8 +1,4 @@
-"""Checks of ``tools:`` that the JSON Schema cannot express; a mistake stops collection, like a schema error.
-
-An option that belongs to another type of tool (``allow`` on a scripted tool, ``result`` on a command)
-or a scripted tool with both ``responses`` and a single ``result``/``error`` is a SuiteError at its line.
-"""
+"""Checks of ``tools:`` that the JSON Schema cannot express; a mistake stops collection, like a schema error."""
 
 from __future__ import annotations
 
@@ -21,6 +17,9 @@ TYPE_KEYS: Mapping[str, tuple[str, ...]] = {
 
 def check_tools(loaded: LoadedSuite) -> None:
     """Check every task's ``tools:`` (the data is schema-valid).
+
+    An option that belongs to another type of tool (``allow`` on a scripted tool, ``result`` on a command) or a
+    scripted tool with both ``responses`` and a single ``result``/``error`` is a SuiteError at its line.
 
     Raises:
         SuiteError: at the first problem, with its line quoted and a hint.

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_plugin.chat import ToolDefinition
+from bench_plugin.frozen import freeze_fields
 
 BUILTIN_TOOLS = ("read_file", "write_file", "list_files", "search", "command")
 TOOL_TYPES = (*BUILTIN_TOOLS, "scripted")
@@ -54,6 +55,9 @@ class ScriptedResponse:
     result: Any = None
     error: str | None = None
 
+    def __post_init__(self) -> None:
+        freeze_fields(self, "when", "result")
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -77,8 +81,12 @@ class ToolSpec:
     key: str = ""
     line: int | None = None
 
+    def __post_init__(self) -> None:
+        freeze_fields(self, "parameters")
+
     @property
     def definition(self) -> ToolDefinition:
+        """The tool as a request offers it to the model."""
         return ToolDefinition(self.name, self.description, self.parameters)
 
 
@@ -92,6 +100,9 @@ class WorkspaceSpec:
 
     copies: tuple[tuple[Path, str], ...] = ()
     files: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        freeze_fields(self, "files")
 
 
 @dataclass(frozen=True)
@@ -112,4 +123,5 @@ class AgentSpec:
 
     @property
     def definitions(self) -> tuple[ToolDefinition, ...]:
+        """Every tool as a request offers it to the model, in YAML order."""
         return tuple(tool.definition for tool in self.tools)

@@ -1,19 +1,13 @@
-"""The suite's ``aggregates:`` -> frozen table specs, checked with errors that point at the YAML.
-
-Aggregates are computed on the controller at the end of a run (``report/aggregates.py``). Under
-xdist the controller collects no suites, so it reads this part again from the suite file named in
-the records (``read_suite_aggregates``); collection calls ``build_aggregates`` too, so a mistake
-stops the run before any model is called.
-"""
+"""The suite's ``aggregates:`` -> frozen table specs, checked with errors that point at the YAML."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench_plugin.errors import SuiteError
+from bench_plugin.hints import choices_hint
 from bench_plugin.suite.aggregates.spec import (
     RECORD_FIELDS,
     AggregateSpec,
@@ -27,6 +21,7 @@ from bench_plugin.suite.aggregates.spec import (
     as_text,
 )
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.suite.scorers import component_names
 from bench_plugin.suite.sections import read_suite_sections
 
 # the keys each fn reads; any other key is a mistake worth pointing at
@@ -42,6 +37,11 @@ _FN_KEYS = {
 
 def build_aggregates(loaded: LoadedSuite) -> AggregateSpec:
     """Build and check the ``aggregates:`` of a schema-valid suite.
+
+    Aggregates are computed on the controller at the end of a run (``report/aggregates.py``). Under xdist the
+    controller collects no suites, so it reads this part again from the suite file named in the records
+    (``read_suite_aggregates``); collection calls ``build_aggregates`` too, so a mistake stops the run before any
+    model is called.
 
     Raises:
         SuiteError: located at the offending key: an unknown component, bin set or field (with a
@@ -79,7 +79,7 @@ class _Checker:
 
     def __init__(self, loaded: LoadedSuite) -> None:
         self.loaded = loaded
-        self.components, self.per_turn = _component_names(loaded)
+        self.components, self.per_turn = component_names(loaded)
         self.fields = _known_fields(loaded)
         self.bin_sets: dict[str, BinSet] = {}
 
@@ -100,8 +100,7 @@ class _Checker:
     def name_in(self, name: str, choices: Sequence[str], key_path: KeyPath, what: str) -> None:
         if name in choices:
             return
-        close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-        hint = (f"did you mean '{close[0]}'? " if close else "") + f"{what}s: {', '.join(choices) or 'none'}"
+        hint = choices_hint(name, choices, label=f"{what}s")
         raise self.error(key_path, f"unknown {what} '{name}'", hint)
 
     def field(self, name: str, key_path: KeyPath) -> None:
@@ -191,22 +190,6 @@ def _condition(checker: _Checker, raw: Mapping[str, Any], base: KeyPath) -> Cond
     for name in raw:
         checker.field(name, (*base, name))
     return {name: tuple(map(as_text, value if isinstance(value, list) else [value])) for name, value in raw.items()}
-
-
-def _component_names(loaded: LoadedSuite) -> tuple[list[str], list[str]]:
-    """Scorer names of the suite and of every task, named the way expansion names them, and the
-    names of the ``per_turn`` ones (whose ``NAME.t1``, ``NAME.t2``... are components too)."""
-    from bench_plugin.suite.build import build_scorers
-
-    data = loaded.data
-    suite_scorers = build_scorers(loaded, data.get("scorers", []), ("scorers",))
-    names = [scorer.name for scorer in suite_scorers]
-    per_turn = [scorer.name for scorer in suite_scorers if scorer.per_turn]
-    for index, task in enumerate(data["tasks"]):
-        task_scorers = build_scorers(loaded, task.get("scorers", []), ("tasks", index, "scorers"), tuple(names))
-        names += [scorer.name for scorer in task_scorers if scorer.name not in names]
-        per_turn += [scorer.name for scorer in task_scorers if scorer.per_turn and scorer.name not in per_turn]
-    return names, per_turn
 
 
 def _known_fields(loaded: LoadedSuite) -> list[str] | None:

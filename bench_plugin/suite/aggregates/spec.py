@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench_plugin.frozen import freeze_fields
+
 # fields every record has, besides bins, mapping tags and variables
 RECORD_FIELDS = ("model", "model_id", "model_label", "provider", "task", "run", "status", "suite")
 COUNTS = ("count", "count_scored")
@@ -21,9 +23,11 @@ class Bin:
 
     @property
     def bounded(self) -> bool:
+        """Whether the bin has a bound (the one without takes what no other bin does)."""
         return self.low is not None or self.high is not None
 
     def holds(self, value: float) -> bool:
+        """Whether ``value`` lies within the bounds."""
         return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
 
 
@@ -55,15 +59,22 @@ class Baseline:
     key: tuple[str, ...] = ()
     per_model: bool = False
 
+    def __post_init__(self) -> None:
+        freeze_fields(self, "where")
+
     @property
     def fields(self) -> tuple[str, ...]:
+        """The fields a baseline rate is kept per."""
         return ("model", *self.key) if self.per_model else self.key
 
 
 @dataclass(frozen=True)
 class Column:
-    """One column of an aggregate table. ``fn`` is count, count_scored, mean, rate or uplift
-    (``proportions`` in the YAML becomes one rate column per label)."""
+    """One column of an aggregate table.
+
+    ``fn`` is count, count_scored, mean, rate or uplift (``proportions`` in the YAML becomes one rate
+    column per label).
+    """
 
     name: str
     fn: str
@@ -72,8 +83,12 @@ class Column:
     event: Condition = field(default_factory=dict)
     baseline: Baseline | None = None
 
+    def __post_init__(self) -> None:
+        freeze_fields(self, "where", "event")
+
     @property
     def is_count(self) -> bool:
+        """Whether the column counts cases (rather than averaging a value)."""
         return self.fn in COUNTS
 
 
@@ -87,8 +102,10 @@ class Sort:
 
 @dataclass(frozen=True)
 class Table:
-    """Rows grouped by ``by`` (sorted by those values, or by ``sort``), one cell per column;
-    ``csv`` names a file."""
+    """An aggregate table: rows grouped by ``by``, one cell per column.
+
+    Rows are sorted by the ``by`` values, or by ``sort``; ``csv`` names a file to write the table to.
+    """
 
     name: str
     title: str
@@ -105,10 +122,15 @@ class AggregateSpec:
     bins: Mapping[str, BinSet] = field(default_factory=dict)
     tables: tuple[Table, ...] = ()
 
+    def __post_init__(self) -> None:
+        freeze_fields(self, "bins")
+
 
 def as_text(value: Any) -> str:
-    """How values compare: as text, so ``amount: 50`` in YAML matches a variable 50 (booleans
-    as ``true``/``false``, like tags)."""
+    """A value as the aggregates compare it: as text.
+
+    So ``amount: 50`` in YAML matches a variable 50; booleans read ``true``/``false``, like tags.
+    """
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)

@@ -1,1 +1,1 @@
-"""Model-to-model conversations (a task's ``conversation:``) as specs: who takes part, in what order, with which commands."""
+"""Model-to-model conversations (a task's ``conversation:``): who takes part, in what order, with which commands."""

@@ -1,10 +1,4 @@
-"""A task's ``conversation:`` -> ConversationSpec for one case: who takes part, in what order, starting how.
-
-The case's model plays every participant that names no ``model:`` (the model under test, so ids
-stay ``task[model-runN]`` and ``--bench-models`` rotates it through the same seats); the other
-seats name a model of the suite, or ``provider:model-id``, possibly through a template over the case
-variables, ``model`` (the case's model) and ``others`` (the run's other models, in order).
-"""
+"""A task's ``conversation:`` -> ConversationSpec per case, built with the case's variables and model."""
 
 from __future__ import annotations
 
@@ -15,7 +9,6 @@ from typing import Any
 from bench_plugin.chat import Message
 from bench_plugin.endpoints import PRESETS, ModelSpec
 from bench_plugin.errors import CaseError
-from bench_plugin.suite.build import adhoc_model
 from bench_plugin.suite.conversation.commands import build_commands
 from bench_plugin.suite.conversation.jsonl_template import (
     TemplateLine,
@@ -24,18 +17,15 @@ from bench_plugin.suite.conversation.jsonl_template import (
     read_template,
 )
 from bench_plugin.suite.conversation.spec import ConversationSpec, ParticipantSpec
-from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
-from bench_plugin.suite.spec import SuiteSpec, TemplateSpec
+from bench_plugin.suite.loader import PathPart
+from bench_plugin.suite.models import adhoc_model
+from bench_plugin.suite.sources import Located, TemplateSpec
+from bench_plugin.suite.spec import SuiteSpec, TaskSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 _PARAM_KEYS = ("temperature", "max_tokens", "top_p")
 DEFAULT_NAME = "AI-{{ me.index }}"
 DEFAULT_SHARED_PREFIX = "[{{ speaker }}]: "
-
-
-def is_conversation(task: Mapping[str, Any]) -> bool:
-    """Whether the task is a model-to-model conversation (run by the ``conversation`` engine)."""
-    return "conversation" in task
 
 
 def model_scope(scope: Mapping[str, Any], case_model: str, selected: Sequence[str]) -> dict[str, Any]:
@@ -45,39 +35,35 @@ def model_scope(scope: Mapping[str, Any], case_model: str, selected: Sequence[st
 
 @dataclass
 class _Builder:
-    task: Mapping[str, Any]
-    base: KeyPath
-    loaded: LoadedSuite
+    source: Located  # the task's conversation:
+    system: TemplateSpec | None  # the task's system prompt, or the suite's
     renderer: TemplateRenderer
     scope: Mapping[str, Any]
     suite: SuiteSpec
 
-    def where(self, *path: Any) -> tuple[str, int | None]:
-        full = (*self.base, "conversation", *path)
-        return format_key_path(full), self.loaded.lines.line_of(full)
+    def where(self, *path: PathPart) -> tuple[str, int | None]:
+        return self.source.where(*path)
 
-    def error(self, message: str, *path: Any, hint: str | None = None) -> CaseError:
+    def error(self, message: str, *path: PathPart, hint: str | None = None) -> CaseError:
         key, line = self.where(*path)
-        return CaseError(message, path=self.loaded.display_path, line=line, key=key, hint=hint)
+        return CaseError(message, path=self.source.file, line=line, key=key, hint=hint)
 
-    def render(self, source: str, scope: Mapping[str, Any], *path: Any) -> str:
+    def render(self, source: str, scope: Mapping[str, Any], *path: PathPart) -> str:
         key, line = self.where(*path)
         return self.renderer.render(source, scope, key=key, line=line)
 
-    def render_file(self, name: str, scope: Mapping[str, Any], *path: Any) -> str:
+    def render_file(self, name: str, scope: Mapping[str, Any], *path: PathPart) -> str:
         key, line = self.where(*path)
         return self.renderer.render_file(name, scope, key=key, line=line)
 
-    def template(self, source: str, *path: Any) -> TemplateSpec:
+    def template(self, source: str, *path: PathPart) -> TemplateSpec:
         key, line = self.where(*path)
         self.renderer.check(source, key=key, line=line)
         return TemplateSpec(source, key=key, line=line)
 
 
 def build_conversation(
-    task: Mapping[str, Any],
-    base: KeyPath,
-    loaded: LoadedSuite,
+    task: TaskSpec,
     renderer: TemplateRenderer,
     scope: Mapping[str, Any],
     suite: SuiteSpec,
@@ -86,10 +72,17 @@ def build_conversation(
 ) -> ConversationSpec:
     """The conversation of one case, with its participants resolved and their starts rendered.
 
+    The case's model plays every participant that names no ``model:`` (so ids stay
+    ``task[model-runN]`` and ``--bench-models`` rotates it through the same seats); the other seats
+    name a model of the suite, or ``provider:model-id``, possibly through a template over the case
+    variables, ``model`` (the case's model) and ``others`` (the run's other models, in order).
+
     Args:
-        task: the task's YAML entry (schema-valid and statically checked by ``suite/conversation/check.py``).
-        base: the task's key path, e.g. ``("tasks", 2)``.
+        task: a task with a ``conversation`` (schema-valid and statically checked by
+            ``suite/conversation/check.py``); its ``system`` is every participant's default.
+        renderer: the suite's template renderer.
         scope: the case variables with ``model`` (the case's) and ``task_id``.
+        suite: the suite, whose models (and ``provider:model-id`` names) seats may name.
         case_model: the model under test; it plays every participant without ``model:``.
         selected: the names of the models this run's cases use, in order (``others`` in templates).
 
@@ -98,8 +91,9 @@ def build_conversation(
             file whose number of lines is not the number of participants, an unknown speaker in
             ``order``, two participants with one name.
     """
-    b = _Builder(task, base, loaded, renderer, scope, suite)
-    entry = task["conversation"]
+    assert task.conversation is not None, "build_conversation needs a task with conversation:"
+    b = _Builder(task.conversation, task.system, renderer, scope, suite)
+    entry = task.conversation.data
     mode = entry["mode"]
     entries = entry["participants"]
     models = [_participant_model(b, item, i, case_model, selected) for i, item in enumerate(entries)]
@@ -121,7 +115,7 @@ def build_conversation(
         own_last=entry.get("own_last", "repeat_other"),
         continue_text=entry.get("continue_text", "Let's continue our conversation."),
         seed=_seed(b, entry.get("seed")),
-        commands=build_commands(entry.get("commands", {}), (*base, "conversation", "commands"), loaded, renderer,
+        commands=build_commands(task.conversation.child("commands", default={}), renderer,
                                 lambda name: resolve_model(name, suite)),
         key=key,
         line=line,
@@ -159,7 +153,7 @@ def _participant_model(
                       hint="a suite model name, or provider:model-id such as openai:gpt-4o") from exc
     except CaseError as exc:
         key, line = b.where("participants", i, "model")
-        raise exc.located(b.loaded.display_path, line, key) from exc
+        raise exc.located(b.source.file, line, key) from exc
 
 
 def _me(index: int, model: ModelSpec) -> dict[str, Any]:
@@ -178,7 +172,8 @@ def _people(b: _Builder, entries: list[Mapping[str, Any]], models: list[ModelSpe
             key, line = b.where("participants", i, "vars", var)
             me[var] = b.renderer.evaluate(source, {**b.scope, "me": me}, key=key, line=line)
         if me["name"] in seen:
-            raise b.error(f"two participants are named '{me['name']}' (participants {seen[me['name']] + 1} and {i + 1})",
+            first = seen[me["name"]] + 1
+            raise b.error(f"two participants are named '{me['name']}' (participants {first} and {i + 1})",
                           "participants", i, "name", hint="give each participant its own name:")
         seen[me["name"]] = i
         people.append(me)
@@ -199,7 +194,7 @@ def _template_lines(b: _Builder, entry: Mapping[str, Any], people: list[dict[str
         variables = placeholder_variables(people)
         return [fill_line(item, variables) for item in raw]
     except (ValueError, TypeError) as exc:
-        raise CaseError(str(exc), path=b.loaded.display_path, line=line, key=key) from exc
+        raise CaseError(str(exc), path=b.source.file, line=line, key=key) from exc
 
 
 def _participant(
@@ -242,15 +237,7 @@ def _system(b: _Builder, item: Mapping[str, Any], i: int, scope: Mapping[str, An
         return b.render(item["system"], scope, "participants", i, "system")
     if line is not None:
         return line.system_prompt
-    task_key = (*b.base, "system_file") if "system_file" in b.task else (*b.base, "system")
-    key, task_line = format_key_path(task_key), b.loaded.lines.line_of(task_key)
-    if "system_file" in b.task:
-        return b.renderer.render_file(b.task["system_file"], scope, key=key, line=task_line)
-    if "system" in b.task:
-        return b.renderer.render(b.task["system"], scope, key=key, line=task_line)
-    if b.suite.system is not None:
-        return b.renderer.render(b.suite.system, scope, key="system", line=b.loaded.lines.line_of(("system",)))
-    return ""
+    return b.system.render(b.renderer, scope) if b.system is not None else ""
 
 
 def _context_message(b: _Builder, message: Mapping[str, Any], i: int, j: int, scope: Mapping[str, Any]) -> Message:
@@ -273,8 +260,8 @@ def _order(b: _Builder, order: list[Any] | None, participants: tuple[Participant
         elif isinstance(speaker, str) and speaker in names:
             out.append(names[speaker])
         else:
-            raise b.error(f"unknown speaker {speaker!r}", "order", k,
-                          hint=f"name a participant ({', '.join(names)}) or give its position, 1 to {len(participants)}")
+            hint = f"name a participant ({', '.join(names)}) or give its position, 1 to {len(participants)}"
+            raise b.error(f"unknown speaker {speaker!r}", "order", k, hint=hint)
     return tuple(out)
 
 

@@ -1,16 +1,12 @@
-"""Checks of ``conversation:`` blocks that the JSON Schema cannot express; a mistake stops collection.
-
-Keys that belong to the other mode, options that do not apply to a command's action, a range that
-runs backwards: each is a SuiteError at its line, like a schema error.
-"""
+"""Checks of ``conversation:`` blocks that the JSON Schema cannot express; a mistake stops collection."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
 from bench_plugin.errors import SuiteError
+from bench_plugin.hints import choices_hint
 from bench_plugin.suite.conversation.commands import ACTION_OPTIONS, COMMON_KEYS
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 
@@ -20,6 +16,9 @@ _RESERVED_VARS = ("index", "name", "model")
 
 def check_conversations(loaded: LoadedSuite) -> None:
     """Check every task's ``conversation:`` (the data is schema-valid).
+
+    Keys that belong to the other mode, options that do not apply to a command's action, a range that runs
+    backwards: each is a SuiteError at its line, like a schema error.
 
     Raises:
         SuiteError: at the first problem, with its line, the line quoted and a hint.
@@ -61,10 +60,8 @@ def _check_command(loaded: LoadedSuite, command: Mapping[str, Any], path: KeyPat
     allowed = [*COMMON_KEYS, *ACTION_OPTIONS[action]]
     for key in command:
         if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
             raise _fail(loaded, (*path, key), f"option '{key}' does not apply to action {action}",
-                        f"{hint}options of {action}: {', '.join(allowed)}")
+                        choices_hint(key, allowed, label=f"options of {action}"))
     missing = [key for key, default in ACTION_OPTIONS[action].items() if default is None and key not in command]
     if missing:
         raise _fail(loaded, path, f"action {action} needs '{missing[0]}'",

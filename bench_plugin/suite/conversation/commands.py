@@ -8,8 +8,8 @@ from typing import Any
 from bench_plugin.endpoints import ModelSpec
 from bench_plugin.errors import CaseError
 from bench_plugin.suite.conversation.spec import HIDDEN_BY_DEFAULT, CommandSpec
-from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
-from bench_plugin.suite.spec import TemplateSpec
+from bench_plugin.suite.loader import PathPart
+from bench_plugin.suite.sources import Located, TemplateSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 COMMON_KEYS = ("action", "hide", "notice", "max_uses")
@@ -36,64 +36,60 @@ _TEMPLATED = ("name", "system")  # invite options rendered when the invited mode
 
 
 def build_commands(
-    entries: Mapping[str, Mapping[str, Any]],
-    base: KeyPath,
-    loaded: LoadedSuite,
-    renderer: TemplateRenderer,
-    resolve: Callable[[str], ModelSpec],
+    commands: Located, renderer: TemplateRenderer, resolve: Callable[[str], ModelSpec]
 ) -> tuple[CommandSpec, ...]:
     """One CommandSpec per declared command, in YAML order; templates are checked, not rendered.
 
     Args:
-        entries: ``commands:`` as written: command name -> ``{action, ...}`` (schema-valid).
-        base: the key path of ``commands``.
+        commands: ``commands:`` as written: command name -> ``{action, ...}`` (schema-valid).
+        renderer: the suite's template renderer, to check the templates.
         resolve: a model name -> ModelSpec (raises ValueError or CaseError), for ``invite`` models.
 
     Raises:
         CaseError: at the line of a template that does not compile or a model that cannot be invited.
     """
-    commands = []
-    for name, entry in entries.items():
-        path = (*base, name)
+    specs = []
+    for name, entry in commands.data.items():
         action = entry["action"]
         defaults = ACTION_OPTIONS[action]
         options: dict[str, Any] = {k: entry.get(k, v) for k, v in defaults.items()}
         for key in _TEMPLATED:
             if key in options:
-                options[key] = _template(options[key], (*path, key), loaded, renderer)
+                options[key] = _template(options[key], commands, (name, key), renderer)
         notice = entry.get("notice", DEFAULT_NOTICES[action])
-        commands.append(
+        key, line = commands.where(name)
+        specs.append(
             CommandSpec(
                 name=name,
                 action=action,
                 hide=bool(entry.get("hide", action in HIDDEN_BY_DEFAULT)),
-                notice=_template(notice, (*path, "notice"), loaded, renderer) if notice else None,
+                notice=_template(notice, commands, (name, "notice"), renderer) if notice else None,
                 max_uses=entry.get("max_uses"),
                 options=options,
-                models=_models(entry.get("models", []), (*path, "models"), loaded, resolve),
-                key=format_key_path(path),
-                line=loaded.lines.line_of(path),
+                models=_models(entry.get("models", []), commands, name, resolve),
+                key=key,
+                line=line,
             )
         )
-    return tuple(commands)
+    return tuple(specs)
 
 
-def _template(source: str, path: KeyPath, loaded: LoadedSuite, renderer: TemplateRenderer) -> TemplateSpec:
-    key, line = format_key_path(path), loaded.lines.line_of(path)
+def _template(source: str, commands: Located, path: tuple[PathPart, ...], renderer: TemplateRenderer) -> TemplateSpec:
+    key, line = commands.where(*path)
     renderer.check(source, key=key, line=line)
     return TemplateSpec(source, key=key, line=line)
 
 
 def _models(
-    names: list[str], path: KeyPath, loaded: LoadedSuite, resolve: Callable[[str], ModelSpec]
+    names: list[str], commands: Located, command: str, resolve: Callable[[str], ModelSpec]
 ) -> dict[str, ModelSpec]:
     models: dict[str, ModelSpec] = {}
     for k, name in enumerate(names):
-        key, line = format_key_path((*path, k)), loaded.lines.line_of((*path, k))
+        key, line = commands.where(command, "models", k)
         try:
             models[name] = resolve(name)
         except ValueError as exc:
-            raise CaseError(str(exc), path=loaded.display_path, line=line, key=key) from exc
+            raise CaseError(str(exc), path=commands.file, line=line, key=key) from exc
         except CaseError as exc:
-            raise exc.located(loaded.display_path, line, key) from exc
+            raise exc.located(commands.file, line, key) from exc
     return models

@@ -1,12 +1,4 @@
-"""Conversation templates in the UniversalBackrooms JSONL format: one line per participant.
-
-Each line is a JSON object with ``system_prompt`` (a string, may be empty) and ``context`` (the
-messages that seed that participant's private history, ``{role: user|assistant, content}``).
-Texts name participants through placeholders such as ``{lm1_actor}`` or ``{lm2_company}``
-(participant 1's name, participant 2's company), and ``{{``/``}}`` stand for one brace, as in the
-original's ``str.format``, so its files read the same. Unlike ``str.format``, any other brace is
-left as it is (a lone ``{`` in ASCII art or code does not break the template).
-"""
+"""Conversation templates in the UniversalBackrooms JSONL format: one line per participant."""
 
 from __future__ import annotations
 
@@ -74,6 +66,13 @@ def fill_placeholders(text: str, variables: Mapping[str, str]) -> str:
 def read_template(path: Path) -> list[dict[str, Any]]:
     """The lines of a template file, checked: one object per non-blank line with the known keys.
 
+    Each line is a JSON object with ``system_prompt`` (a string, may be empty) and ``context`` (the messages that
+    seed that participant's private history, ``{role: user|assistant, content}``). Texts name participants through
+    placeholders such as ``{lm1_actor}`` or ``{lm2_company}`` (participant 1's name, participant 2's company), and
+    ``{{``/``}}`` stand for one brace, as in the original's ``str.format``, so its files read the same. Unlike
+    ``str.format``, any other brace is left as it is (a lone ``{`` in ASCII art or code does not break the
+    template).
+
     Raises:
         ValueError: naming the file's line, for a file that cannot be read or bad JSON.
         TypeError: naming the file's line, for a line of the wrong shape.
@@ -113,7 +112,8 @@ def _checked_line(entry: Any, where: str) -> dict[str, Any]:
     for i, message in enumerate(context):
         ok = isinstance(message, dict) and message.get("role") in _ROLES and isinstance(message.get("content"), str)
         if not ok:
-            raise ValueError(f"{where}: context[{i}]: expected {{\"role\": \"user\" or \"assistant\", \"content\": text}}")
+            expected = '{"role": "user" or "assistant", "content": text}'
+            raise ValueError(f"{where}: context[{i}]: expected {expected}")
     return entry
 
 

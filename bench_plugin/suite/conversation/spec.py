@@ -1,10 +1,4 @@
-"""Frozen specs of a model-to-model conversation: a task's ``conversation:`` after expansion.
-
-Everything that does not depend on the conversation's progress is rendered when the suite is
-expanded (participants' names, models, system prompts, seeded contexts); what does (notices, an
-invited participant's name and prompt, speaker prefixes) stays a template, checked but rendered by
-the engine (``engines/conversation/run.py``).
-"""
+"""Frozen specs of a model-to-model conversation: a task's ``conversation:`` after expansion."""
 
 from __future__ import annotations
 
@@ -14,7 +8,8 @@ from typing import Any
 
 from bench_plugin.chat import Message
 from bench_plugin.endpoints import ModelSpec
-from bench_plugin.suite.spec import TemplateSpec
+from bench_plugin.frozen import freeze_fields
+from bench_plugin.suite.sources import TemplateSpec
 
 MODES = ("broadcast", "shared")
 OWN_LAST = ("repeat_other", "continue", "leave")
@@ -42,6 +37,9 @@ class ParticipantSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     variables: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        freeze_fields(self, "params", "variables")
+
 
 @dataclass(frozen=True)
 class CommandSpec:
@@ -64,10 +62,18 @@ class CommandSpec:
     key: str = ""
     line: int | None = None
 
+    def __post_init__(self) -> None:
+        freeze_fields(self, "options", "models")
+
 
 @dataclass(frozen=True)
 class ConversationSpec:
     """A model-to-model conversation (the task's ``conversation:``), ready to run.
+
+    Everything that does not depend on the conversation's progress is rendered when the suite is expanded
+    (participants' names, models, system prompts, seeded contexts); what does (notices, an invited participant's
+    name and prompt, speaker prefixes) stays a template, checked but rendered by the engine
+    (``engines/conversation/run.py``).
 
     ``mode`` is ``broadcast`` (each participant keeps a private history; a reply goes to its
     speaker as assistant and to everyone else as user) or ``shared`` (one transcript, remapped for

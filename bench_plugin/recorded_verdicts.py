@@ -13,20 +13,26 @@ from pathlib import Path
 from bench_plugin.chat import CompletionRequest
 from bench_plugin.errors import ReplayMissError
 from bench_plugin.providers.offline import find_recordings
-from bench_plugin.scoring.judge.llm_judge import model_variables
+from bench_plugin.scoring.bind import CaseScoring
+from bench_plugin.scoring.judge.llm_judge import JudgeScorer
+from bench_plugin.scoring.judge.prompt import model_variables
 from bench_plugin.suite.spec import CaseSpec
 
 
-def check_recorded_verdicts(case: CaseSpec) -> None:
+def check_recorded_verdicts(case: CaseSpec, scoring: CaseScoring) -> None:
     """Raise when an ``llm_judge`` scorer's replay judge has no recording for the case's model and task.
+
+    Args:
+        case: the case about to run.
+        scoring: its scorers, bound (``ScoringBinder.bind``).
 
     Raises:
         ReplayMissError: kind ``replay_miss``, so the case is SKIPPED with the reason (never scored).
         CaseError: when the replay file cannot be read or a key template fails.
     """
-    for spec in case.scorers:
-        name = spec.options.get("judge")
-        judge = case.judges.get(name) if spec.type == "llm_judge" and isinstance(name, str) else None
+    for scorer in scoring.scorers:
+        name = scorer.prompt.judge if isinstance(scorer, JudgeScorer) else None
+        judge = case.judges.get(name) if name is not None else None
         if judge is None or judge.provider.type != "replay" or "replay" not in judge.options:
             continue
         request = CompletionRequest(

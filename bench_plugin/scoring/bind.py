@@ -1,0 +1,137 @@
+"""Binding a case's scoring at collection: every scorer parsed and the composite compiled, once.
+
+Everything that can be wrong with a case's scoring without calling a model is found here and
+raised as a ``CaseError`` located at the scorer's (or the composite's) line and key, so the case
+fails alone before its model is called. Suites share scorer specs across many cases (480 MT-Bench
+cases, one judge spec), so parsed scorers and compiled composites are cached per spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from bench_plugin.errors import CaseError
+from bench_plugin.registry import Registry
+from bench_plugin.scoring.composite import Composite, compile_composite
+from bench_plugin.scoring.context import ChecksCase, Scorer, ScorerType
+from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CaseScoring:
+    """What scoring one case needs, built once: its scorers parsed and its composite compiled."""
+
+    scorers: tuple[Scorer, ...]  # in case.scorers order
+    composite: Composite  # compiled formula + gates
+
+
+class _Cache(Generic[T]):
+    """Values by spec: by the spec itself when it is hashable, else by its identity.
+
+    A spec kept by identity is kept alive, so that its id is never reused for another one.
+    """
+
+    def __init__(self) -> None:
+        self._values: dict[Hashable, T] = {}
+        self._kept: dict[int, object] = {}
+
+    def key(self, spec: object) -> Hashable:
+        try:
+            hash(spec)
+        except TypeError:  # options hold lists or dicts: specs are not deep-frozen
+            self._kept[id(spec)] = spec
+            return ("id", id(spec))
+        return ("spec", spec)
+
+    def get(self, key: Hashable) -> T | None:
+        return self._values.get(key)
+
+    def put(self, key: Hashable, value: T) -> T:
+        self._values[key] = value
+        return value
+
+
+class ScoringBinder:
+    """Parses scorers and compiles composites for cases, each distinct spec once.
+
+    Args:
+        types: the scorer types the cases may name (a suite folder's catalog).
+    """
+
+    def __init__(self, types: Registry[ScorerType]) -> None:
+        self.types = types
+        self._scorers: _Cache[Scorer] = _Cache()
+        self._composites: _Cache[Composite] = _Cache()
+
+    def bind(self, case: CaseSpec) -> CaseScoring:
+        """Parse the case's scorers and compile its composite, without calling anything.
+
+        Checks that every scorer type exists and accepts its options, that scorer names are unique,
+        that what only the case can tell fits (each judge a scorer names is under ``judges:``, a
+        pairwise baseline is one of the suite's models), and that the composite compiles.
+
+        Raises:
+            CaseError: located at the scorer's (or the composite's) line and key, so the case fails
+                alone with a message that points into the YAML.
+        """
+        first_line: dict[str, int | None] = {}
+        scorers: list[Scorer] = []
+        for spec in case.scorers:
+            if spec.name in first_line:
+                line = first_line[spec.name]
+                where = f" (first at line {line + 1})" if line is not None else ""
+                raise CaseError(
+                    f"scorer name {spec.name!r} is used twice{where}",
+                    path=case.path,
+                    line=spec.line,
+                    key=f"{spec.key}.name",
+                    hint="give each scorer its own name: the composite formula refers to scorers by name",
+                )
+            first_line[spec.name] = spec.line
+            scorer = self.scorer(spec, case)
+            if isinstance(scorer, ChecksCase):  # what only the case can tell (a pairwise baseline among its models)
+                scorer.check_case(case)
+            scorers.append(scorer)
+        return CaseScoring(tuple(scorers), self.composite(case))
+
+    def scorer(self, spec: ScorerSpec, case: CaseSpec) -> Scorer:
+        """The scorer ``spec`` describes, parsed once.
+
+        Raises:
+            CaseError: an unknown type (at ``KEY.type``) or bad options (at the scorer's key).
+        """
+        key = self._scorers.key(spec)
+        found = self._scorers.get(key)
+        if found is not None:
+            return found
+        try:
+            scorer_type = self.types.get(spec.type)
+        except ValueError as exc:
+            raise CaseError(str(exc), path=case.path, line=spec.line, key=f"{spec.key}.type") from exc
+        try:
+            scorer = scorer_type.parse(spec)
+        except (ValueError, TypeError) as exc:
+            raise CaseError(f"{spec.type}: {exc}", path=case.path, line=spec.line, key=spec.key) from exc
+        return self._scorers.put(key, scorer)
+
+    def composite(self, case: CaseSpec) -> Composite:
+        """The case's composite compiled against its scorer names, once per (composite, names).
+
+        Raises:
+            CaseError: at the composite's line and key, for a formula or gate that does not compile.
+        """
+        spec: CompositeSpec = case.composite
+        names = tuple(scorer.name for scorer in case.scorers)
+        key = self._composites.key((spec, names))
+        found = self._composites.get(key)
+        if found is not None:
+            return found
+        try:
+            composite = compile_composite(spec, names)
+        except ValueError as exc:
+            raise CaseError(str(exc), path=case.path, line=spec.line, key=spec.key) from exc
+        return self._composites.put(key, composite)

@@ -1,0 +1,276 @@
+"""Checks of plain text: contains, not_contains, regex, equals, length and numeric."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from typing_extensions import Self, override
+
+from bench_plugin.scoring.checks.scorer import Check, Options, Outcome, flags
+from bench_plugin.suite.spec import ScorerSpec
+
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+\u2212]?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
+)
+MEASURES: dict[str, Callable[[str], int]] = {
+    "chars": len,
+    "words": lambda text: len(text.split()),
+    "lines": lambda text: len(text.splitlines()),
+}
+
+
+def quote(text: str, limit: int = 60) -> str:
+    """``repr`` of ``text``, cut to ``limit`` characters, for evidence."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _number(value: float) -> str:
+    return format(value, ".10g")
+
+
+def _strings(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    return [str(item) for item in items]
+
+
+def _to_float(value: Any) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"expected a number, got {value!r}")
+    return float(str(value).replace(",", "").replace("\u2212", "-").strip())
+
+
+def _value_strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, list):
+        if not value:
+            raise ValueError("value is an empty list; give at least one string")
+        if any(isinstance(item, (dict, list)) for item in value):
+            raise TypeError("value must be a string or a list of strings")
+    elif isinstance(value, (dict, type(None))):
+        raise TypeError("value must be a string or a list of strings")
+    needles = _strings(value)
+    if any(needle == "" for needle in needles):
+        raise ValueError("value contains an empty string, which every text contains")
+    return tuple(needles)
+
+
+_SUBSTRING = MappingProxyType({"mode": "all", "ignore_case": False})
+
+
+@dataclass(frozen=True)
+class Contains(Check):
+    """``contains``: each value (or, with ``mode: any``, one of them) is found in the text."""
+
+    needles: tuple[str, ...]
+    mode: str
+    ignore_case: bool
+
+    WANTED: ClassVar[bool] = True
+    REQUIRED = ("value",)
+    DEFAULTS = _SUBSTRING
+    CHOICES = MappingProxyType({"mode": ("all", "any")})
+    TEMPLATED = ("value",)
+
+    @classmethod
+    @override
+    def build(cls, spec: ScorerSpec, options: Options) -> Self:
+        return cls(spec, options["target"], _value_strings(options["value"]), options["mode"], options["ignore_case"])
+
+    def _find(self, text: str, needle: str) -> int:
+        match = re.search(re.escape(needle), text, re.IGNORECASE if self.ignore_case else 0)
+        return -1 if match is None else match.start()
+
+    @override
+    def run(self, text: str) -> Outcome:
+        wanted, needles = self.WANTED, self.needles
+        starts = {needle: self._find(text, needle) for needle in needles}
+        satisfied = [(start >= 0) == wanted for start in starts.values()]
+        passed = all(satisfied) if self.mode == "all" else any(satisfied)
+        listed = ", ".join(map(quote, needles))
+        single = len(needles) == 1
+        if single:
+            claim = f"{'' if wanted else 'not '}to contain {listed}"
+        elif self.mode == "all":
+            claim = f"to contain {'all' if wanted else 'none'} of {listed}"
+        else:
+            claim = f"to contain any of {listed}" if wanted else f"at least one of {listed} to be absent"
+
+        def located(needle: str) -> str:
+            start = starts[needle]
+            near = "" if wanted else f": {quote(text[max(0, start - 20) : start + len(needle) + 20])}"
+            return f"{'' if single else quote(needle) + ' '}at char {start}{near}"
+
+        found = [located(needle) for needle in needles if starts[needle] >= 0]
+        missing = ", ".join(quote(needle) for needle in needles if starts[needle] < 0)
+        evidence = [f"found {', '.join(found)}"] if found else []
+        if missing:
+            evidence.append(f"{'' if single else missing + ' '}not found in {len(text)} chars")
+        return passed, f"expected {claim}{flags(ignore_case=self.ignore_case)} — {'; '.join(evidence)}"
+
+
+@dataclass(frozen=True)
+class NotContains(Contains):
+    """``not_contains``: no value (or, with ``mode: any``, not every one) is found in the text."""
+
+    WANTED: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class Regex(Check):
+    """``regex``: the pattern is found in the text (or, with ``full_match``, matches all of it)."""
+
+    pattern: re.Pattern[str]
+    ignore_case: bool
+    multiline: bool
+    dotall: bool
+    full_match: bool
+
+    REQUIRED = ("pattern",)
+    DEFAULTS = MappingProxyType({"ignore_case": False, "multiline": False, "dotall": False, "full_match": False})
+    TEMPLATED = ("pattern",)
+
+    @classmethod
+    @override
+    def build(cls, spec: ScorerSpec, options: Options) -> Self:
+        source = options["pattern"]
+        if not isinstance(source, str):
+            raise TypeError(f"pattern must be a string, got {type(source).__name__}")
+        on = {name: bool(options[name]) for name in ("ignore_case", "multiline", "dotall")}
+        mode = (re.IGNORECASE if on["ignore_case"] else 0) | (re.MULTILINE if on["multiline"] else 0)
+        try:
+            pattern = re.compile(source, mode | (re.DOTALL if on["dotall"] else 0))
+        except re.error as exc:
+            raise ValueError(f"pattern /{source}/ does not compile: {exc}") from exc
+        return cls(spec, options["target"], pattern, full_match=options["full_match"], **on)
+
+    @override
+    def run(self, text: str) -> Outcome:
+        pattern = self.pattern
+        match = pattern.fullmatch(text) if self.full_match else pattern.search(text)
+        shown = flags(ignore_case=self.ignore_case, multiline=self.multiline, dotall=self.dotall,
+                      full_match=self.full_match)
+        if match is None:
+            return False, f"expected a match for /{pattern.pattern}/{shown} — no match in {len(text)} chars"
+        found = f"matched {quote(match.group(0))} at char {match.start()}"
+        return True, f"expected a match for /{pattern.pattern}/{shown} — {found}"
+
+
+@dataclass(frozen=True)
+class Equals(Check):
+    """``equals``: the text is the value (stripped of outer space unless ``strip: false``)."""
+
+    value: str
+    ignore_case: bool
+    strip: bool
+
+    REQUIRED = ("value",)
+    DEFAULTS = MappingProxyType({"ignore_case": False, "strip": True})
+    TEMPLATED = ("value",)
+
+    @classmethod
+    @override
+    def build(cls, spec: ScorerSpec, options: Options) -> Self:
+        if isinstance(options["value"], (dict, list)) or options["value"] is None:
+            raise ValueError("value must be a string or a number; use json_path to compare JSON values")
+        return cls(spec, options["target"], str(options["value"]), options["ignore_case"], options["strip"])
+
+    @override
+    def run(self, text: str) -> Outcome:
+        expected, got = self.value, text
+        if self.strip:
+            expected, got = expected.strip(), got.strip()
+        same = expected.casefold() == got.casefold() if self.ignore_case else expected == got
+        evidence = "equal" if same else f"got {quote(got)} ({len(got)} chars)"
+        return same, f"expected {quote(expected)}{flags(ignore_case=self.ignore_case, strip=self.strip)} — {evidence}"
+
+
+@dataclass(frozen=True)
+class Length(Check):
+    """``length``: the text has at least ``min`` and at most ``max`` chars, words or lines."""
+
+    unit: str
+    low: int | None
+    high: int | None
+
+    DEFAULTS = MappingProxyType({"unit": "chars"})
+    OPTIONAL = ("min", "max")
+    CHOICES = MappingProxyType({"unit": tuple(MEASURES)})
+    TEMPLATED = ("min", "max")
+
+    @classmethod
+    @override
+    def build(cls, spec: ScorerSpec, options: Options) -> Self:
+        low, high = options.get("min"), options.get("max")
+        if low is None and high is None:
+            raise ValueError("length needs min, max or both")
+        for name, bound in (("min", low), ("max", high)):
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
+                raise ValueError(f"{name} must be a whole number >= 0, got {bound!r}")
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"min ({low}) is greater than max ({high}); no text can pass")
+        return cls(spec, options["target"], options["unit"], low, high)
+
+    @override
+    def run(self, text: str) -> Outcome:
+        size = MEASURES[self.unit](text)
+        low, high = self.low, self.high
+        bounds = " and ".join(
+            phrase for bound, phrase in ((low, f"at least {low}"), (high, f"at most {high}")) if bound is not None
+        )
+        verdict = "ok"
+        if low is not None and size < low:
+            verdict = "too short"
+        elif high is not None and size > high:
+            verdict = "too long"
+        return verdict == "ok", f"expected {bounds} {self.unit} — {size} {self.unit}, {verdict}"
+
+
+@dataclass(frozen=True)
+class Numeric(Check):
+    """``numeric``: the first or last number in the text is the value, within a tolerance."""
+
+    expected: float
+    tolerance: float
+    relative_tolerance: float | None
+    pick: str
+
+    REQUIRED = ("value",)
+    DEFAULTS = MappingProxyType({"tolerance": 0.0, "pick": "last"})
+    OPTIONAL = ("relative_tolerance",)
+    CHOICES = MappingProxyType({"pick": ("first", "last")})
+    TEMPLATED = ("value", "tolerance", "relative_tolerance")
+
+    @classmethod
+    @override
+    def build(cls, spec: ScorerSpec, options: Options) -> Self:
+        try:
+            expected = _to_float(options["value"])
+        except (TypeError, ValueError):
+            raise ValueError(f"value must be a number, got {options['value']!r}") from None
+        for name in ("tolerance", "relative_tolerance"):
+            bound = options.get(name)
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound < 0):
+                raise ValueError(f"{name} must be a number >= 0, got {bound!r}")
+        relative = options.get("relative_tolerance")
+        return cls(spec, options["target"], expected, options["tolerance"], relative, options["pick"])
+
+    @override
+    def run(self, text: str) -> Outcome:
+        expected = self.expected
+        allowed = max(self.tolerance, (self.relative_tolerance or 0.0) * abs(expected))
+        wanted = f"{_number(expected)}" + (f" ± {_number(allowed)}" if allowed else "")
+        numbers = _NUMBER.findall(text)
+        if not numbers:
+            return False, f"expected {wanted} — no number in {len(text)} chars"
+        picked = numbers[0] if self.pick == "first" else numbers[-1]
+        got = _to_float(picked)
+        off = abs(got - expected)
+        # the slack absorbs float representation (0.1 + 0.2), not the model's rounding
+        passed = off <= allowed or math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
+        which = f"{self.pick} of {len(numbers)} numbers" if len(numbers) > 1 else "the only number"
+        verdict = "within tolerance" if passed else f"off by {_number(off)}"
+        return passed, f"expected {wanted} — read {_number(got)} ({which}), {verdict}"

@@ -1,0 +1,170 @@
+"""``providers:``, ``models:`` and ``judges:`` -> ProviderSpecs and ModelSpecs, with presets and defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec, ThinkingSpec
+from bench_plugin.errors import CaseError, SuiteError
+from bench_plugin.hints import choices_hint
+from bench_plugin.suite.loader import LoadedSuite, format_key_path
+
+_PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop")
+_MODEL_OPTION_KEYS = ("script", "replay", "prefix")
+
+
+def build_providers(
+    loaded: LoadedSuite, data_dir: Path, base_urls: Mapping[str, str], known_types: Iterable[str]
+) -> tuple[dict[str, ProviderSpec], dict[str, CaseError]]:
+    """The presets and the suite's ``providers:``, with ``--bench-base-url`` overrides applied.
+
+    Returns:
+        ``(providers, problems)``: a provider whose ``type`` is not in ``known_types`` is still
+        built, and its problem is what each case of its models fails with.
+    """
+    providers = dict(PRESETS)
+    problems: dict[str, CaseError] = {}
+    types = list(known_types)
+    for name, entry in loaded.data.get("providers", {}).items():
+        if entry["type"] not in types:
+            key_path = ("providers", name, "type")
+            problems[name] = CaseError(
+                f"unknown provider type '{entry['type']}'",
+                path=loaded.display_path,
+                line=loaded.lines.line_of(key_path),
+                key=format_key_path(key_path),
+                hint=choices_hint(entry["type"], types),
+            )
+        extra = {k: entry[k] for k in ("replay", "prefix") if k in entry}
+        providers[name] = ProviderSpec(
+            name=name,
+            type=entry["type"],
+            base_url=entry.get("base_url"),
+            api_key_env=entry.get("api_key_env"),
+            headers=dict(entry.get("headers", {})),
+            timeout_s=float(entry.get("timeout", 60.0)),
+            max_retries=int(entry.get("max_retries", 2)),
+            concurrency=entry.get("concurrency"),
+            options=_resolve_replay(extra, data_dir),
+        )
+    for name, url in base_urls.items():
+        if name in providers:
+            providers[name] = replace(providers[name], base_url=url)
+    return providers, problems
+
+
+def build_models(
+    loaded: LoadedSuite,
+    section: str,
+    providers: Mapping[str, ProviderSpec],
+    provider_problems: Mapping[str, CaseError],
+    data_dir: Path,
+) -> tuple[dict[str, ModelSpec], dict[str, CaseError]]:
+    """The models of ``section`` (``models`` or ``judges``), and the problems of those that cannot run."""
+    defaults = loaded.data.get("defaults", {})
+    models: dict[str, ModelSpec] = {}
+    problems: dict[str, CaseError] = {}
+    for name, entry in loaded.data.get(section, {}).items():
+        key_path = (section, name, "provider")
+        provider_name = entry["provider"]
+        if provider_name in provider_problems:
+            problems[name] = provider_problems[provider_name]
+            continue
+        if provider_name not in providers:
+            problems[name] = CaseError(
+                f"unknown provider '{provider_name}'",
+                path=loaded.display_path,
+                line=loaded.lines.line_of(key_path),
+                key=format_key_path(key_path),
+                hint=choices_hint(provider_name, list(providers)),
+            )
+            continue
+        provider = providers[provider_name]
+        model = model_from_entry(name, entry, provider, defaults, data_dir)
+        problem = _offline_problem(model)
+        if problem:
+            problems[name] = CaseError(
+                problem, path=loaded.display_path, line=loaded.lines.line_of((section, name)), key=f"{section}.{name}"
+            )
+            continue
+        models[name] = model
+    return models, problems
+
+
+def model_from_entry(
+    name: str, entry: Mapping[str, Any], provider: ProviderSpec, defaults: Mapping[str, Any], data_dir: Path
+) -> ModelSpec:
+    """Build one ModelSpec; the model's own keys win over ``defaults``."""
+    params: dict[str, Any] = {k: defaults[k] for k in _PARAM_KEYS if k in defaults}
+    params.update(defaults.get("params", {}))
+    params.update({k: entry[k] for k in _PARAM_KEYS if k in entry})
+    params.update(entry.get("params", {}))
+    options = {**provider.options, **{k: entry[k] for k in _MODEL_OPTION_KEYS if k in entry}}
+    pricing = entry.get("pricing")
+    return ModelSpec(
+        name=name,
+        provider=provider,
+        id=str(entry.get("id", name)),
+        label=str(entry.get("label", name)),
+        params=params,
+        system_prompt=entry.get("system_prompt", defaults.get("system_prompt", "native")),
+        system_fold_template=entry.get(
+            "system_fold_template", defaults.get("system_fold_template", "{{ system }}\n\n")
+        ),
+        headers={**defaults.get("headers", {}), **entry.get("headers", {})},
+        pricing=Pricing(**pricing) if pricing else None,
+        options=_resolve_replay(options, data_dir),
+        thinking=thinking_from_entry(entry.get("thinking", defaults.get("thinking"))),
+    )
+
+
+def thinking_from_entry(value: Any) -> ThinkingSpec | None:
+    """``thinking:`` as written: absent or false (off), true (``<think>`` tags) or ``{tags: [[open, close], ...]}``."""
+    if value is None or value is False:
+        return None
+    if value is True or "tags" not in value:
+        return ThinkingSpec()
+    return ThinkingSpec(tags=tuple((str(opening), str(closing)) for opening, closing in value["tags"]))
+
+
+def _resolve_replay(options: Mapping[str, Any], data_dir: Path) -> dict[str, Any]:
+    out = dict(options)
+    if "replay" in out:
+        replay = dict(out["replay"])
+        replay["file"] = str((data_dir / replay["file"]).resolve())
+        out["replay"] = replay
+    return out
+
+
+def _offline_problem(model: ModelSpec) -> str | None:
+    if model.provider.type == "scripted" and not model.options.get("script"):
+        return "a scripted model needs script: a list of rules with reply:"
+    if model.provider.type == "replay" and not model.options.get("replay"):
+        return "a replay model needs replay: {file: recorded.jsonl}"
+    return None
+
+
+def override_judges(
+    loaded: LoadedSuite, judge: str, judges: Mapping[str, ModelSpec], providers: Mapping[str, ProviderSpec]
+) -> tuple[dict[str, ModelSpec], dict[str, CaseError]]:
+    """--bench-judge provider:model replaces every judge the suite declares.
+
+    Raises:
+        SuiteError: when ``judge`` is not ``provider:model-id`` with a known provider.
+    """
+    model = adhoc_model(judge, providers, loaded.data.get("defaults", {}))
+    if model is None:
+        raise SuiteError(f"--bench-judge {judge!r}: expected provider:model, e.g. openai:gpt-4o")
+    return {name: replace(model, name=name) for name in (judges or {"judge": model})}, {}
+
+
+def adhoc_model(text: str, providers: Mapping[str, ProviderSpec], defaults: Mapping[str, Any]) -> ModelSpec | None:
+    """A model named on the command line as ``provider:model-id``; None when it is not that form."""
+    provider_name, sep, model_id = text.partition(":")
+    if not sep or not model_id or provider_name not in providers:
+        return None
+    entry = {"provider": provider_name, "id": model_id}
+    return model_from_entry(text, entry, providers[provider_name], defaults, Path("."))

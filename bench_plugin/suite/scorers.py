@@ -1,0 +1,85 @@
+"""``scorers:`` and ``composite:`` -> ScorerSpecs and CompositeSpecs, named once for every reader of a suite."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.suite.spec import CompositeSpec, GateSpec, ScorerSpec
+
+
+def build_scorers(
+    loaded: LoadedSuite, entries: list[Mapping[str, Any]], base: KeyPath, reserved: tuple[str, ...] = ()
+) -> tuple[ScorerSpec, ...]:
+    """ScorerSpecs in YAML order; an unnamed scorer is named after its type (``contains_2`` if taken).
+
+    Args:
+        loaded: the suite, for line numbers.
+        entries: the ``scorers:`` list as written (schema-valid).
+        base: the key path of the list, e.g. ``("tasks", 2, "scorers")``.
+        reserved: names never given to an unnamed scorer (the suite's scorers, for a task's list), so
+            that only an explicit ``name:`` replaces a suite scorer.
+    """
+    scorers: list[ScorerSpec] = []
+    taken: set[str] = {e["name"] for e in entries if "name" in e} | set(reserved)
+    for index, entry in enumerate(entries):
+        name = entry.get("name")
+        if name is None:
+            name, n = entry["type"], 2
+            while name in taken:
+                name, n = f"{entry['type']}_{n}", n + 1
+            taken.add(name)
+        key_path = (*base, index)
+        scorers.append(
+            ScorerSpec(
+                name=name,
+                type=entry["type"],
+                options={k: v for k, v in entry.items() if k not in ("name", "type", "per_turn")},
+                key=format_key_path(key_path),
+                line=loaded.lines.line_of(key_path),
+                per_turn=bool(entry.get("per_turn", False)),
+            )
+        )
+    return tuple(scorers)
+
+
+def merge_scorers(
+    suite_scorers: tuple[ScorerSpec, ...], task_scorers: tuple[ScorerSpec, ...]
+) -> tuple[ScorerSpec, ...]:
+    """Suite scorers then task scorers; a task scorer with a suite scorer's name replaces it in place."""
+    by_name = {s.name: s for s in task_scorers}
+    merged = [by_name.pop(s.name, s) for s in suite_scorers]
+    return tuple(merged + [s for s in task_scorers if s.name in by_name])
+
+
+def build_composite(loaded: LoadedSuite, entry: Any, key_path: KeyPath) -> CompositeSpec:
+    """A composite from its string or mapping form (no formula: the mean of the components)."""
+    key, line = format_key_path(key_path), loaded.lines.line_of(key_path)
+    if entry is None:
+        return CompositeSpec(key=key, line=line)
+    if isinstance(entry, str):
+        return CompositeSpec(formula=entry, key=key, line=line)
+    gates = tuple(GateSpec(g["component"], g["when"]) for g in entry.get("gates", []))
+    return CompositeSpec(
+        formula=entry.get("formula"), gates=gates, on_missing=entry.get("on_missing", "unscored"), key=key, line=line
+    )
+
+
+def component_names(loaded: LoadedSuite) -> tuple[list[str], list[str]]:
+    """The component names of a schema-valid suite, for checking the names its report sections use.
+
+    Returns:
+        ``(names, per_turn)``: the suite's scorers, then each task's new ones, in YAML order; and the
+        ``per_turn`` ones among them (whose ``NAME.t1``, ``NAME.t2``... are components too).
+    """
+    suite_scorers = build_scorers(loaded, loaded.data.get("scorers", []), ("scorers",))
+    names = [scorer.name for scorer in suite_scorers]
+    per_turn = [scorer.name for scorer in suite_scorers if scorer.per_turn]
+    for index, task in enumerate(loaded.data["tasks"]):
+        # unlike expansion, a task's unnamed scorer here avoids the earlier tasks' names too (a superset
+        # of the names records can have; kept as the aggregates and leaderboard checks always had it)
+        scorers = build_scorers(loaded, task.get("scorers", []), ("tasks", index, "scorers"), tuple(names))
+        names += [scorer.name for scorer in scorers if scorer.name not in names]
+        per_turn += [scorer.name for scorer in scorers if scorer.per_turn and scorer.name not in per_turn]
+    return names, per_turn
