@@ -1,5 +1,8 @@
-"""The agent's tools: a fresh workspace per case, paths confined to it, the command allow-list and
-timeout, scripted answers, and every failure turned into a tool result (never an exception)."""
+"""The agent's tools.
+
+A fresh workspace per case, paths confined to it, the command allow-list and timeout, scripted answers, and
+every failure turned into a tool result (never an exception).
+"""
 
 from __future__ import annotations
 
@@ -92,18 +95,22 @@ def test_paths_outside_the_workspace_are_refused(root: Path, path: str) -> None:
 
 
 def test_file_tools_read_write_list_and_search(root: Path) -> None:
-    assert call(root, "write_file", {"path": "notes/a.md", "content": "é\nTODO: z\n"}).output == "wrote 11 bytes to notes/a.md"
+    assert call(root, "write_file", {"path": "notes/a.md", "content": "é\nTODO: z\n"}).output == (
+        "wrote 11 bytes to notes/a.md")
     assert call(root, "read_file", {"path": "notes/a.md"}).output == "é\nTODO: z\n"
     assert call(root, "list_files", {}).output.splitlines() == ["README.md", "notes/a.md", "src/app.py"]
     assert call(root, "list_files", {"path": "src"}).output == "src/app.py"
-    assert call(root, "search", {"pattern": "TODO"}).output.splitlines() == ["notes/a.md:2: TODO: z", "src/app.py:1: x = 1  # TODO: y"]
+    assert call(root, "search", {"pattern": "TODO"}).output.splitlines() == [
+        "notes/a.md:2: TODO: z", "src/app.py:1: x = 1  # TODO: y"]
     assert call(root, "search", {"pattern": "nothing"}).output == "(no matches)"
 
 
 @pytest.mark.parametrize(
     ("name", "arguments", "error"),
     [
-        ("delete_all", {}, "there is no tool named 'delete_all'; tools: read_file, write_file, list_files, search, run_command, forecast"),
+        ("delete_all", {},
+         "there is no tool named 'delete_all'; "
+         "tools: read_file, write_file, list_files, search, run_command, forecast"),
         ("read_file", "{not json", "bad arguments: not valid JSON"),
         ("read_file", "[1]", "bad arguments: expected a JSON object, got list"),
         ("read_file", {}, "bad arguments for read_file: 'path' is a required property"),
@@ -131,13 +138,15 @@ def test_command_runs_argv_in_the_workspace_and_reports_the_exit_code(root: Path
     failed = call(root, "run_command", {"command": "python3 -c \"raise SystemExit('boom')\""})
     assert not failed.ok and failed.error == "exit code 1: boom"
     shell = call(root, "run_command", {"command": "ls | wc"})  # no shell: '|' is a file name for ls
-    where = call(root, "run_command", {"command": "python3 -c \"import os; print(os.path.abspath('src/app.py'), os.getcwd())\""})
+    where = call(root, "run_command",
+                 {"command": "python3 -c \"import os; print(os.path.abspath('src/app.py'), os.getcwd())\""})
     assert where.output.splitlines()[2] == "src/app.py ."  # the temporary path never reaches a record
     assert not shell.ok and "exit code" in (shell.error or "")
 
 
 def test_command_timeout_stops_the_program(root: Path) -> None:
-    record = call(root, "run_command", {"command": "python3 -c \"import time; print('started', flush=True); time.sleep(30)\""})
+    record = call(root, "run_command",
+                  {"command": "python3 -c \"import time; print('started', flush=True); time.sleep(30)\""})
     assert not record.ok and record.error is not None
     assert record.error.startswith("'python3' timed out after 1 s and was stopped") and "started" in record.output
     assert record.duration_s < 10
@@ -172,7 +181,8 @@ def test_calls_are_annotated_with_family_change_and_target(root: Path) -> None:
 
 @pytest.mark.parametrize(
     ("command", "expected"),
-    [("python3 -m pytest -q", ("execute", False)), ("cat a.py", ("read", False)), ("grep -rn TODO .", ("search", False)),
+    [("python3 -m pytest -q", ("execute", False)), ("cat a.py", ("read", False)),
+     ("grep -rn TODO .", ("search", False)),
      ("ls -la", ("search", False)), ("rm -rf build", ("edit", True)), ("python3 gen.py > out.txt", ("edit", True)),
      ("sed -i s/a/b/ f", ("edit", True)), ("git reset --hard", ("edit", True))],
 )

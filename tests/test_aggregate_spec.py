@@ -72,7 +72,8 @@ def test_uplift_baseline_and_conditions_compare_as_text() -> None:
 
 def test_unknown_component_suggests_the_close_one() -> None:
     message = error_for("        - {name: m, fn: mean, of: scroe}\n")
-    assert message.splitlines()[0] == "suites/demo.yaml:23: aggregates.tables[0].columns[0].of: unknown component 'scroe'"
+    assert message.splitlines()[0] == (
+        "suites/demo.yaml:23: aggregates.tables[0].columns[0].of: unknown component 'scroe'")
     assert "hint: did you mean 'score'? components: score" in message
 
 
@@ -111,7 +112,9 @@ def test_the_reporter_reads_aggregates_from_the_suite_file(tmp_path: Path) -> No
     assert found["suites/demo.yaml"].tables[0].columns == (Column("n", "count"),)
 
 
-PER_TURN_HEAD = HEAD.replace("scale: [-1, 1], parse: {number: first}}", "scale: [-1, 1], parse: {number: first}, per_turn: true}")
+PER_TURN_HEAD = HEAD.replace(
+    "scale: [-1, 1], parse: {number: first}}", "scale: [-1, 1], parse: {number: first}, per_turn: true}"
+)
 
 
 def test_turn_components_of_a_per_turn_scorer_can_be_averaged_and_rows_sorted() -> None:

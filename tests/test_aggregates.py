@@ -25,7 +25,9 @@ POS = {"stance": ("pos",)}
 NEUTRAL_BY_KEY = Baseline(where={"perspective": ("neutral",)}, key=("amount", "relationship_quality"))
 
 
-def record(model: str, perspective: str, amount: int | None, rel: str, raw: float | None, status: str = "passed") -> CaseRecord:
+def record(
+    model: str, perspective: str, amount: int | None, rel: str, raw: float | None, status: str = "passed",
+) -> CaseRecord:
     variables: dict[str, Any] = {"relationship_quality": rel}
     if amount is not None:
         variables["amount"] = amount
@@ -61,7 +63,8 @@ B = [r for r in RECORDS if r.model == "b"]
 
 
 @pytest.mark.parametrize(
-    ("raw", "label"), [(-1.0, "neg"), (-0.33, "neg"), (-0.32, "neu"), (0.0, "neu"), (0.329, "neu"), (0.33, "pos"), (1.0, "pos")]
+    ("raw", "label"),
+    [(-1.0, "neg"), (-0.33, "neg"), (-0.32, "neu"), (0.0, "neu"), (0.329, "neu"), (0.33, "pos"), (1.0, "pos")],
 )
 def test_threshold_bins_include_their_bounds_and_the_open_label_takes_the_rest(raw: float, label: str) -> None:
     assert STANCE.label_of(raw) == label
@@ -103,7 +106,8 @@ def test_proportions_and_rates_use_scored_records() -> None:
 
 def test_pooled_baseline_rates_by_key() -> None:
     # (50, good): a pos, a neu, b neg -> 1/3 ; (200, bad): a pos, b neu -> 1/2
-    assert baseline_rates(RECORDS, POS, NEUTRAL_BY_KEY, BINS) == pytest.approx({("50", "good"): 1 / 3, ("200", "bad"): 1 / 2})
+    assert baseline_rates(RECORDS, POS, NEUTRAL_BY_KEY, BINS) == pytest.approx(
+        {("50", "good"): 1 / 3, ("200", "bad"): 1 / 2})
 
 
 def test_uplift_with_a_pooled_nonzero_baseline() -> None:
@@ -155,7 +159,9 @@ def test_table_rows_are_sorted_and_empty_slices_have_no_value() -> None:
 
 def test_rows_by_a_number_sort_numerically() -> None:
     table = Table(name="t", title="T", by=("amount",), columns=(Column("n", "count"),))
-    rows = compute_table(table, BINS, [record("a", "neutral", amount, "good", 0.0) for amount in (500, 50, 200)])["rows"]
+    rows = compute_table(
+        table, BINS, [record("a", "neutral", amount, "good", 0.0) for amount in (500, 50, 200)]
+    )["rows"]
     assert rows == [["50", 1], ["200", 1], ["500", 1]]
 
 

@@ -24,12 +24,13 @@ def test_alpha_reproduces_krippendorffs_published_example() -> None:
         [n, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, n],
         [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, n],
     ]
-    units = list(zip(*coders))
+    units = list(zip(*coders, strict=True))
     assert krippendorff_alpha_interval(units) == pytest.approx(0.849, abs=5e-4)
 
 
 def test_units_with_one_value_do_not_count_and_missing_values_are_skipped() -> None:
-    assert krippendorff_alpha_interval([(1, 2, None), (3, None, 3), (4, 5, None), (9, None, None)]) == pytest.approx(5 / 6)
+    assert krippendorff_alpha_interval([(1, 2, None), (3, None, 3), (4, 5, None), (9, None, None)]) == (
+        pytest.approx(5 / 6))
 
 
 def test_perfect_agreement_is_one_and_systematic_disagreement_is_negative() -> None:

@@ -84,7 +84,9 @@ def test_stages_import_only_downward() -> None:
 
 def test_no_circle_of_files() -> None:
     modules = _modules()
-    graph = {name: {t for _, t, _ in _imports(name, path) if t in modules and t != name} for name, path in modules.items()}
+    graph = {
+        name: {t for _, t, _ in _imports(name, path) if t in modules and t != name} for name, path in modules.items()
+    }
     circles = []
     state: dict[str, int] = {}
 

@@ -155,7 +155,7 @@ def test_disallowed_formula_is_rejected_precisely(formula: str, message: str) ->
 
 def test_gates_need_a_weighted_sum() -> None:
     spec = CompositeSpec(formula="min(C, J)", gates=(GateSpec("J", "C > 0.5"),))
-    with pytest.raises(ValueError, match="must be a weighted sum such as 0.4\\*C"):
+    with pytest.raises(ValueError, match=r"must be a weighted sum such as 0.4\*C"):
         compile_composite(spec, ["C", "J"])
 
 
@@ -185,7 +185,7 @@ def test_gate_for_unknown_component_suggests_a_name() -> None:
 
 def test_gate_condition_with_unknown_name_is_rejected() -> None:
     spec = CompositeSpec(formula="0.5*C + 0.5*J", gates=(GateSpec("J", "Cc > 0.5"),))
-    with pytest.raises(ValueError, match="gate on J: 'Cc > 0.5': unknown component 'Cc'"):
+    with pytest.raises(ValueError, match=r"gate on J: 'Cc > 0.5': unknown component 'Cc'"):
         compile_composite(spec, ["C", "J"])
 
 

@@ -65,7 +65,10 @@ def test_phases_keep_their_own_system_templates(tmp_path: Path) -> None:
 
 
 def test_turns_from_one_expression_are_sent_as_they_are(tmp_path: Path) -> None:
-    suite = "models:\n  a: {provider: echo}\nvariables:\n  qs: ['Use {braces}', 'Then {{ this }}']\ntasks:\n  - id: t\n    turns: '{{ qs }}'\n"
+    suite = (
+        "models:\n  a: {provider: echo}\nvariables:\n  qs: ['Use {braces}', 'Then {{ this }}']\n"
+        "tasks:\n  - id: t\n    turns: '{{ qs }}'\n"
+    )
     (case,) = expand(suite, tmp_path)
     assert case.problem is None and case.turns is not None
     turns = case.turns.phases[0].turns

@@ -21,7 +21,8 @@ RECORD: dict[str, Any] = {
         "mode": "shared",
         "rounds": 1,
         "max_turns": 1,
-        "ended": {"reason": "max_turns", "by": None, "round": 1, "detail": "Reached the limit of 1 round; the conversation ended."},
+        "ended": {"reason": "max_turns", "by": None, "round": 1,
+                  "detail": "Reached the limit of 1 round; the conversation ended."},
         "participants": [
             {"index": 1, "name": "AI-1", "model": "openrouter:meta-llama/llama-3", "candidate": True, "joined_round": 0,
              "temperature": 1.5, "prompt_additions": ["be | brief"], "calls": 1, "input_tokens": 3, "output_tokens": 2,

@@ -21,7 +21,8 @@ REFERENCES = [
     {"question_id": 111, "choices": [{"turns": ["3", "5pi"]}]},
     {"question_id": 111, "choices": [{"turns": ["ignored: the first record wins", ""]}]},
 ]
-JOIN = {"file": "refs.jsonl", "key": "question_id", "fields": {"ref_1": "choices.0.turns.0", "ref_2": "choices.0.turns.1"}}
+JOIN = {"file": "refs.jsonl", "key": "question_id",
+        "fields": {"ref_1": "choices.0.turns.0", "ref_2": "choices.0.turns.1"}}
 
 
 def write_jsonl(path: Path, rows: list[dict[str, object]]) -> None:

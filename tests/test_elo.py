@@ -1,5 +1,8 @@
-"""Elo as BackroomsBench computes it (expected scores from the session's scores, changes summed
-before they apply, rounded to 0.1), and the textbook variant."""
+"""Elo as BackroomsBench computes it, and the textbook variant.
+
+BackroomsBench's way: expected scores from the session's scores, changes summed before they apply, rounded
+to 0.1.
+"""
 
 from __future__ import annotations
 

@@ -108,7 +108,9 @@ EXAMPLES = load_examples()
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[example.name for example in EXAMPLES])
-def test_guide_example_runs_offline_and_ends_as_declared(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, example: Example) -> None:
+def test_guide_example_runs_offline_and_ends_as_declared(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, example: Example,
+) -> None:
     # the infrastructure-error example relies on this key variable being unset
     monkeypatch.delenv("EXAMPLE_KEY_NOT_SET", raising=False)
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")

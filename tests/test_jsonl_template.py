@@ -68,5 +68,7 @@ def test_a_template_file_gives_one_checked_line_per_participant(tmp_path: Path) 
 def test_a_bad_template_file_says_which_line(tmp_path: Path, text: str, error: str) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(text)
-    with pytest.raises((ValueError, TypeError), match=error.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        (ValueError, TypeError), match=error.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")
+    ):
         read_template(path)

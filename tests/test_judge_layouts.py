@@ -26,7 +26,9 @@ STANCE = {"judge": "master", "prompt": "Rate the stance from -1 to 1.", "layout"
           "scale": [-1, 1], "parse": {"number": "first"}, "clamp": True}
 
 
-def run_judge(options: dict[str, Any], reply: str = "-0.5", answer: str = "Ask for a payment plan.") -> tuple[ComponentScore, list[CompletionRequest]]:
+def run_judge(
+    options: dict[str, Any], reply: str = "-0.5", answer: str = "Ask for a payment plan.",
+) -> tuple[ComponentScore, list[CompletionRequest]]:
     case = CaseSpec(
         suite="rent", path="suites/rent.yaml", task="tenant-50", model_name="small", model=CANDIDATE, run=1,
         messages=PROMPT, scorers=(), composite=CompositeSpec(), pass_threshold=0.0, variables={"amount": 50},
@@ -69,7 +71,9 @@ def test_standalone_layout_stays_the_default() -> None:
         ("-1.5", 0.0, -1.0, "judge master: -1.5 on [-1, 1], clamped to -1"),
     ],
 )
-def test_signed_scale_keeps_the_raw_verdict_and_a_0_to_1_value(reply: str, value: float, raw: float, detail: str) -> None:
+def test_signed_scale_keeps_the_raw_verdict_and_a_0_to_1_value(
+    reply: str, value: float, raw: float, detail: str,
+) -> None:
     score, _ = run_judge(STANCE, reply=reply)
     assert (score.value, score.raw, score.detail) == (value, raw, detail)
 

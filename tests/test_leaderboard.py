@@ -110,7 +110,7 @@ def test_leaderboard_md_follows_backroomsbench() -> None:
                            "|------|-------|-----|-------|----------|\n"
                            "| 1 | 🥇 A | 1532 | 🔺 +32 | 1 |\n"
                            "| 2 | 🥈 C | 1500 | 🔺 +0 | 1 |\n"
-                           "| 3 | 🥉 D | 1490 | ➖ | 0 |\n"
+                           "| 3 | 🥉 D | 1490 | ➖ | 0 |\n"  # noqa: RUF001 - the leaderboard's no-change emoji
                            "| 4 | B | 1468 | 🔻 -15 | 2 |\n")
     recent = text.split("## Recent Sessions\n\n")[1]
     assert recent.startswith("### t6 - s6\n\n- **A**: 90\n- **B**: 86\n\n### t5 - s5\n")
@@ -154,7 +154,9 @@ def test_the_spec_takes_the_documented_defaults_and_keys() -> None:
 @pytest.mark.parametrize(
     ("tail", "message"),
     [
-        ("  of: JJ\n", "suites/duel.yaml:14: leaderboard.of: unknown component 'JJ'\n  > 14 |   of: JJ\n  hint: did you mean 'J'? components: J, Q"),
+        ("  of: JJ\n",
+         "suites/duel.yaml:14: leaderboard.of: unknown component 'JJ'\n  > 14 |   of: JJ\n"
+         "  hint: did you mean 'J'? components: J, Q"),
         ("  of: J\n  expected_from: rating\n", "leaderboard.expected_from"),
         ("  of: J\n  k: 0\n", "leaderboard.k"),
         ("  sessions: cases\n", "leaderboard: missing required key 'of'"),

@@ -34,7 +34,8 @@ def test_scripted_first_matching_rule_wins_with_groups_and_turns() -> None:
     provider = ScriptedProvider(PRESETS["scripted"])
     assert asyncio.run(provider.complete(request("scripted", {"script": script}, "2+3", task="math-1"))).text == "5"
     assert asyncio.run(provider.complete(request("scripted", {"script": script}, "hello", turn=2))).text == "second"
-    assert asyncio.run(provider.complete(request("scripted", {"script": script}, "?", task="t"))).text == "default for t"
+    assert asyncio.run(provider.complete(request("scripted", {"script": script}, "?", task="t"))).text == (
+        "default for t")
 
 
 def test_scripted_without_matching_rule_is_a_case_error() -> None:
@@ -69,7 +70,7 @@ def test_recorded_error_replays_as_an_infrastructure_failure(tmp_path: Path) -> 
     provider = ReplayProvider(PRESETS["replay"])
     options = {"replay": {"file": str(file)}}
     assert asyncio.run(provider.complete(request("replay", options, task="ok"))).text == "fine"
-    with pytest.raises(RecordedFailureError, match="run-error: Expecting value .recorded for model 'm-id'") as info:
+    with pytest.raises(RecordedFailureError, match=r"run-error: Expecting value .recorded for model 'm-id'") as info:
         asyncio.run(provider.complete(request("replay", options, task="broken")))
     assert (info.value.kind, info.value.expected) == ("recorded_failure", False)
     with pytest.raises(RecordedFailureError, match="timeout") as info:

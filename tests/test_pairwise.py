@@ -126,7 +126,9 @@ def test_position_bias_makes_a_tie() -> None:
 
 
 def test_the_candidate_loses_when_the_other_answer_wins_both_orders() -> None:
-    score = run_pairwise({**BASE, "against": {"answer": "{{ baseline }}", "label": "lyon-bot"}}, FakeCalls(prefer="Lyon."))
+    score = run_pairwise(
+        {**BASE, "against": {"answer": "{{ baseline }}", "label": "lyon-bot"}}, FakeCalls(prefer="Lyon.")
+    )
     assert score.value == 0.0 and score.extra["pairwise"]["other_answer"] == "Lyon."
     assert score.extra["participants"] == {"Small": 0.0, "lyon-bot": 1.0}
 

@@ -1,5 +1,7 @@
-"""llm_judge_panel: several judges at once, their verdicts combined, their disagreement recorded, and a
-consensus model whose JSON is checked."""
+"""llm_judge_panel: several judges at once.
+
+Their verdicts combined, their disagreement recorded, and a consensus model whose JSON is checked.
+"""
 
 from __future__ import annotations
 
@@ -183,7 +185,9 @@ PANEL = {"judges": ["opus", "gem", "gpt"], "prompt": "Evaluate:\n{{ transcript }
          "participants": {"table": {"column": "Score"}}, "aggregate": "consensus", "consensus": CONSENSUS}
 
 
-def reports(opus: str = TABLE.format(80, 70), gem: str = TABLE.format(90, 60), gpt: str = "Cut off mid-") -> dict[str, Reply]:
+def reports(
+    opus: str = TABLE.format(80, 70), gem: str = TABLE.format(90, 60), gpt: str = "Cut off mid-",
+) -> dict[str, Reply]:
     return {"opus": opus, "gem": gem, "gpt": gpt}
 
 
@@ -208,7 +212,8 @@ def test_the_consensus_reads_the_usable_reports_and_gives_the_candidates_average
 def test_the_consensus_needs_two_usable_reports_by_default() -> None:
     fake = FakeJudges({**reports(gem="no table here"), "chair": "{}"})
     score = run_panel(PANEL, fake)
-    assert score.value is None and score.error is not None and score.error.startswith("1 of 3 judges gave a usable report, 2 needed")
+    assert (score.value is None and score.error is not None
+            and score.error.startswith("1 of 3 judges gave a usable report, 2 needed"))
     assert fake.asked("chair") == []  # no consensus call for a panel that cannot have one
 
 
@@ -230,7 +235,8 @@ def test_without_reading_rules_every_non_empty_report_goes_to_the_consensus() ->
         ('{"averaged_scores": {"Gemini 3 Pro": 85}}', "the consensus JSON lacks the required key(s) verdict"),
         ('{"averaged_scores": {"Claude": 65}, "verdict": "x"}', "consensus verdict: no participant is 'Gemini 3 Pro'"),
         ('{"averaged_scores": [85, 65], "verdict": "x"}', "consensus averaged_scores is not an object"),
-        ('{"averaged_scores": {"Gemini 3 Pro": 185}, "verdict": "x"}', "consensus verdict 185 is outside the scale [0, 100]"),
+        ('{"averaged_scores": {"Gemini 3 Pro": 185}, "verdict": "x"}',
+         "consensus verdict 185 is outside the scale [0, 100]"),
     ],
 )
 def test_a_consensus_that_fails_its_checks_leaves_the_case_unscored(reply: str, message: str) -> None:
@@ -246,7 +252,8 @@ def test_the_consensus_schema_is_checked_and_its_complaint_reported() -> None:
         "type": "object", "properties": {"overall_score": {"type": "number", "maximum": 100}}}}}
     reply = '{"averaged_scores": {"Gemini 3 Pro": 85}, "verdict": "x", "overall_score": "high"}'
     score = run_panel(options, FakeJudges({**reports(), "chair": reply}))
-    assert score.error == "the consensus JSON does not match the schema at overall_score: 'high' is not of type 'number'"
+    assert score.error == (
+        "the consensus JSON does not match the schema at overall_score: 'high' is not of type 'number'")
 
 
 def test_a_score_path_gives_the_verdict_and_scores_still_feed_the_participants() -> None:
@@ -283,7 +290,8 @@ def test_fences_are_stripped_and_reports_framed_as_backroomsbench_frames_them() 
         ({**BASE, "scale": [5, 1]}, "must go from low to high"),
         ({**PANEL, "consensus": {**CONSENSUS, "scores": None, "score": None}}, "must be a path"),
         ({**PANEL, "consensus": {"judge": "chair", "prompt": "x"}}, "consensus needs score:"),
-        ({**PANEL, "consensus": {**CONSENSUS, "schema": {"type": "thing"}}}, "consensus.schema is not a valid JSON Schema"),
+        ({**PANEL, "consensus": {**CONSENSUS, "schema": {"type": "thing"}}},
+         "consensus.schema is not a valid JSON Schema"),
         ({**PANEL, "consensus": {**CONSENSUS, "model": "x"}}, "consensus has unknown key(s) model"),
     ],
 )

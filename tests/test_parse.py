@@ -130,7 +130,7 @@ def test_number_rule_without_a_number_is_a_judge_error(reply: str) -> None:
 
 
 def test_number_rule_position_must_be_first_or_last() -> None:
-    with pytest.raises(ValueError, match="parse.number must be one of first, last, got 'second'"):
+    with pytest.raises(ValueError, match=r"parse.number must be one of first, last, got 'second'"):
         parse_verdict_rule({"number": "second"})
 
 
@@ -185,7 +185,8 @@ def test_load_json_prefers_the_fenced_block() -> None:
     assert load_json('text {"ignored": 1}\n```\n[1, 2]\n```') == [1, 2]
 
 
-# ----------------------------------------------------------------------------- fallback rules (MT-Bench: [[N]], else [N])
+# ----------------------------------------------------------------------------- fallback rules
+# (MT-Bench: [[N]], else [N])
 
 MT_BENCH = {"fallback": {"regex": r"\[(\d+\.?\d*)\]"}}
 
@@ -206,5 +207,5 @@ def test_fallback_rules_are_validated_like_any_rule() -> None:
     parse_verdict_rule({"number": "first", "fallback": {"json_field": "score", "fallback": {}}})
     with pytest.raises(ValueError, match="does not compile"):
         parse_verdict_rule({"fallback": {"regex": "(unclosed"}})
-    with pytest.raises(ValueError, match="parse.fallback must be a parse rule"):
+    with pytest.raises(ValueError, match=r"parse.fallback must be a parse rule"):
         parse_verdict_rule({"fallback": "[N]"})

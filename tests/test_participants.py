@@ -1,4 +1,7 @@
-"""A task's conversation: expands into an ConversationSpec per case, with its seats resolved and their starts rendered."""
+"""A task's conversation expands into a ConversationSpec per case.
+
+Its seats are resolved and their starts rendered.
+"""
 
 from __future__ import annotations
 

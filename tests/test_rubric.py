@@ -136,7 +136,8 @@ def test_bad_rubrics_say_what_is_wrong(options: dict[str, Any], message: str) ->
 
 def test_judge_prompts_see_the_rubric_as_a_list_and_as_text() -> None:
     variables = rubric_variables(rubric_from_options({
-        "categories": [{"name": "Depth", "max": 25, "description": "- real questions?"}, {"name": "Clarity", "scale": [1, 5]}]
+        "categories": [{"name": "Depth", "max": 25, "description": "- real questions?"},
+                       {"name": "Clarity", "scale": [1, 5]}]
     }))
     assert variables["rubric_total"] == 30
     assert variables["rubric"][0] == {"name": "Depth", "key": "depth", "low": 0.0, "high": 25.0, "max": 25.0,
@@ -212,7 +213,8 @@ def test_a_category_over_its_maximum_is_unscored_unless_clamped() -> None:
 
 def test_categories_are_read_from_a_json_object_with_named_fields() -> None:
     rubric = rubric_from_options({"read": "json", "json_field": "scores",
-                                  "categories": [{"name": "Helpfulness", "max": 10}, {"name": "Honesty", "max": 10, "key": "truth"}]})
+                                  "categories": [{"name": "Helpfulness", "max": 10},
+                                                 {"name": "Honesty", "max": 10, "key": "truth"}]})
     assert rubric is not None
     reply = 'Here is my grading:\n```json\n{"scores": {"helpfulness": 7, "truth": 9}, "notes": "fine"}\n```'
     assert read_categories(reply, rubric)[0] == {"Helpfulness": 7, "Honesty": 9}

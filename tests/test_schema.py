@@ -49,7 +49,8 @@ def test_missing_required_key() -> None:
 
 def test_task_needs_exactly_one_prompt_form() -> None:
     message = error_for("models:\n  a: {provider: echo}\ntasks:\n  - id: t\n    prompt: hi\n    prompt_file: x.j2\n")
-    assert "tasks[0]: expected exactly one of prompt, prompt_file, messages, turns, phases, conversation; found prompt, prompt_file" in message
+    assert ("tasks[0]: expected exactly one of prompt, prompt_file, messages, turns, phases, conversation; "
+            "found prompt, prompt_file") in message
 
 
 def test_scorer_option_typo_is_caught_per_type() -> None:

@@ -238,5 +238,7 @@ def test_third_party_scorer_loads_from_its_entry_point() -> None:
 
 @pytest.mark.usefixtures("plugin_entry_point")
 def test_unknown_type_lists_third_party_types_too() -> None:
-    with pytest.raises(ValueError, match="valid types: contains, .*, llm_judge, llm_judge_panel, llm_judge_pairwise.*, vibes"):
+    with pytest.raises(
+        ValueError, match=r"valid types: contains, .*, llm_judge, llm_judge_panel, llm_judge_pairwise.*, vibes"
+    ):
         get_scorer("nope")

@@ -122,8 +122,8 @@ def test_every_status_is_counted_per_model(qa: dict[str, Any]) -> None:
     models = by_key(qa["models"], "model")
     assert list(models) == ["claude", "gpt-4o"]
     counts = ("cases", "passed", "failed", "unscored", "errors", "invalid", "skipped")
-    assert {key: models["claude"][key] for key in counts} == dict(zip(counts, (4, 1, 1, 0, 0, 1, 1)))
-    assert {key: models["gpt-4o"][key] for key in counts} == dict(zip(counts, (4, 1, 1, 1, 1, 0, 0)))
+    assert {key: models["claude"][key] for key in counts} == dict(zip(counts, (4, 1, 1, 0, 0, 1, 1), strict=True))
+    assert {key: models["gpt-4o"][key] for key in counts} == dict(zip(counts, (4, 1, 1, 1, 1, 0, 0), strict=True))
 
 
 def test_pass_rate_and_mean_score_leave_out_unscored_errors_and_invalid(qa: dict[str, Any]) -> None:

@@ -10,15 +10,8 @@ from typing import Any
 import pytest
 
 from bench_plugin.errors import CaseError
-from bench_plugin.suite.templates import (
-    MAX_EXPONENT,
-    MAX_INT_DIGITS,
-    MAX_OUTPUT,
-    MAX_REPEAT,
-    MAX_STEPS,
-    TemplateRenderer,
-    render_standalone,
-)
+from bench_plugin.suite.sandbox_limits import MAX_EXPONENT, MAX_INT_DIGITS, MAX_OUTPUT, MAX_REPEAT, MAX_STEPS
+from bench_plugin.suite.templates import TemplateRenderer, render_standalone
 
 WHERE = "suites/demo.yaml:5: tasks[0].prompt: template error: "
 
@@ -97,7 +90,9 @@ def test_float_overflow_is_a_case_error(renderer: TemplateRenderer) -> None:
 
 def test_repeating_a_string_beyond_the_limit_is_refused(renderer: TemplateRenderer) -> None:
     message = refused(renderer, "{{ 'ab' * 60000 }}")
-    assert message.startswith(WHERE + f"'*' repeating 2 characters or items 60000 times; the most it may make is {MAX_REPEAT:,}")
+    assert message.startswith(
+        WHERE + f"'*' repeating 2 characters or items 60000 times; the most it may make is {MAX_REPEAT:,}"
+    )
     assert len(renderer.render("{{ 'ab' * 50000 }}", {})) == MAX_REPEAT
 
 
@@ -218,8 +213,10 @@ def test_ordinary_templates_render_as_before(renderer: TemplateRenderer) -> None
         "{% for x in [] %}x{% else %}none{% endfor %}": "none",
         "{{ '%.1f'|format(score) }} {{ '%s=%d' % ('n', 3) }} {{ '{:>4}|{q}'.format(7, **row) }}": "7.2 n=3    7|why?",
         "{{ ([1, 2] + [3])|join('-') }} {{ 'a' ~ 1 ~ none }} {{ 'ab' * 2 }} {{ 2 * 'c' }}": "1-2-3 a1None abab cc",
-        "{% set a, b = 1, 2 %}{{ a + b }} {{ {'k': [1, (2, 3)]}|tojson }} {{ row|tojson(2)|length }}": '3 {"k": [1, [2, 3]]} 17',
-        "{{ items|map('upper')|join }} {{ 'x'|center(5) }}| {{ 'a\tb'.expandtabs(2) }} {{ 'a-b'.replace('-', '+') }}": "AB   x  | a b a+b",
+        "{% set a, b = 1, 2 %}{{ a + b }} {{ {'k': [1, (2, 3)]}|tojson }} {{ row|tojson(2)|length }}":
+            '3 {"k": [1, [2, 3]]} 17',
+        "{{ items|map('upper')|join }} {{ 'x'|center(5) }}| {{ 'a\tb'.expandtabs(2) }} {{ 'a-b'.replace('-', '+') }}":
+            "AB   x  | a b a+b",
         "{% macro m(x) %}<{{ x }}>{% endmacro %}{{ m(1) }}{{ items|batch(1)|list|length }}": "<1>2",
     }
     for source, expected in cases.items():
@@ -270,6 +267,9 @@ def test_check_turns_a_parser_recursion_into_a_case_error(renderer: TemplateRend
 
 
 def test_standalone_renders_raise_only_case_errors() -> None:
-    for source in ("{{ 1 / 0 }}", "{{ 2 ** 5000 }}", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"):
-        with pytest.raises(CaseError, match="^<suite>: template error: "):
-            returns(lambda: render_standalone(source, {}))
+    for source in (
+        "{{ 1 / 0 }}", "{{ 2 ** 5000 }}",
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    ):
+        with pytest.raises(CaseError, match=r"^<suite>: template error: "):
+            returns(lambda source=source: render_standalone(source, {}))

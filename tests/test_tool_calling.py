@@ -1,5 +1,8 @@
-"""Tool calling on the wire: OpenAI function calling, Anthropic tool use, the mock server's tool-call
-rules, and scripted models that call tools."""
+"""Tool calling on the wire.
+
+OpenAI function calling, Anthropic tool use, the mock server's tool-call rules, and scripted models that
+call tools.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +42,8 @@ def test_openai_body_offers_functions_and_replays_calls_and_results() -> None:
                                                                "parameters": TOOL.parameters}}]
     assert body["messages"][2:4] == [
         {"role": "assistant", "content": "Reading it.",
-         "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}]},
+         "tool_calls": [{"id": "call_1", "type": "function",
+                         "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "x = 1"},
     ]
     only_call = openai_compat.wire_message(Message("assistant", "", tool_calls=(CALL,)))
@@ -66,15 +70,19 @@ def test_anthropic_body_uses_tool_use_and_tool_result_blocks() -> None:
     assert body["messages"] == [
         {"role": "user", "content": "Fix a.py"},
         {"role": "assistant", "content": [{"type": "text", "text": "Reading it."},
-                                          {"type": "tool_use", "id": "call_1", "name": "read_file", "input": {"path": "a.py"}}]},
+                                          {"type": "tool_use", "id": "call_1", "name": "read_file",
+                                           "input": {"path": "a.py"}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "x = 1"},
                                      {"type": "text", "text": "Go on."}]},
     ]
 
 
 def test_anthropic_keeps_plain_text_turns_as_strings_and_drops_empty_text_blocks() -> None:
-    assert anthropic.wire_messages((Message("user", "a"), Message("user", "b"))) == [{"role": "user", "content": "a\n\nb"}]
-    blocks = anthropic.wire_messages((Message("user", "go"), Message("assistant", "", tool_calls=(ToolCall("t", "x", "not json"),))))
+    assert anthropic.wire_messages((Message("user", "a"), Message("user", "b"))) == [
+        {"role": "user", "content": "a\n\nb"}]
+    blocks = anthropic.wire_messages(
+        (Message("user", "go"), Message("assistant", "", tool_calls=(ToolCall("t", "x", "not json"),)))
+    )
     assert blocks[1]["content"] == [{"type": "tool_use", "id": "t", "name": "x", "input": {"_raw": "not json"}}]
 
 
@@ -83,7 +91,8 @@ def test_anthropic_tool_use_blocks_are_read() -> None:
                         {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}}],
             "stop_reason": "tool_use"}
     completion = anthropic.parse_completion(data, 0.1)
-    assert completion.text == "Let me look." and completion.tool_calls == (ToolCall("toolu_1", "read_file", '{"path": "a.py"}'),)
+    assert completion.text == "Let me look." and completion.tool_calls == (
+        ToolCall("toolu_1", "read_file", '{"path": "a.py"}'),)
 
 
 @pytest.mark.parametrize("route", ["openai", "anthropic"])
@@ -121,7 +130,8 @@ def scripted(script: list[dict[str, Any]], messages: tuple[Message, ...], turn: 
 def test_scripted_models_call_tools_with_templated_arguments_and_react_to_results() -> None:
     script = [
         {"tool_result": "^error", "reply": "That failed; trying again."},
-        {"turn": 1, "reply": "Reading.", "tool_calls": [{"name": "read_file", "arguments": {"path": "{{ file }}", "n": 2}}]},
+        {"turn": 1, "reply": "Reading.",
+         "tool_calls": [{"name": "read_file", "arguments": {"path": "{{ file }}", "n": 2}}]},
         {"reply": "Done."},
     ]
     first = scripted(script, (Message("user", "Fix it"),))

@@ -12,7 +12,9 @@ from bench_plugin.report.summary import summarize
 from bench_plugin.report.turns import summarize_turns
 
 
-def record(model: str, run: int, turn_values: list[float | None], valid: list[bool | None], **fields: Any) -> CaseRecord:
+def record(
+    model: str, run: int, turn_values: list[float | None], valid: list[bool | None], **fields: Any,
+) -> CaseRecord:
     mean = sum(v for v in turn_values if v is not None) / len(turn_values)
     components = [{"name": "J", "value": mean}] + [
         {"name": f"J.t{i}", "value": value, "turn": i, "scorer": "J"} for i, value in enumerate(turn_values, 1)

@@ -33,8 +33,10 @@ i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]
 
 
 def returns(call: Callable[[], Any]) -> Any:
-    """Run ``call`` in a thread and give back what it returned or raised (a guard against a hang,
-    not a timing: every load here takes milliseconds)."""
+    """Run ``call`` in a thread and give back what it returned or raised.
+
+    A guard against a hang, not a timing: every load here takes milliseconds.
+    """
     outcome: dict[str, Any] = {}
 
     def run() -> None:
@@ -160,7 +162,8 @@ def test_undefined_alias_names_its_line() -> None:
     ("value", "expected"),
     [
         ("1" * 5000, "suites/demo.yaml:2: models.a.seed: an integer of 5,000 digits is too long to read"),
-        ("2024-13-01", "suites/demo.yaml:2: models.a.seed: cannot read '2024-13-01' as timestamp: month must be in 1..12"),
+        ("2024-13-01",
+         "suites/demo.yaml:2: models.a.seed: cannot read '2024-13-01' as timestamp: month must be in 1..12"),
     ],
     ids=["long-integer", "impossible-date"],
 )

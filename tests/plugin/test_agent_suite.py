@@ -1,6 +1,8 @@
-"""The bundled agent_tasks suite runs offline: the careful agent passes every task, the sloppy one fails
-every task, and between them they go through every path (tool failures of each kind, recovery, a refusal,
-gated follow-ups, a budget stop, the judge gate)."""
+"""The bundled agent_tasks suite runs offline.
+
+The careful agent passes every task, the sloppy one fails every task, and between them they go through every
+path (tool failures of each kind, recovery, a refusal, gated follow-ups, a budget stop, the judge gate).
+"""
 
 from __future__ import annotations
 
@@ -33,7 +35,9 @@ def test_careful_agent_passes_nine_tasks_over_three_tiers(pytester: pytest.Pytes
         assert record["scores"]["composite_detail"].startswith("0.4*C + 0.3*T + 0.2*B + 0.1*J = ")
         assert components(record)["C"] == 1.0
     trip = found["t2-trip-weather[careful-run1]"]["agent"]["tool_calls"]
-    assert [(c["name"], c["ok"]) for c in trip[:3]] == [("get_forecast", False), ("get_forecast", True), ("get_forecast", True)]
+    assert [(c["name"], c["ok"]) for c in trip[:3]] == [
+        ("get_forecast", False), ("get_forecast", True), ("get_forecast", True),
+    ]
     deploy = found["t3-impossible-deploy[careful-run1]"]
     assert deploy["agent"]["tool_calls"][-1]["error"] == "'kubectl' is not allowed; programs you may run: python3, ls"
     followup = found["t3-csv-followup[careful-run1]"]["turns"]
@@ -47,7 +51,8 @@ def test_sloppy_agent_fails_every_task_for_the_reasons_recorded(pytester: pytest
     sloppy = {key.split("[")[0]: r for key, r in found.items() if "[sloppy" in key}
     for record in sloppy.values():
         detail = record["scores"]["composite_detail"]
-        assert detail.endswith("J dropped: gate C >= 0.9999 not met") and detail.startswith("(0.4*C + 0.3*T + 0.2*B) / 0.9")
+        assert (detail.endswith("J dropped: gate C >= 0.9999 not met")
+                and detail.startswith("(0.4*C + 0.3*T + 0.2*B) / 0.9"))
     errors = [c["error"] for r in sloppy.values() for c in r["agent"]["tool_calls"] if not c["ok"]]
     kinds = {"outside the workspace", "timed out after 2 s", "'content' is a required property",
              "is not a valid regular expression", "there is no tool named 'get_weather'", "'rm' is not allowed"}

@@ -1,6 +1,8 @@
-"""Agent tasks end to end: the tool-call loop over HTTP (OpenAI and Anthropic), isolated workspaces,
-failed calls as record entries, budgets, gated follow-ups, the ClawBench composite per case, and
-mistakes in the YAML."""
+"""Agent tasks end to end.
+
+The tool-call loop over HTTP (OpenAI and Anthropic), isolated workspaces, failed calls as record entries,
+budgets, gated follow-ups, the ClawBench composite per case, and mistakes in the YAML.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +30,9 @@ def run(pytester: pytest.Pytester, suite: str, *args: str, **outcomes: int) -> d
 
 
 @pytest.mark.parametrize("wire", ["openai_compatible", "anthropic"])
-def test_tool_call_loop_over_http_function_calling(pytester: pytest.Pytester, mock_server: MockServer, wire: str) -> None:
+def test_tool_call_loop_over_http_function_calling(
+    pytester: pytest.Pytester, mock_server: MockServer, wire: str,
+) -> None:
     model = f"agent-{uuid.uuid4().hex[:8]}"
     mock_server.add_rule({"model": model, "tool_result": "^wrote", "reply": "Done: note.md written."})
     mock_server.add_rule({"model": model, "tool_result": "outside", "reply": "Writing inside instead.",
@@ -50,7 +54,9 @@ tasks:
 """, passed=1)
     record = found["note[agent-run1]"]
     calls = record["agent"]["tool_calls"]
-    assert [(c["step"], c["ok"], c["arguments"]["path"]) for c in calls] == [(1, False, "../note.md"), (2, True, "note.md")]
+    assert [(c["step"], c["ok"], c["arguments"]["path"]) for c in calls] == [
+        (1, False, "../note.md"), (2, True, "note.md"),
+    ]
     assert calls[0]["error"].startswith("path '../note.md' is outside the workspace")
     assert [m["role"] for m in record["transcript"]] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert record["usage"]["calls"] == 3 and record["response"] == "Done: note.md written."
@@ -242,7 +248,8 @@ scorers:
   - {name: C, type: completion, checks: [{answer: true, contains: "42"}]}
   - {name: T, type: trajectory}
   - {name: B, type: behavior}
-  - {name: J, type: llm_judge, judge: grader, prompt: "{{ checks }} {{ answer }}", scale: [0, 1], parse: {json_field: score}}
+  - {name: J, type: llm_judge, judge: grader, prompt: "{{ checks }} {{ answer }}", scale: [0, 1],
+     parse: {json_field: score}}
 composite:
   formula: "0.4*C + 0.3*T + 0.2*B + 0.1*J"
   gates: [{component: J, when: "C >= 0.9999"}]
@@ -267,11 +274,16 @@ def test_clawbench_run_score_is_shown_per_case(pytester: pytest.Pytester) -> Non
         ("    tools: [read_file]\n    budget: {max_step: 3}\n", "tasks[0].budget.max_step: unknown key 'max_step'"),
         ("    tools: [{type: scripted, name: x, result: 1, allow: [ls]}]\n",
          "agent.yaml:6: tasks[0].tools[0].allow: 'allow' applies only to type: command"),
-        ("    tools: [reed_file]\n", "tasks[0].tools[0]: expected one of read_file, write_file, list_files, search, got 'reed_file'"),
+        ("    tools: [reed_file]\n",
+         "tasks[0].tools[0]: expected one of read_file, write_file, list_files, search, got 'reed_file'"),
     ],
 )
-def test_schema_mistakes_in_tools_stop_collection_with_the_line(pytester: pytest.Pytester, task: str, expected: str) -> None:
-    pytester.makefile(".yaml", **{"suites/agent": "models:\n  m: {provider: echo}\ntasks:\n  - id: t\n    prompt: go\n" + task})
+def test_schema_mistakes_in_tools_stop_collection_with_the_line(
+    pytester: pytest.Pytester, task: str, expected: str,
+) -> None:
+    pytester.makefile(
+        ".yaml", **{"suites/agent": "models:\n  m: {provider: echo}\ntasks:\n  - id: t\n    prompt: go\n" + task},
+    )
     result = pytester.runpytest("suites", "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([literal(expected)])
@@ -280,13 +292,16 @@ def test_schema_mistakes_in_tools_stop_collection_with_the_line(pytester: pytest
 @pytest.mark.parametrize(
     ("task", "expected"),
     [
-        ("    prompt: go\n    tools: [read_file, {type: read_file}]\n", "tasks[0].tools[1]: tool name 'read_file' is used twice"),
+        ("    prompt: go\n    tools: [read_file, {type: read_file}]\n",
+         "tasks[0].tools[1]: tool name 'read_file' is used twice"),
         ("    prompt: go\n    tools: [read_file]\n    workspace: {copy: [nowhere]}\n",
          "tasks[0].workspace.copy[0]: 'nowhere' does not exist under the suite's folder"),
-        ("    prompt: go\n    tools: [read_file]\n    workspace: {files: {../x: y}}\n", "'../x' is not a file path inside the workspace"),
+        ("    prompt: go\n    tools: [read_file]\n    workspace: {files: {../x: y}}\n",
+         "'../x' is not a file path inside the workspace"),
         ("    prompt: go\n    scorers: [{name: C, type: completion, checks: []}]\n",
          "scorers[0]: completion scores agent tasks: give the task tools:"),
-        ("    prompt: go\n    tools: [{type: scripted, name: x, result: '{{ args.a'}]\n", "tasks[0].tools[0].result: template error"),
+        ("    prompt: go\n    tools: [{type: scripted, name: x, result: '{{ args.a'}]\n",
+         "tasks[0].tools[0].result: template error"),
     ],
 )
 def test_case_mistakes_fail_that_case_alone_with_the_line(pytester: pytest.Pytester, task: str, expected: str) -> None:

@@ -1,6 +1,8 @@
-"""The bundled BackroomsBench runs offline through every judging path: a 3-judge panel with the
-100-point rubric, an unreadable report, judges who disagree, fenced and incomplete consensus JSON,
-averaged scores per model, and an Elo leaderboard that carries over from one run to the next."""
+"""The bundled BackroomsBench runs offline through every judging path.
+
+A 3-judge panel with the 100-point rubric, an unreadable report, judges who disagree, fenced and incomplete
+consensus JSON, averaged scores per model, and an Elo leaderboard that carries over from one run to the next.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ def run(pytester: pytest.Pytester) -> dict[str, dict[str, Any]]:
 
 
 def board(pytester: pytest.Pytester) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((pytester.path / "bench-results" / "backroomsbench" / "leaderboard.json").read_text())
+    data: dict[str, Any] = json.loads(
+        (pytester.path / "bench-results" / "backroomsbench" / "leaderboard.json").read_text()
+    )
     return data
 
 
@@ -69,12 +73,14 @@ def test_backroomsbench_judges_every_session_with_a_panel_and_a_consensus(pytest
     assert ("3 judges (Claude Opus 4.5, Gemini 3 Pro, GPT 5.1) over 6 cases; 1 report without a verdict; "
             "spread of the verdicts: mean 8.833, largest 26; 1 over max_spread 15.") in report
     assert "- `suites/backroomsbench/backroomsbench.yaml::classic[beta-run1]`: spread 26" in report
-    assert "| Philosophical Depth | " in report and "Krippendorff's α (interval)" in report
+    assert "| Philosophical Depth | " in report and "Krippendorff's α (interval)" in report  # noqa: RUF001 - the report prints a Greek alpha
     assert "5 sessions added this run, 5 in all; K=32, start 1500, expected scores from session_scores." in report
     assert "museum[beta-run1]`: J: the consensus JSON lacks the required key(s) verdict" in report
 
 
-def test_the_elo_leaderboard_carries_over_to_the_next_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_elo_leaderboard_carries_over_to_the_next_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     run(pytester)
     first = board(pytester)
     assert len(first["sessions"]) == 5  # the unscored session moves nobody

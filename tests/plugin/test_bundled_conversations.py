@@ -1,5 +1,7 @@
-"""The bundled conversation suites run offline and go through every path: the stop sequence, each
-command and each limit, invitations, templates with placeholders."""
+"""The bundled conversation suites run offline and go through every path.
+
+The stop sequence, each command and each limit, invitations, templates with placeholders.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ def test_universal_backrooms_runs_its_six_templates_and_cli_ends_with_the_stop_s
     pytester: pytest.Pytester,
 ) -> None:
     found = run_bundled(pytester, "universal_backrooms", passed=6)
-    assert sorted(found) == [f"{t}[sim-run1]" for t in sorted(["cli", "student", "science", "fugue", "gallery", "ethics"])]
+    assert sorted(found) == [
+        f"{t}[sim-run1]" for t in sorted(["cli", "student", "science", "fugue", "gallery", "ethics"])
+    ]
     cli = found["cli[sim-run1]"]["conversation"]
     assert cli["ended"] == {"reason": "stop_sequence", "by": "Sim 1", "round": 2,
                             "detail": "Sim 1 has ended the conversation with ^C^C."}
@@ -56,5 +60,8 @@ def test_backrooms_rotates_the_model_under_test_and_exercises_every_command(pyte
         assert any("has used !temperature 1 time, the limit" in text for text in failures)
         assert any("the conversation is full: 4 participants, at most 4" in text for text in failures)
         assert record["composite"] == pytest.approx(0.3 + 0.7 * 0.78)
-        markdown = pytester.path / "bench-results" / "conversations" / "backrooms" / f"{record['task']}[{record['model']}-run1].md"
+        markdown = (
+            pytester.path / "bench-results" / "conversations" / "backrooms"
+            / f"{record['task']}[{record['model']}-run1].md"
+        )
         assert "> *event (failed):*" in markdown.read_text()

@@ -61,14 +61,19 @@ def test_unknown_judge_fails_the_case_with_valid_choices(pytester: pytest.Pytest
 
 
 def test_bad_composite_formula_names_the_line(pytester: pytest.Pytester) -> None:
-    suite = "models:\n  a: {provider: echo}\ntasks:\n" + GOOD_TASK + "scorers:\n  - {name: C, type: contains, value: x}\ncomposite: '0.5*C + 0.5*Q'\n"
+    suite = (
+        "models:\n  a: {provider: echo}\ntasks:\n" + GOOD_TASK
+        + "scorers:\n  - {name: C, type: contains, value: x}\ncomposite: '0.5*C + 0.5*Q'\n"
+    )
     result = run(pytester, suite)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*suites/demo.yaml:7: composite:*Q*"])
 
 
 def test_bad_regex_in_check_fails_the_case_with_its_line(pytester: pytest.Pytester) -> None:
-    suite = "models:\n  a: {provider: echo}\ntasks:\n" + GOOD_TASK + "scorers:\n  - {type: regex, pattern: '(unclosed'}\n"
+    suite = (
+        "models:\n  a: {provider: echo}\ntasks:\n" + GOOD_TASK + "scorers:\n  - {type: regex, pattern: '(unclosed'}\n"
+    )
     result = run(pytester, suite)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*suites/demo.yaml:6: scorers[[]0[]]*"])
@@ -77,7 +82,9 @@ def test_bad_regex_in_check_fails_the_case_with_its_line(pytester: pytest.Pytest
 def test_duplicate_ids_are_listed_with_the_fix(pytester: pytest.Pytester) -> None:
     suite = "models:\n  a: {provider: echo}\nmatrix:\n  n: [1, 2]\ntasks:\n  - {id: same, prompt: 'n={{ n }}'}\n"
     result = run(pytester, suite)
-    result.stdout.fnmatch_lines(["*1 case id(s) are not unique:*", "*same[[]a-run1[]]*", "*hint: give each task a distinct id*"])
+    result.stdout.fnmatch_lines(
+        ["*1 case id(s) are not unique:*", "*same[[]a-run1[]]*", "*hint: give each task a distinct id*"]
+    )
 
 
 def test_scripted_model_without_matching_rule_fails_alone(pytester: pytest.Pytester) -> None:

@@ -1,5 +1,8 @@
-"""A hostile suite (a template that divides by zero or loops forever, an alias bomb) fails with a message
-at its line, never with a hang or a traceback of ours, and other suites in the run are not affected."""
+"""A hostile suite fails with a message at its line, never with a hang or a traceback of ours.
+
+Hostile means a template that divides by zero or loops forever, or an alias bomb; other suites in the run
+are not affected.
+"""
 
 from __future__ import annotations
 

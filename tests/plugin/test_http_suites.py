@@ -67,7 +67,9 @@ def test_http_500_is_an_infrastructure_error_not_a_failure(
     pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"broken": broken, "good": good})})
     result = pytester.runpytest("suites")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*http_500*gave up after 2 attempts*", "*infrastructure failure, not a model failure*"])
+    result.stdout.fnmatch_lines(
+        ["*http_500*gave up after 2 attempts*", "*infrastructure failure, not a model failure*"]
+    )
     statuses = {r["model"]: (r["status"], (r["error"] or {}).get("kind")) for r in records(pytester)}
     assert statuses == {"broken": ("error", "http_500"), "good": ("passed", None)}
 
@@ -149,7 +151,8 @@ def test_fold_system_prompt_for_models_without_a_system_role(
     monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
     model_id = unique("nosys")
     suite = http_suite(mock_server, {"m": model_id}).replace(
-        "max_tokens: 64}", "max_tokens: 64, system_prompt: fold, system_fold_template: '<SYSTEM>{{ system }}</SYSTEM> '}"
+        "max_tokens: 64}",
+        "max_tokens: 64, system_prompt: fold, system_fold_template: '<SYSTEM>{{ system }}</SYSTEM> '}",
     )
     pytester.makefile(".yaml", **{"suites/http": suite})
     pytester.runpytest("suites").assert_outcomes(passed=1)

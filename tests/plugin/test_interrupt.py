@@ -24,7 +24,8 @@ def test_ctrl_c_keeps_finished_results(pytester: pytest.Pytester, mock_server: M
     )})
     results = pytester.path / "bench-results" / "results.jsonl"
     process = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "suites", "--bench-runs", "40", "--bench-concurrency", "2", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", "suites", "--bench-runs", "40", "--bench-concurrency", "2",
+         "-p", "no:cacheprovider"],
         cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     deadline = time.monotonic() + 20

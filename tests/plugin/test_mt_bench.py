@@ -1,5 +1,7 @@
-"""The bundled MT-Bench suite reproduces the paper's table offline, skips models it has no verdicts
-for, and with a real judge grades any model through FastChat's own prompts."""
+"""The bundled MT-Bench suite reproduces the paper's table offline.
+
+It skips models it has no verdicts for, and with a real judge grades any model through FastChat's own prompts.
+"""
 
 from __future__ import annotations
 
@@ -58,8 +60,8 @@ def assert_table_reproduced(folder: Path) -> None:
     written = csv_rows(folder / "mt_bench.csv")
     assert written[0] == [*header, "scored"]
     assert [row[0] for row in written[1:]] == [row[0] for row in rows], "not in the paper's order"
-    for want, got in zip(rows, written[1:]):
-        for column, want_cell, got_cell in zip(header[1:], want[1:], got[1:]):
+    for want, got in zip(rows, written[1:], strict=True):
+        for column, want_cell, got_cell in zip(header[1:], want[1:], got[1:], strict=False):  # got ends in "scored"
             assert got_cell == want_cell, f"{want[0]} {column}: {got_cell} != {want_cell}"
         assert got[-1] == "80"
 
@@ -117,7 +119,9 @@ def test_model_without_recorded_verdicts_is_skipped_before_it_is_called(mt_bench
 
 # ----------------------------------------------------------------------------- a real judge
 
-def fastchat_messages(name: str, questions: list[str], answers: list[str], refs: list[str] | None) -> list[dict[str, str]]:
+def fastchat_messages(
+    name: str, questions: list[str], answers: list[str], refs: list[str] | None,
+) -> list[dict[str, str]]:
     """What FastChat's run_judge_single sends for one judgment (system prompt, then the user prompt)."""
     prompts = {p["name"]: p for p in map(json.loads, (SUITE_DIR / "judge_prompts.jsonl").read_text().splitlines())}
     prompt = prompts[name]
@@ -140,7 +144,9 @@ def jsonl(path: Path) -> dict[int, dict[str, Any]]:
     return {r["question_id"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
 
 
-def test_real_judge_grades_any_model_through_fastchat_prompts(mt_bench: pytest.Pytester, mock_server: MockServer) -> None:
+def test_real_judge_grades_any_model_through_fastchat_prompts(
+    mt_bench: pytest.Pytester, mock_server: MockServer,
+) -> None:
     judge, fresh = f"judge-{uuid.uuid4().hex[:8]}", f"fresh-{uuid.uuid4().hex[:8]}"
     # math prompts get a single-bracket rating: read through the [N] fallback, as FastChat does
     mock_server.add_rule({"model": judge, "match": "Start of Reference Answer", "reply": "Mostly wrong. Rating: [3]"})

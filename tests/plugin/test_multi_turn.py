@@ -144,7 +144,9 @@ def test_phases_start_fresh_conversations_that_keep_the_answers(
     ]
     assert calls[3] == [{"role": "system", "content": "You take notes."}, {"role": "user", "content": "Last."}]
     record = records(pytester)["staged[m-run1]"]
-    assert [(t["index"], t["phase"], t["call"]) for t in record["turns"]] == [(1, 1, 1), (2, 1, 2), (3, 2, 3), (4, 3, 4)]
+    assert [(t["index"], t["phase"], t["call"]) for t in record["turns"]] == [
+        (1, 1, 1), (2, 1, 2), (3, 2, 3), (4, 3, 4),
+    ]
     assert [m["role"] for m in record["transcript"]].count("system") == 3
 
 
@@ -236,7 +238,9 @@ def test_per_turn_judging_with_references_per_turn_and_turn_means_in_the_report(
     record = records(pytester)["capitals[bot-run1]"]
     components = {c["name"]: c for c in record["scores"]["components"]}
     assert list(components) == ["J", "J.t1", "J.t2", "K", "K.t1", "K.t2", "C"]
-    assert [components[n]["value"] for n in ("J", "J.t1", "J.t2", "K", "K.t1", "K.t2")] == [0.5, 1.0, 0.0, 1.0, 1.0, 1.0]
+    assert [components[n]["value"] for n in ("J", "J.t1", "J.t2", "K", "K.t1", "K.t2")] == [
+        0.5, 1.0, 0.0, 1.0, 1.0, 1.0,
+    ]
     assert (components["J.t2"]["turn"], components["J.t2"]["scorer"]) == (2, "J")
     assert record["composite"] == pytest.approx(0.4 * 0.5 + 0.4 * 1.0 + 0.2)
     assert [t["scores"] for t in record["turns"]] == [{"J": 1.0, "K": 1.0}, {"J": 0.0, "K": 1.0}]
@@ -245,7 +249,9 @@ def test_per_turn_judging_with_references_per_turn_and_turn_means_in_the_report(
         "[[1]] for: User: Capital of France?\nAssistant: Paris\nQuestion 2: Capital of Germany?\n"
         "Reference: Bonn\nAnswer: Berlin"
     )
-    assert components["J.t1"]["judge_output"].startswith("[[10]] for: \nQuestion 1: Capital of France?\nReference: Paris")
+    assert components["J.t1"]["judge_output"].startswith(
+        "[[10]] for: \nQuestion 1: Capital of France?\nReference: Paris"
+    )
     report = (pytester.path / "bench-results" / "report.md").read_text()
     assert "| Model | Cases | Pass rate | Mean score | J | K | C |" in report.replace("\\", "")
     assert "### Turns" in report

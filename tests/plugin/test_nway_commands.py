@@ -67,7 +67,10 @@ def test_commands_change_the_speakers_next_call_and_hidden_ones_never_reach_the_
         {"role": "user", "content": "[AI-1 added to its own instructions]"},
     ]
     # mute and invite stay visible, so the others can learn them
-    assert {"role": "user", "content": "[AI-1]: !hush listening now !invite guest"} in bodies(mock_server, listener)[1]["messages"]
+    assert (
+        {"role": "user", "content": "[AI-1]: !hush listening now !invite guest"}
+        in bodies(mock_server, listener)[1]["messages"]
+    )
     guest_calls = bodies(mock_server, guest)
     assert len(guest_calls) == 2  # joins at the end of round 2, then speaks in round 3
     assert guest_calls[0]["messages"][0] == {
@@ -139,7 +142,9 @@ def test_every_limit_gives_a_failed_event_and_the_conversation_goes_on(pytester:
     ]
     assert record["status"] == "passed"
     # failed commands stay in what the others saw; the successful hidden one is gone
-    seen = [e["content"] for e in record["conversation"]["entries"] if e["kind"] == "message" and e["speaker"] == "AI-1"]
+    seen = [
+        e["content"] for e in record["conversation"]["entries"] if e["kind"] == "message" and e["speaker"] == "AI-1"
+    ]
     assert seen[0] == "!temp 2.5 !temp warm !temp"
     assert seen[1] == '!note "ok"'
     assert seen[2] == "!temp 0.5"

@@ -1,5 +1,8 @@
-"""Mistakes in a conversation point at the YAML: schema and static errors stop collection with
-file:line, problems of one case (an unknown model, a bad template file) fail that case alone."""
+"""Mistakes in a conversation point at the YAML.
+
+Schema and static errors stop collection with file:line, problems of one case (an unknown model, a bad
+template file) fail that case alone.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +39,8 @@ def collection_error(pytester: pytest.Pytester, suite: str) -> pytest.RunResult:
     ("extra", "expected"),
     [
         ("      max_turn: 3\n",
-         ["suites/bad.yaml:10: tasks[0].conversation.max_turn: unknown key 'max_turn'", "*hint: did you mean 'max_turns'?"]),
+         ["suites/bad.yaml:10: tasks[0].conversation.max_turn: unknown key 'max_turn'",
+          "*hint: did you mean 'max_turns'?"]),
         ("      commands:\n        hush: {action: silence}\n",
          [("suites/bad.yaml:11: tasks[0].conversation.commands.hush.action: expected one of set_temperature, "
            "append_system, mute, invite, got 'silence'")]),
@@ -63,7 +67,9 @@ def test_bad_conversation_keys_stop_collection_with_file_and_line(
 
 
 def test_shared_conversations_take_no_template_and_no_context(pytester: pytest.Pytester) -> None:
-    suite = BASE.replace("MODE", "shared").replace("[{}, {model: b}]", "[{context: [{role: user, content: x}]}, {model: b}]")
+    suite = BASE.replace("MODE", "shared").replace(
+        "[{}, {model: b}]", "[{context: [{role: user, content: x}]}, {model: b}]"
+    )
     result = collection_error(pytester, suite)
     result.stdout.fnmatch_lines([pattern("suites/bad.yaml:8: tasks[0].conversation.participants[0].context: "
                                          "'context' applies only to mode: broadcast")])
@@ -84,9 +90,11 @@ def test_a_conversation_needs_two_participants_and_a_number_of_rounds(pytester: 
     ("change", "expected"),
     [
         (("{model: b}", "{model: bee}"),
-         "suites/bad.yaml:8: tasks[0].conversation.participants[1].model: unknown model 'bee'; models of this suite: a, b"),
+         ("suites/bad.yaml:8: tasks[0].conversation.participants[1].model: unknown model 'bee'; "
+          "models of this suite: a, b")),
         (("{model: b}", "{model: '{{ others[0] }}'}"),
-         "suites/bad.yaml:8: tasks[0].conversation.participants[1].model: template error: list object has no element 0"),
+         ("suites/bad.yaml:8: tasks[0].conversation.participants[1].model: template error: "
+          "list object has no element 0")),
         (("[{}, {model: b}]", "[{name: X}, {model: b, name: X}]"),
          ("suites/bad.yaml:8: tasks[0].conversation.participants[1].name: two participants are named 'X' "
           "(participants 1 and 2)")),

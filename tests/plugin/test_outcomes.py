@@ -25,7 +25,9 @@ def test_unparseable_judge_leaves_the_case_unscored_not_failed(pytester: pytest.
     pytester.makefile(".yaml", **{"suites/demo": suite})
     result = pytester.runpytest("suites", "-rs")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] suites/demo.yaml:9: unscored*could not read a score from the judge reply*"])
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1[]] suites/demo.yaml:9: unscored*could not read a score from the judge reply*"]
+    )
     (record,) = records(pytester)
     assert record["status"] == "unscored"
     assert record["composite"] is None
@@ -70,7 +72,9 @@ def test_replay_serves_recorded_answers_and_skips_missing_ones(pytester: pytest.
 
 
 def test_dataset_rows_with_mapping_filter_and_limit(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".csv", **{"suites/data/qa": "qid,question,answer,level\n1,2+2?,4,easy\n2,3*3?,9,easy\n3,12*12?,144,hard\n4,1+1?,2,easy\n"})
+    pytester.makefile(".csv", **{
+        "suites/data/qa": "qid,question,answer,level\n1,2+2?,4,easy\n2,3*3?,9,easy\n3,12*12?,144,hard\n4,1+1?,2,easy\n",
+    })
     suite = (
         "models:\n  m:\n    provider: scripted\n    script:\n      - {reply: 'The answer is {{ expected }}.'}\n"
         "tasks:\n  - id: 'sum-{{ qid }}'\n    dataset:\n      file: data/qa.csv\n"

@@ -1,5 +1,7 @@
-"""The bundled rent-scenario suite reproduces the recorded run: prompts byte for byte, the summary CSV
-cell for cell, and the failed generation as an infrastructure failure."""
+"""The bundled rent-scenario suite reproduces the recorded run.
+
+Prompts byte for byte, the summary CSV cell for cell, and the failed generation as an infrastructure failure.
+"""
 
 from __future__ import annotations
 
@@ -87,8 +89,8 @@ def assert_reproduced(folder: Path) -> None:
     written = csv_rows(folder / "run_scored.csv")
     assert written[0] == expected[0]
     assert len(written) == len(expected) == 3
-    for want, got in zip(expected[1:], written[1:]):
-        for column, want_cell, got_cell in zip(expected[0], want, got):
+    for want, got in zip(expected[1:], written[1:], strict=True):
+        for column, want_cell, got_cell in zip(expected[0], want, got, strict=True):
             assert got_cell == want_cell, f"{want[0]} {column}: {got_cell} != {want_cell}"
     assert (folder / "run_scored.csv").read_bytes() == (SUITE_DIR / "run_scored.published.csv").read_bytes()
 
