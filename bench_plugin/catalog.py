@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
+
+from pluggy import HookRelay
 
 from bench_plugin.engines.registry import ENGINES, Engine
 from bench_plugin.errors import SuiteError
@@ -33,7 +35,7 @@ BUILTIN_CATALOG = Catalog(PROVIDER_TYPES, ENGINES, SCORER_TYPES)
 """Built-ins and installed packages' entry points, without any project's conftest.py."""
 
 
-def catalog_from_hooks(hook: Any) -> Catalog:
+def catalog_from_hooks(hook: HookRelay) -> Catalog:
     """The built-in catalog plus what the conftest files and plugins behind ``hook`` add.
 
     Args:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 import pytest
+from pluggy import HookRelay
 
 from bench_plugin.case import PreparedCase
 from bench_plugin.catalog import catalog_from_hooks
@@ -24,7 +24,7 @@ class BenchState:
     concurrency: int
     build_options: BuildOptions
     expand_options: ExpandOptions
-    hook: Any = None  # config.hook: the session-wide hook relay (provider types are session-wide)
+    hook: HookRelay | None = None  # config.hook: the session-wide hook relay (provider types are session-wide)
     _markers: set[str] = field(default_factory=set)
 
     @cached_property
