@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
 from bench_plugin import record as rec
+from bench_plugin.call_log import CallLog
 from bench_plugin.catalog import Catalog
-from bench_plugin.chat import CallModel
+from bench_plugin.chat import CallModel, Completion
+from bench_plugin.endpoints import ModelSpec
+from bench_plugin.engines.partial import partial_of
 from bench_plugin.engines.registry import Engine
-from bench_plugin.errors import CaseError, ProviderError, ReplayMissError
+from bench_plugin.errors import CaseError, ProviderError, ReplayMissError, SandboxError, UnknownName
+from bench_plugin.pricing import Cost, add_costs, call_cost
 from bench_plugin.record import CaseRecord, json_safe
 from bench_plugin.recorded_verdicts import check_recorded_verdicts
-from bench_plugin.registry import UnknownName
 from bench_plugin.scoring.bind import CaseScoring, ScoringBinder
 from bench_plugin.scoring.context import ScoreSet, ScoringContext
 from bench_plugin.scoring.score import score_case
@@ -65,8 +69,20 @@ class CasePreparer:
         return PreparedCase(case, engine, scoring)
 
 
-async def execute_case(prepared: PreparedCase, nodeid: str, call_model: CallModel) -> CaseRecord:
-    """Run and score one case. Never raises for a problem of the case: it becomes the record's status."""
+async def execute_case(
+    prepared: PreparedCase, nodeid: str, call_model: CallModel, calls: CallLog | None = None
+) -> CaseRecord:
+    """Run and score one case. Never raises for a problem of the case: it becomes the record's status.
+
+    ``calls`` is where the runner logs every call ``call_model`` makes for the case (judges and failed
+    calls included): the record then keeps them (``call_log``), the judges' usage apart, and the
+    attempts of the call that failed.
+    """
+    record = await _run_and_score(prepared, nodeid, call_model)
+    return record if calls is None else with_calls(record, calls)
+
+
+async def _run_and_score(prepared: PreparedCase, nodeid: str, call_model: CallModel) -> CaseRecord:
     case = prepared.spec
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     started = time.perf_counter()
@@ -94,8 +110,14 @@ async def execute_case(prepared: PreparedCase, nodeid: str, call_model: CallMode
         error = {"kind": exc.kind, "type": type(exc).__name__, "message": exc.message, "status": exc.status}
         if exc.expected:  # still an infrastructure failure; pytest shows it as XFAIL (nodes.py)
             error["expected"] = True
+        if transcript is None and (transcript := partial_of(exc)) is not None:
+            error["partial"] = True  # what was said before the failing call, kept to read, resume or re-judge
         return build_record(case, nodeid, status, f"{exc.kind}: {exc.message}", transcript=transcript,
                             error=error, started_at=started_at, duration_s=time.perf_counter() - started)
+    except SandboxError as exc:  # the machine cannot isolate the case's programs: nothing was run
+        error = {"kind": "sandbox", "type": type(exc).__name__, "message": str(exc)}
+        return build_record(case, nodeid, rec.ERROR, f"sandbox: {exc}", transcript=transcript, error=error,
+                            started_at=started_at, duration_s=time.perf_counter() - started)
     except Exception as exc:
         message = f"internal error in bench_plugin: {type(exc).__name__}: {exc}"
         error = {"kind": "internal", "type": type(exc).__name__, "message": message,
@@ -133,7 +155,7 @@ def build_record(
     completions = transcript.completions if transcript else ()
     input_tokens = _sum(c.usage.input_tokens for c in completions)
     output_tokens = _sum(c.usage.output_tokens for c in completions)
-    cost = model.pricing.cost(input_tokens, output_tokens) if model and model.pricing else None
+    cost = _cost(model, completions, input_tokens, output_tokens)
     return CaseRecord(
         nodeid=nodeid,
         suite=case.suite,
@@ -157,8 +179,12 @@ def build_record(
         scores=scores.to_dict() if scores else None,
         composite=scores.composite if scores else None,
         threshold=case.pass_threshold,
-        usage={"input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost,
-               "calls": len(completions), "attempts": sum(c.attempts for c in completions)},
+        usage={"input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost.usd,
+               "calls": len(completions), "attempts": sum(c.attempts for c in completions),
+               **({"cost_source": cost.source} if cost.source else {}),
+               **({"cost_note": cost.note} if cost.note else {})},
+        finish_reason=completions[-1].finish_reason if completions else None,
+        response_id=completions[-1].request_id if completions else None,
         latency_s=sum(c.latency_s for c in completions) if completions else None,
         duration_s=duration_s,
         started_at=started_at,
@@ -178,6 +204,36 @@ def turn_entries(transcript: Transcript | None, scores: ScoreSet | None) -> list
         entry["scores"] = {c.scorer: c.value for c in per_turn if c.turn == turn.index}
         entries.append(entry)
     return entries
+
+
+def _cost(model: ModelSpec | None, completions: Sequence[Completion], input_tokens: int | None,
+          output_tokens: int | None) -> Cost:
+    """The case model's cost: the suite's price on the summed tokens, else each call priced by genai-prices."""
+    if model is None:
+        return Cost(None)
+    if model.pricing is not None:
+        cost = model.pricing.cost(input_tokens, output_tokens)
+        return Cost(cost, "suite" if cost is not None else None)
+    return add_costs([call_cost(model, completion.usage) for completion in completions])
+
+
+def with_calls(record: CaseRecord, calls: CallLog) -> CaseRecord:
+    """``record`` with the calls the runner logged: ``call_log``, ``usage.judge``, and the failed call's attempts.
+
+    The call that ended an errored case counts in ``usage`` (``calls``, ``attempts``) when it was the
+    case's own, and ``error`` says which call it was and how many attempts it took.
+    """
+    usage = {**record.usage, "judge": calls.judge_usage()}
+    error = record.error
+    failed = calls.failed_call()
+    if failed is not None and record.status == rec.ERROR and error is not None:
+        error = {**error, "attempts": failed.attempts,
+                 "call": {"purpose": failed.purpose, "model": failed.model, "turn": failed.turn,
+                          "index": calls.entries.index(failed) + 1}}
+        if failed.purpose == "candidate":
+            usage["calls"] = usage.get("calls", 0) + 1
+            usage["attempts"] = usage.get("attempts", 0) + failed.attempts
+    return replace(record, usage=usage, error=error, call_log=calls.to_list())
 
 
 def _sum(values: Any) -> int | None:

@@ -1,7 +1,9 @@
 """The ``bench`` command: work on suites and stored results without running pytest.
 
 bench validate [PATH ...]        check suites (schema, templates, scorers) without calling a model
-bench report RESULTS.jsonl       rebuild report.md and summary.json from stored records
+bench report RESULTS.jsonl ...   rebuild every report from one or more stored result sets (no model is called)
+bench audit RESULTS.jsonl ...    print the audit: cases to look at before trusting the numbers
+bench merge RESULTS.jsonl ...    combine shards' results into one results.jsonl (each case once) and every report
 bench schema                     print the suite JSON Schema (for editors)
 bench mock-server [...]          the OpenAI/Anthropic-compatible mock server
 """
@@ -18,8 +20,11 @@ import pytest
 
 from bench_plugin.mock.server import main as serve
 from bench_plugin.nodes import CaseItem
-from bench_plugin.report.write import write_reports
-from bench_plugin.store import read_results
+from bench_plugin.record import CaseRecord
+from bench_plugin.report.audit import audit, render_audit
+from bench_plugin.report.conversation_log import ConversationLogWriter
+from bench_plugin.report.write import in_case_order, write_reports
+from bench_plugin.store import encode_record, read_result_sets, write_atomically
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
 from bench_plugin.suite.discover import find_suites
 from bench_plugin.suite.leaderboard import read_suite_leaderboards
@@ -46,10 +51,16 @@ def _parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check suites without calling any model")
     validate.add_argument("paths", nargs="*", default=["suites"], help="suite files or folders (default: suites)")
     validate.set_defaults(run=_validate)
-    report = commands.add_parser("report", help="rebuild report.md and summary.json from results.jsonl")
-    report.add_argument("results", type=Path, help="a results.jsonl written by a run")
-    report.add_argument("-o", "--output", type=Path, default=None, help="folder to write to (default: beside it)")
+    report = commands.add_parser("report", help="rebuild every report from stored results, calling no model")
+    report.add_argument("results", type=Path, nargs="+",
+                        help="results.jsonl files of a run, its shards or a merge; a case found twice counts once")
+    report.add_argument("-o", "--output", type=Path, default=None,
+                        help="folder to write to (default: the results' folder, when they share one)")
     report.set_defaults(run=_report)
+    audit_command = commands.add_parser("audit", help="print the audit of stored results")
+    audit_command.add_argument("results", type=Path, nargs="+", help="results.jsonl files, as for bench report")
+    audit_command.set_defaults(run=_audit)
+    _add_merge_command(commands)
     schema = commands.add_parser("schema", help="print the suite JSON Schema")
     schema.set_defaults(run=_schema)
     commands.add_parser("mock-server", help="run the mock LLM server (bench mock-server --help)")
@@ -102,12 +113,74 @@ class _Validation:
 
 
 def _report(options: argparse.Namespace) -> int:
-    records = read_results(options.results)
+    """Read the result sets as one (each case once) and write every report the run wrote, from them alone."""
+    folders = {path.resolve().parent for path in options.results}
+    if options.output is None and len(folders) > 1:
+        print("bench report: the results are in different folders; choose where the reports go with -o FOLDER",
+              file=sys.stderr)
+        return 2
+    records = _read(options.results)
+    if records is None:
+        return 2
     # suites are named relative to the directory pytest ran in; run bench report from there
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
-    paths = write_reports(records, options.output or options.results.parent, aggregates, leaderboards)
-    print(f"{len(records)} records -> {paths['markdown']}, {paths['summary']}")
+    paths = write_reports(records, options.output or options.results[0].parent, aggregates, leaderboards)
+    print(f"{len(records)} records -> {', '.join(str(path) for path in paths.values())}")
+    return 0
+
+
+def _audit(options: argparse.Namespace) -> int:
+    """Print the audit of the result sets (read as ``bench report`` reads them); write nothing."""
+    records = _read(options.results)
+    if records is None:
+        return 2
+    print(render_audit(audit(records)), end="")
+    return 0
+
+
+def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
+    """The records of every file, each case once; None (the reason printed) when a file cannot be read."""
+    try:
+        records, duplicates = read_result_sets(paths)
+    except (OSError, ValueError) as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return None
+    if duplicates:
+        print(f"{duplicates} duplicate records left out (a case found more than once counts once: its last reading)",
+              file=sys.stderr)
+    return records
+
+
+def _add_merge_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    merge = commands.add_parser("merge", help="combine the results of shards (--bench-shard) into one set")
+    merge.add_argument("results", type=Path, nargs="+",
+                       help="the shards' results.jsonl files; a case found twice counts once (its last reading)")
+    merge.add_argument("-o", "--output", type=Path, default=Path("bench-results"),
+                       help="folder for the merged results.jsonl and every report (default: bench-results)")
+    merge.set_defaults(run=_merge)
+
+
+def _merge(options: argparse.Namespace) -> int:
+    """Write one results.jsonl from several, each case once in case order, and every report from it.
+
+    The files are read before anything is written, so the output may be one of them.
+    """
+    records = _read(options.results)
+    if records is None:
+        return 2
+    output: Path = options.output
+    ordered = in_case_order(records)
+    write_atomically(output / "results.jsonl", "".join(encode_record(r.to_dict()) + "\n" for r in ordered))
+    conversations = ConversationLogWriter(output)
+    for record in ordered:
+        conversations.write(record.to_dict())
+    # suites are named relative to the directory pytest ran in; run bench merge from there
+    aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
+    leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
+    paths = write_reports(ordered, output, aggregates, leaderboards)
+    print(f"{len(options.results)} result sets, {len(ordered)} cases -> {output / 'results.jsonl'}, "
+          f"{', '.join(str(path) for path in paths.values())}")
     return 0
 
 

@@ -29,7 +29,12 @@ class Pricing:
 
 @dataclass(frozen=True)
 class ProviderSpec:
-    """How to reach one endpoint. ``options`` holds type-specific keys (e.g. a replay file)."""
+    """How to reach one endpoint. ``options`` holds type-specific keys (e.g. a replay file).
+
+    Call limits (the runner keeps them, ``limits.py``): ``concurrency`` calls in flight, ``rpm``
+    requests and ``tpm`` tokens per minute, each attempt at most ``timeout_s``, ``max_retries`` retries
+    of failures other than rate limits, and ``max_wait_s`` seconds of waiting between one call's attempts.
+    """
 
     name: str
     type: str
@@ -40,6 +45,9 @@ class ProviderSpec:
     max_retries: int = 2
     concurrency: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    rpm: float | None = None
+    tpm: float | None = None
+    max_wait_s: float | None = None
 
     def __post_init__(self) -> None:
         freeze_fields(self, "headers", "options")
@@ -61,7 +69,8 @@ class ModelSpec:
 
     ``name`` is the suite's key for the model and appears in test ids; ``id`` is what the API is sent.
     ``system_prompt`` is ``native`` (send a system role), ``fold`` (prepend it to the first user
-    message through ``system_fold_template``) or ``drop``.
+    message through ``system_fold_template``) or ``drop``. ``concurrency``, ``rpm`` and ``tpm`` limit
+    the calls of this model alone, within its provider's limits.
     """
 
     name: str
@@ -75,6 +84,9 @@ class ModelSpec:
     pricing: Pricing | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     thinking: ThinkingSpec | None = None
+    concurrency: int | None = None
+    rpm: float | None = None
+    tpm: float | None = None
 
     def __post_init__(self) -> None:
         freeze_fields(self, "params", "headers", "options")

@@ -9,6 +9,13 @@
      |    +-- ReplayMissError           an offline replay has no recorded answer: the case is skipped
      |    +-- RecordedFailureError      an offline replay serves a recorded failure: ERROR (or XFAIL)
      +-- JudgeError                 a judge answered but its verdict cannot be read: unscored
+     +-- SandboxError               agent commands need a sandbox and none that may be used works here: ERROR
+     +-- UnknownName (also ValueError)  a registry has nothing by that name (scorer type, engine, provider type)
+
+    Signals that never leave their stage:
+    ToolFailure           a tool call failed; the model is told and the agent run goes on
+    LimitExceeded         (a jinja2 SecurityError) a template hit a bound; turned into a CaseError
+    CaseFailed, InfrastructureError   how an item tells pytest FAILED or ERROR with a message only
 
 Lower layers (httpx, json, jinja2) are translated at the boundary and chained with `raise ... from`.
 """
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from jinja2.exceptions import SecurityError
 from typing_extensions import Self
 
 SuiteErrorT = TypeVar("SuiteErrorT", bound="SuiteError")
@@ -152,6 +160,25 @@ class JudgeError(BenchError):
     """A judge replied, but no verdict could be read from the reply: the case is unscored."""
 
 
+class SandboxError(BenchError):
+    """An agent case must run programs, and no sandbox it may use works on this machine.
+
+    The case is an infrastructure failure (ERROR): the model is not called.
+
+    Args:
+        message: the backends tried and why each does not work.
+        hint: how to make one work, or how to opt out of isolation.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
 class ToolFailure(Exception):
     """A tool call that could not be done; its message is what the model is told, and the run goes on.
 
@@ -165,3 +192,11 @@ class CaseFailed(Exception):
 
 class InfrastructureError(Exception):
     """The model call failed (timeout, 5xx, bad body): raised in setup so pytest shows ERROR."""
+
+
+class UnknownName(BenchError, ValueError):
+    """A name no source of a registry knows; the message lists the choices and a did-you-mean."""
+
+
+class LimitExceeded(SecurityError):
+    """A template asked for more than a limit allows (the sandbox turns it into a CaseError)."""

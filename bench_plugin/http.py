@@ -1,4 +1,4 @@
-"""HTTP mechanics shared by every HTTP provider: pooled clients, one POST, retries, key redaction."""
+"""HTTP mechanics shared by every HTTP provider: pooled clients, one POST, retries, key redaction in errors and logs."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ import math
 import os
 import re
 import ssl
+import threading
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from datetime import datetime, timezone
+from typing import Any, cast
 
 import httpx
 
@@ -28,6 +30,19 @@ _EXCERPT_CHARS = 300
 _MIN_ECHO_CHARS = 8
 # 408 and 409 are retried by the official OpenAI and Anthropic SDKs too.
 _TRANSIENT_4XX = frozenset({408, 409, 429})
+SECRET_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key")
+# every logger whose records can carry a request's or a response's headers, or an exception quoting them
+# (httpcore's trace logs response headers whole and h11's "Illegal header value b'Bearer ...'")
+REDACTED_LOGGERS = (
+    "httpx", "httpcore", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy",
+    "httpcore.socks", "hpack", "hpack.hpack", "hpack.table", "h2", "h11", "asyncio", "bench_plugin",
+    "bench_plugin.http",
+)
+_HEADER_NAMES = "|".join(re.escape(name) for name in SECRET_HEADERS)
+# (b'Authorization', b'Bearer ...') as httpcore logs headers, or 'x-api-key': '...' as a dict shows them
+_QUOTED_HEADER = re.compile(rf"""(?i)(['"](?:{_HEADER_NAMES})['"]\s*[,:]\s*b?)(['"])((?:\\.|(?!\2).)*)\2""")
+# Authorization: Bearer ... as a line of text shows it, up to a quote, a comma or a space after the token
+_HEADER_LINE = re.compile(rf"""(?i)\b((?:{_HEADER_NAMES})\s*[:=]\s*)((?:(?:bearer|basic|token)\s+)?[^\s'",;]+)""")
 
 
 class HttpPool:
@@ -39,6 +54,7 @@ class HttpPool:
     """
 
     def __init__(self, size: int = 16) -> None:
+        log_redaction()
         self.size = max(1, size)
         # trust_env=True here only reads SSL_CERT_FILE / SSL_CERT_DIR; proxies stay off (see _new_client).
         self._ssl_context: ssl.SSLContext = httpx.create_ssl_context()
@@ -102,6 +118,7 @@ async def post_json(
         ProviderError: any other non-2xx answer, or a URL httpx cannot use.
     """
     secrets = tuple(secrets)
+    log_redaction().add_secrets(secrets)  # before httpcore can log a header or an error quoting the key
     async with pool.client(key) as client:
         started = time.perf_counter()
         try:
@@ -139,7 +156,7 @@ def _raise_for_status(response: httpx.Response, secrets: tuple[str, ...]) -> Non
     message = f"HTTP {status} from {response.request.url}: {_error_excerpt(response.text)}"
     if 300 <= status < 400:  # redirects are not followed: a moved endpoint is a configuration problem
         message += f" (redirected to {response.headers.get('location', '?')}; use that as base_url)"
-    raise error_for_status(status, redact(message, secrets), _retry_after_of(response.headers))
+    raise error_for_status(status, redact(message, secrets), retry_wait_of(response.headers, status))
 
 
 def _parse_json_object(response: httpx.Response, secrets: tuple[str, ...]) -> dict[str, Any]:
@@ -178,6 +195,11 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     """
     if isinstance(secrets, str):  # a lone key would otherwise be taken character by character
         secrets = (secrets,)
+    pattern = _secrets_pattern(secrets)
+    return text if pattern is None else pattern.sub(REDACTED, text)
+
+
+def _secrets_pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
     fragments: set[str] = set()
     for secret in secrets:
         if not secret:
@@ -186,10 +208,93 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         for length in range(_MIN_ECHO_CHARS, len(secret)):
             fragments.update((secret[:length], secret[-length:]))
     if not fragments:
-        return text
+        return None
     # longest first, so a whole key is replaced once rather than piecewise
-    pattern = "|".join(re.escape(f) for f in sorted(fragments, key=len, reverse=True))
-    return re.sub(pattern, REDACTED, text)
+    return re.compile("|".join(re.escape(f) for f in sorted(fragments, key=len, reverse=True)))
+
+
+def redact_headers(text: str) -> str:
+    """Replace the value of every credential header (``SECRET_HEADERS``) that ``text`` quotes.
+
+    Catches keys nobody registered: a header echoed by a proxy, or one a suite added under ``headers:``.
+
+    Example:
+        >>> redact_headers("[(b'X-Api-Key', b'k-123'), (b'Server', b'x')] Authorization: Bearer abc")
+        "[(b'X-Api-Key', b'[REDACTED]'), (b'Server', b'x')] Authorization: [REDACTED]"
+    """
+    text = _QUOTED_HEADER.sub(lambda found: f"{found.group(1)}{found.group(2)}{REDACTED}{found.group(2)}", text)
+    return _HEADER_LINE.sub(lambda found: found.group(1) + REDACTED, text)
+
+
+class SecretLogFilter(logging.Filter):
+    """Redacts the keys in use and every credential header from the records of the loggers it sits on.
+
+    A filter on a logger runs before any handler sees the record, pytest's capture (junit.xml, report.html,
+    the terminal's live log, ``--log-file``) included. It rewrites the record's message (``msg % args``),
+    its formatted exception and its stack; the keys come from ``post_json``, before each request is sent.
+    Keys shorter than 8 characters are not registered: they are no real key and would blank common words.
+    """
+
+    redacts_bench_secrets = True  # how a re-imported copy of this module finds the filter already installed
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._secrets: frozenset[str] = frozenset()
+        self._pattern: re.Pattern[str] | None = None
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Redact these keys from now on, in every spelling a log may give them (repr, bytes repr, JSON)."""
+        spellings = {form for secret in secrets if len(secret) >= _MIN_ECHO_CHARS for form in _spellings(secret)}
+        if spellings <= self._secrets:
+            return
+        with self._lock:
+            self._secrets = self._secrets | spellings
+            self._pattern = _secrets_pattern(self._secrets)
+
+    def redact(self, text: str) -> str:
+        """``text`` without any registered key or credential header value."""
+        pattern = self._pattern
+        return redact_headers(text if pattern is None else pattern.sub(REDACTED, text))
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite the record without secrets; never drops one."""
+        try:
+            message = record.getMessage()
+        except Exception:  # a record whose args do not fit its message: logging reports it, unredacted text aside
+            message = str(record.msg)
+        record.msg, record.args = self.redact(message), ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        return True
+
+
+def _spellings(secret: str) -> set[str]:
+    """The forms a log shows a key in: as is, in a ``repr``, a bytes ``repr``, JSON, and each escaped again."""
+    forms = {secret, repr(secret)[1:-1], repr(secret.encode("utf-8", "backslashreplace"))[2:-1],
+             json.dumps(secret)[1:-1]}
+    return forms | {form.replace("\\", "\\\\") for form in forms if "\\" in form}
+
+
+def log_redaction() -> SecretLogFilter:
+    """The process's one ``SecretLogFilter``, installed on every logger of ``REDACTED_LOGGERS`` on first use.
+
+    A logger's filters see only the records logged on that very logger (not its children's), hence the
+    list. pytester drops and re-imports modules between in-process runs: the filter already on the
+    loggers is found and reused, so the keys a later run registers still reach it.
+    """
+    anchor = logging.getLogger(REDACTED_LOGGERS[0])
+    installed = next((f for f in anchor.filters if getattr(f, "redacts_bench_secrets", False)), None)
+    shared = cast(SecretLogFilter, installed) if installed is not None else SecretLogFilter()
+    for name in REDACTED_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(getattr(f, "redacts_bench_secrets", False) for f in logger.filters):
+            logger.addFilter(shared)
+    return shared
 
 
 def api_key_from_env(spec: ProviderSpec) -> str | None:
@@ -222,12 +327,64 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def _retry_after_of(headers: httpx.Headers) -> float | None:
-    """The server's requested wait; ``retry-after-ms`` (OpenAI) is more precise, so it wins."""
-    milliseconds = parse_retry_after(headers.get("retry-after-ms"))
-    if milliseconds is not None:
-        return milliseconds / 1000
-    return parse_retry_after(headers.get("retry-after"))
+# Proxies such as LiteLLM forward the upstream's headers under this prefix.
+_PROXY_PREFIXES = ("", "llm_provider-")
+# (remaining, reset) pairs: OpenAI's durations ("6m0s", "20ms"), Anthropic's RFC 3339 instants
+_RESET_HEADERS = (
+    ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+    ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+    ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset"),
+    ("anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset"),
+    ("anthropic-ratelimit-input-tokens-remaining", "anthropic-ratelimit-input-tokens-reset"),
+    ("anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset"),
+)
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def retry_wait_of(headers: Mapping[str, str], status: int = 429, now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait before trying again; None when it does not say.
+
+    In order: ``retry-after-ms``, ``Retry-After`` (seconds or an HTTP date), and on a 429 the reset of
+    the exhausted limit (``x-ratelimit-reset-requests``/``-tokens``, ``anthropic-ratelimit-*-reset``),
+    each also under a proxy's ``llm_provider-`` prefix (LiteLLM).
+    """
+    headers = httpx.Headers(headers)
+    for prefix in _PROXY_PREFIXES:
+        milliseconds = parse_retry_after(headers.get(prefix + "retry-after-ms"), now)
+        if milliseconds is not None:
+            return milliseconds / 1000
+        seconds = parse_retry_after(headers.get(prefix + "retry-after"), now)
+        if seconds is not None:
+            return seconds
+    if status != 429:  # the ratelimit headers come with every answer; only a 429 says one ran out
+        return None
+    resets: list[tuple[bool, float]] = []
+    for prefix in _PROXY_PREFIXES:
+        for remaining, reset in _RESET_HEADERS:
+            wait = parse_reset(headers.get(prefix + reset), now)
+            if wait is not None:
+                resets.append((headers.get(prefix + remaining, "").strip() == "0", wait))
+    exhausted = [wait for empty, wait in resets if empty]
+    chosen = exhausted or [wait for _, wait in resets]
+    return max(chosen) if chosen else None
+
+
+def parse_reset(value: str | None, now: float | None = None) -> float | None:
+    """Seconds until a rate limit resets: ``1s``, ``6m0s``, ``20ms``, ``1.5`` or an RFC 3339 instant."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    parts = _DURATION_PART.findall(value)
+    if parts and "".join(number + unit for number, unit in parts) == value:
+        scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+        return sum(float(number) * scale[unit] for number, unit in parts)
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return parse_retry_after(value, now)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:

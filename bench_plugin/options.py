@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from bench_plugin.call_options import read_call_settings
 from bench_plugin.endpoints import PRESETS
 from bench_plugin.errors import SuiteError
+from bench_plugin.runner import RunnerSettings
+from bench_plugin.shards import Shard, parse_shard
+from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.build import BuildOptions
 from bench_plugin.suite.expand import ExpandOptions
 from bench_plugin.suite.loader import load_suite_file
@@ -23,6 +28,8 @@ class BenchOptions:
     output_dir: Path
     build: BuildOptions
     expand: ExpandOptions
+    shard: Shard | None = None
+    calls: RunnerSettings = field(default_factory=RunnerSettings)
 
 
 def read_options(config: pytest.Config) -> BenchOptions:
@@ -49,9 +56,27 @@ def read_options(config: pytest.Config) -> BenchOptions:
     return BenchOptions(
         concurrency=concurrency,
         output_dir=output,
-        build=BuildOptions(base_urls=_base_urls(config.getoption("bench_base_url")), judge=judge),
+        build=BuildOptions(
+            base_urls=_base_urls(config.getoption("bench_base_url")),
+            judge=judge,
+            allowed_paths=_allowed_paths(config),
+            allowed_key_env=_allowed_key_env(config),
+            sandbox=SandboxOverride(config.getoption("bench_sandbox", None),
+                                    config.getoption("bench_sandbox_image", None)),
+        ),
         expand=ExpandOptions(models=models, runs=runs),
+        shard=_shard(config.getoption("bench_shard", None)),
+        calls=read_call_settings(config),
     )
+
+
+def _shard(value: str | None) -> Shard | None:
+    if value is None:
+        return None
+    try:
+        return parse_shard(value)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--bench-shard: {exc}") from None
 
 
 def _ini_int(config: pytest.Config, name: str) -> int:
@@ -69,6 +94,28 @@ def _split_models(values: list[str] | None) -> tuple[str, ...] | None:
     if not names:
         raise pytest.UsageError("--bench-models: expected at least one model name")
     return names
+
+
+def _allowed_paths(config: pytest.Config) -> tuple[Path, ...]:
+    """--bench-allow-path (relative to where pytest was started), then bench_allow_paths (relative to the ini)."""
+    given = [("--bench-allow-path", config.invocation_params.dir / p) for p in config.getoption("bench_allow_path")]
+    given += [("ini option bench_allow_paths", Path(p)) for p in config.getini("bench_allow_paths")]
+    for source, path in given:
+        if not path.exists():
+            raise pytest.UsageError(f"{source}: no such file or folder: {path}")
+    return tuple(dict.fromkeys(path.resolve() for _, path in given))
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _allowed_key_env(config: pytest.Config) -> tuple[str, ...]:
+    given = [("--bench-allow-key-env", n) for v in config.getoption("bench_allow_key_env") for n in v.split(",")]
+    given += [("ini option bench_allow_key_env", name) for name in config.getini("bench_allow_key_env")]
+    for source, name in given:
+        if not _ENV_NAME.fullmatch(name.strip()):
+            raise pytest.UsageError(f"{source}: expected an environment variable name such as MY_API_KEY, got {name!r}")
+    return tuple(dict.fromkeys(name.strip() for _, name in given))
 
 
 def _base_urls(values: list[str]) -> dict[str, str]:

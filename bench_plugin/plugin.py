@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench_plugin import __version__, hookspecs
+from bench_plugin.call_options import add_call_options
 from bench_plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.options import check_names, read_options, wants_html_report
+from bench_plugin.progress import ProgressDisplay
+from bench_plugin.sandbox_notice import SandboxNotice
 from bench_plugin.session import STATE_KEY, BenchState
+from bench_plugin.shards import share_from_workerinput, split_shard, worker_share
+from bench_plugin.suite.agent.spec import DEFAULT_SANDBOX_IMAGE, SANDBOX_BACKENDS
 from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
 
 
@@ -36,17 +43,48 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="point a provider at another endpoint, e.g. vllm=http://gpu-box:8000/v1")
     group.addoption("--bench-html", default=None, metavar="PATH|off",
                     help="HTML report path (default: <output>/report.html when suites are run)")
+    group.addoption("--bench-sandbox", default=None, choices=SANDBOX_BACKENDS,
+                    help="where agent commands run, over the suites' sandbox: (default auto: bubblewrap, else a "
+                         "container engine); none runs them without isolation, and every report says so")
+    group.addoption("--bench-sandbox-image", default=None, metavar="IMAGE",
+                    help=f"image of the container sandbox, present locally (default {DEFAULT_SANDBOX_IMAGE})")
+    group.addoption("--bench-shard", default=None, metavar="I/N",
+                    help="run only shard I of N (e.g. 2/3): each case belongs to one shard by its node id, "
+                         "the others are deselected; combine the shards' results with bench merge")
+    group.addoption("--bench-allow-path", action="append", default=[], metavar="DIR",
+                    help="let suites read files in DIR too (datasets, prompts, replays, workspace copies); "
+                         "by default a suite reads only inside its own folder (repeatable)")
+    group.addoption("--bench-allow-key-env", action="append", default=[], metavar="NAME",
+                    help="let suites send the environment variable NAME as an API key to the endpoints they "
+                         "declare (repeatable); built-in providers' keys go only to their own hosts without it")
+    add_call_options(group)
     parser.addini("bench_output", "folder for benchmark results", default="bench-results")
+    parser.addini("bench_allow_paths", "folders suites may read besides their own (like --bench-allow-path)",
+                  type="paths", default=[])
+    parser.addini("bench_allow_key_env", "key variables suites may send (like --bench-allow-key-env)",
+                  type="args", default=[])
     parser.addini("bench_concurrency", "cases in flight at once", default="16")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     options = read_options(config)
-    config.stash[STATE_KEY] = BenchState(options.concurrency, options.build, options.expand, config.hook)
+    calls = options.calls
+    if not hasattr(config, "workerinput"):  # progress on the terminal of the process that shows results
+        progress = ProgressDisplay(config, calls.status)
+        config.pluginmanager.register(progress, "bench_progress")
+        calls = replace(calls, on_wait=progress.tick)
+    config.stash[STATE_KEY] = BenchState(options.concurrency, options.build, options.expand, config.hook,
+                                         shard=options.shard, calls=calls)
     config.addinivalue_line("markers", "bench: every case collected from a bench_plugin suite")
     if hasattr(config, "workerinput"):
         return  # controller only: workers must not write reports
+    if config.pluginmanager.hasplugin("xdist"):
+        # start-up: imports xdist's schedulers, only in the process that distributes
+        from bench_plugin.xdist_schedule import BenchDistribution, wants_bench_distribution
+
+        if wants_bench_distribution(config):
+            config.pluginmanager.register(BenchDistribution(window=options.concurrency), "bench_distribution")
     html_path = wants_html_report(config, options.output_dir)
     if html_path is not None:
         config.option.htmlpath = str(html_path)
@@ -55,16 +93,22 @@ def pytest_configure(config: pytest.Config) -> None:
     from bench_plugin.reporter import BenchReporter
 
     config.pluginmanager.register(BenchReporter(config, options.output_dir), "bench_reporter")
+    config.pluginmanager.register(SandboxNotice(), "bench_sandbox_notice")
     if getattr(config.option, "htmlpath", None):
         from bench_plugin.report.html import HtmlReportHooks  # start-up: only when an HTML report is written
 
         config.pluginmanager.register(HtmlReportHooks(), "bench_html")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is not None:
         state.close()
+    if hasattr(config, "workerinput"):
+        # an xdist worker's process ends now, and the controller waits for it: spare it the interpreter's
+        # final garbage collection over every item and record (about a second for 1000 cases)
+        gc.freeze()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -87,12 +131,32 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile 
 
 
 @pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--bench-shard: deselect the cases of other shards (after -k/-m/--lf, which it does not depend on)."""
+    shard = config.stash[STATE_KEY].shard
+    if shard is not None:
+        items[:], deselected = split_shard(items, shard, lambda i: i.nodeid, lambda i: isinstance(i, CaseItem))
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start work only now, after -k/-m/--lf deselection; xdist workers start each case lazily."""
+    """Start work only now, after -k/-m/--lf deselection.
+
+    An xdist worker starts the share the controller gave it (see ``xdist_schedule.py``); without
+    one (an explicit ``--dist``) it starts each case when it runs it.
+    """
     state: BenchState = session.config.stash[STATE_KEY]
-    if session.config.option.collectonly or hasattr(session.config, "workerinput"):
+    if session.config.option.collectonly:
         return
-    cases = [(item.nodeid, item.prepared) for item in session.items
+    items = session.items
+    if hasattr(session.config, "workerinput"):
+        share = share_from_workerinput(session.config.workerinput)
+        if share is None:
+            return
+        items = [items[index] for index in worker_share([item.nodeid for item in items], *share)]
+    cases = [(item.nodeid, item.prepared) for item in items
              if isinstance(item, CaseItem) and item.case.problem is None]
     if cases:
         state.scheduler.plan(cases)
@@ -107,6 +171,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_report_header(config: pytest.Config) -> list[str]:
     state: BenchState = config.stash[STATE_KEY]
-    return f"bench_plugin {__version__}: concurrency {state.concurrency}"
+    shard = f", shard {state.shard} (--bench-shard)" if state.shard is not None else ""
+    lines = [f"bench_plugin {__version__}: concurrency {state.concurrency}{shard}"]
+    if config.getoption("bench_sandbox", None) == "none":
+        lines.append("bench_plugin: agent commands run WITHOUT a sandbox (--bench-sandbox none): they can read "
+                     "this machine's files and pytest's environment")
+    return lines

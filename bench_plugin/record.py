@@ -50,8 +50,18 @@ class CaseRecord:
             ``checks`` (per completion scorer), the final workspace ``files`` and the ``budget``
             (steps, seconds, why it stopped); None for other tasks.
         scores: ``ScoreSet.to_dict()``: components (with judge output), composite, threshold.
-        usage: candidate-model tokens, cost and number of calls (judge usage sits in components).
-        error: ``{"kind", "type", "message"}`` when status is error, invalid or skipped.
+        usage: the case model's ``input_tokens``, ``output_tokens``, ``cost_usd``, ``calls`` and
+            ``attempts`` (the call that failed an errored case included), ``cost_source`` (``suite`` or
+            ``genai-prices <version>``) or ``cost_note`` (why there is no cost), and ``judge``: the same
+            figures for the judges' calls, kept apart.
+        finish_reason: why the model's last answer ended (``stop``, ``length``, ``tool_calls``...).
+        response_id: the server's id of the model's last answer.
+        call_log: every call the case made, judges' and failed ones included, in order: ``purpose``,
+            ``model``, ``provider``, ``turn``, ``attempts``, and its tokens, ``cost_usd``, ``latency_s``,
+            ``finish_reason`` and ``response_id``, or its ``error``.
+        error: ``{"kind", "type", "message"}`` when status is error, invalid or skipped; for an error,
+            also ``attempts`` and ``call`` (which call failed: ``purpose``, ``model``, ``turn``, ``index``
+            in ``call_log``), and ``partial: true`` when the transcript is what was said before it failed.
         case_index: position of the case in its suite's expansion; orders results the same way
             whether or not xdist ran them.
     """
@@ -79,6 +89,9 @@ class CaseRecord:
     composite: float | None = None
     threshold: float | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    finish_reason: str | None = None
+    response_id: str | None = None
+    call_log: list[dict[str, Any]] = field(default_factory=list)
     latency_s: float | None = None
     duration_s: float | None = None
     started_at: str | None = None

@@ -15,6 +15,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
+from bench_plugin.errors import UnknownName
 from bench_plugin.hints import choices_hint
 
 T = TypeVar("T")
@@ -33,9 +34,6 @@ def _import(reference: str) -> object:
         target = getattr(target, part)
     return target
 
-
-class UnknownName(ValueError):
-    """A name no source of the registry knows; the message lists the choices and a did-you-mean."""
 
 
 class Registry(Generic[T]):

@@ -1,7 +1,8 @@
 """The controller's writer: streams records to results.jsonl, then writes report.md and summary.json.
 
 Registered only where ``workerinput`` is absent, and fed by ``pytest_runtest_logreport``, which fires
-for local and xdist reports alike.
+for local and xdist reports alike. A write that fails (a full disk, a read-only folder) stops the run
+cleanly: the error names the file, results.jsonl keeps its complete lines, and the exit status is non-zero.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 
 from bench_plugin.record import FAILED, PASSED, CaseRecord
 from bench_plugin.report.conversation_log import FOLDER, ConversationLogWriter
+from bench_plugin.report.escape import log_line
 from bench_plugin.report.write import in_case_order, write_reports
 from bench_plugin.store import ResultsStore
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
@@ -32,6 +34,16 @@ class BenchReporter:
         self._html = bool(getattr(config.option, "htmlpath", None))
         self._csv_files: list[str] = []
         self.conversations = ConversationLogWriter(output_dir)
+        self.session: pytest.Session | None = None
+        self.write_error: str | None = None  # the first failed write: nothing more is written after it
+        self._write_note = ""  # what the files hold after it
+        if self._html:
+            check_folder(Path(config.option.htmlpath).parent)
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Keep the session, to stop it when a file cannot be written."""
+        self.session = session
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -43,40 +55,111 @@ class BenchReporter:
             from bench_plugin.report.html import extras_for  # start-up: only when an HTML report is written
 
             report.extras = [*getattr(report, "extras", []), *extras_for(data)]  # type: ignore[attr-defined]
-        if not self._opened:  # first record: only runs that have cases touch the output folder
-            self.store.open()
-            self._opened = True
-        self.store.append(data)
-        self.conversations.write(data)
+        if self.write_error is None:
+            try:
+                if not self._opened:  # first record: only runs that have cases touch the output folder
+                    self.store.open()
+                    self._opened = True
+                self.store.append(data)
+                self.conversations.write(data)
+            except OSError as exc:
+                kept = len(self.store.records)
+                self.stop_writing(exc, self.output_dir, (
+                    f"{self.store.path} keeps the {kept} case{'s' * (kept != 1)} written before, each a whole "
+                    "line; the run stopped there and no report was written" if self._opened else "nothing was written"
+                ))
         self.config.hook.pytest_bench_case_recorded(config=self.config, record=data)
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Put the records in case order and write every report from them."""
-        if not self._opened:
+        if not self._opened or self.write_error is not None:
             return
         records = in_case_order(self.store.records)
-        self.store.finalize([r.nodeid for r in records])
-        # under xdist the controller collected no suite: aggregates come from the files records name
-        aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
-        leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
-        written = write_reports(records, self.output_dir, aggregates, leaderboards)
+        try:
+            self.store.finalize([r.nodeid for r in records])
+        except OSError as exc:
+            self.stop_writing(exc, self.store.path, f"{self.store.path} keeps its {len(records)} cases, each a "
+                              "whole line, in the order they finished; no report was written")
+            return
+        try:
+            # under xdist the controller collected no suite: aggregates come from the files records name
+            aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
+            leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
+            written = write_reports(records, self.output_dir, aggregates, leaderboards)
+        except OSError as exc:
+            self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
+            return
         self._csv_files = [path.name for key, path in written.items() if key.startswith("csv:")]
         self._csv_files += [str(path.relative_to(self.output_dir)) for key, path in written.items()
                             if key.startswith("leaderboard:")]
 
+    @pytest.hookimpl(specname="pytest_sessionfinish", wrapper=True, trylast=True)
+    def pytest_sessionfinish_errors(self, session: pytest.Session) -> Any:
+        """Catch a write error of any plugin's report (pytest-html, junit.xml), inside the terminal's summary."""
+        try:
+            return (yield)
+        except OSError as exc:
+            self.stop_writing(exc, "a report of another plugin (report.html, junit.xml)", "")
+            return None
+        finally:
+            if self.write_error is not None and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def stop_writing(self, exc: OSError, where: Path | str, note: str) -> None:
+        """Remember the first failed write and stop the run after the cases already running.
+
+        Args:
+            exc: the error; its ``filename`` names the file, else ``where`` does.
+            where: the file (or what) was being written.
+            note: what the output folder holds now, printed under the error.
+        """
+        if self.write_error is None:
+            target = exc.filename if exc.filename is not None else where
+            self.write_error = f"bench: cannot write {log_line(target)}: {log_line(exc.strerror or exc)}"
+            self._write_note = note
+        self.store.close()
+        if self.session is not None and not self.session.shouldstop:
+            self.session.shouldstop = self.write_error
+        dsession = self.config.pluginmanager.get_plugin("dsession")  # under xdist the controller's loop
+        if dsession is not None and not getattr(dsession, "shouldstop", True):
+            dsession.shouldstop = self.write_error
+
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """Print the per-model summary and where the files went."""
-        if not self._opened:
+        """Print the per-model summary and where the files went, or which file could not be written."""
+        if not self._opened and self.write_error is None:
             return
         records = self.store.records
         terminalreporter.section("bench summary")
         for line in summary_lines(records):
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(log_line(line))
+        if self.write_error is not None:
+            terminalreporter.write_line(self.write_error, red=True, bold=True)
+            if self._write_note:  # ours failed; else another plugin's report did, after ours were written
+                terminalreporter.write_line(log_line(self._write_note), red=True)
+                return
         logs = [f"{FOLDER}/"] if self.conversations.written else []
         files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files, *logs])
-        terminalreporter.write_line(f"results: {self.output_dir}{os.sep} ({files})")
+        terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({files})")
+
+
+def check_folder(folder: Path) -> None:
+    """Make the report folder now, as pytest-html is about to: a folder that cannot be made is a usage error.
+
+    pytest-html makes it while pytest configures, where an ``OSError`` would be an INTERNALERROR.
+
+    Raises:
+        pytest.UsageError: naming the folder, why, and what to do.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        where = log_line(exc.filename if exc.filename is not None else folder)
+        raise pytest.UsageError(
+            f"bench: cannot write {where}: {log_line(exc.strerror or exc)}; choose a folder that can be written "
+            "with --bench-output (and --bench-html PATH or --html PATH for report.html)"
+        ) from exc
 
 
 def summary_lines(records: list[CaseRecord]) -> list[str]:

@@ -3,7 +3,8 @@
 pytest runs items one by one on the main thread; each item waits on its own future while the loop
 works ahead on the cases submitted after deselection (see ``schedule.py``). Providers and their
 httpx clients live inside this loop and are reused across cases (measured fastest in
-``design/pytest-concurrency.md``).
+``design/pytest-concurrency.md``). Every call passes the limits of ``limits.py`` and the retries of
+``providers/retry.py`` here, and is written into its case's ``CallLog``.
 """
 
 from __future__ import annotations
@@ -12,89 +13,201 @@ import asyncio
 import concurrent.futures
 import contextlib
 import threading
-from dataclasses import replace
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from bench_plugin.case import PreparedCase, execute_case
+from bench_plugin import record as rec
+from bench_plugin.attempts import AttemptGate, Endpoint
+from bench_plugin.call_log import CallEntry, CallLog
+from bench_plugin.case import PreparedCase, build_record, execute_case
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.endpoints import ProviderSpec
+from bench_plugin.errors import ProviderError
 from bench_plugin.http import HttpPool
+from bench_plugin.limits import CircuitBreaker, Limits, Scope, SessionBudget
+from bench_plugin.pricing import call_cost
 from bench_plugin.providers.interface import Provider, apply_system_policy
 from bench_plugin.providers.registry import PROVIDER_TYPES, ProviderFactory, create_provider
-from bench_plugin.providers.retry import complete_with_retries
+from bench_plugin.providers.retry import DEFAULT_MAX_WAIT_S, complete_with_retries
 from bench_plugin.record import CaseRecord
 from bench_plugin.registry import Registry
+from bench_plugin.run_status import RunStatus
 
 _SHUTDOWN_TIMEOUT_S = 5.0
+TICK_S = 0.25
+"""How often the main thread, waiting for a case, lets the progress display draw."""
+BREAKER_THRESHOLD = 10
+"""Consecutive failures that open an endpoint's breaker by default: this, or twice the calls it may have in
+flight when that is more, so that one burst of calls failing together (a network blip) does not open it."""
 
 
-class _Slotted:
-    """A provider whose every attempt takes a slot of its endpoint, so backoff sleeps hold none."""
+@dataclass(frozen=True)
+class RunnerSettings:
+    """How calls are bounded: the ``--bench-*`` call options, checked (``options.py``).
 
-    def __init__(self, provider: Provider, slots: asyncio.Semaphore) -> None:
-        self._provider = provider
-        self._slots = slots
-        self.spec: ProviderSpec = provider.spec
+    ``provider_limits`` and ``model_limits`` override the suite's keys by provider and model name
+    (``concurrency``, ``rpm``, ``tpm``; providers also ``timeout``, ``max_retries``, ``max_wait``).
+    ``on_wait`` is told how long the main thread has waited for a case, every ``TICK_S``.
+    """
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        async with self._slots:
-            completion: Completion = await self._provider.complete(request)
-            return completion
+    provider_limits: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    model_limits: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    fail_fast: bool = False
+    breaker_threshold: int | None = None
+    call_timeout_s: float | None = None
+    case_timeout_s: float | None = None
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    status: RunStatus = field(default_factory=RunStatus)
+    on_wait: Callable[[float], None] | None = None
 
-    def should_retry(self, exc: BaseException) -> bool:
-        return self._provider.should_retry(exc)
 
-    def connection_key(self) -> str:
-        return self._provider.connection_key()
+class _CaseFuture(concurrent.futures.Future[CaseRecord]):
+    """A case's future whose ``result()`` lets the progress display draw while the main thread waits."""
 
-    def max_concurrency(self) -> int | None:
-        return self._provider.max_concurrency()
+    def __init__(self, on_wait: Callable[[float], None] | None) -> None:
+        super().__init__()
+        self._on_wait = on_wait
 
-    async def aclose(self) -> None:
-        await self._provider.aclose()
+    def result(self, timeout: float | None = None) -> CaseRecord:
+        if timeout is not None or self._on_wait is None:
+            return super().result(timeout)
+        started = time.monotonic()
+        while True:
+            try:
+                return super().result(TICK_S)
+            except concurrent.futures.TimeoutError:
+                if self.done():  # the case itself ended in a TimeoutError
+                    raise
+                with contextlib.suppress(Exception):  # progress on the terminal never fails a case
+                    self._on_wait(time.monotonic() - started)
 
 
 class Runner:
     """Runs cases concurrently on a daemon thread's event loop.
 
     Args:
-        concurrency: most cases in flight at once (``--bench-concurrency``).
+        concurrency: most cases (and model calls) in flight at once (``--bench-concurrency``).
+        provider_types: the provider types by name.
+        settings: limits, retries, budgets and progress (``RunnerSettings``).
     """
 
-    def __init__(self, concurrency: int = 16, provider_types: Registry[ProviderFactory] = PROVIDER_TYPES) -> None:
+    def __init__(
+        self,
+        concurrency: int = 16,
+        provider_types: Registry[ProviderFactory] = PROVIDER_TYPES,
+        settings: RunnerSettings | None = None,
+    ) -> None:
         self.concurrency = concurrency
+        self.settings = settings or RunnerSettings()
+        self.budget = SessionBudget(self.settings.budget_usd, self.settings.budget_tokens)
         self._provider_types = provider_types
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._case_slots: asyncio.Semaphore | None = None
+        self.call_slots: asyncio.Semaphore | None = None
         self._http: HttpPool | None = None
+        self._specs: dict[ProviderSpec, ProviderSpec] = {}
         self._providers: dict[ProviderSpec, Provider] = {}
-        self._provider_slots: dict[str, asyncio.Semaphore] = {}
+        self._endpoints: dict[str, Endpoint] = {}
+        self._model_scopes: dict[tuple[str, str], Scope] = {}
         self._futures: set[concurrent.futures.Future[CaseRecord]] = set()
 
     def submit(self, case: PreparedCase, nodeid: str) -> concurrent.futures.Future[CaseRecord]:
         """Start a case now; the future resolves to its record (it never raises for case problems)."""
         loop = self._ensure_started()
-        future = asyncio.run_coroutine_threadsafe(self._run_case(case, nodeid), loop)
+        future = _CaseFuture(self.settings.on_wait)
+
+        def start() -> None:
+            if future.cancelled():
+                return
+            task = loop.create_task(self._run_case(case, nodeid))
+            task.add_done_callback(lambda done: _settle(future, done))
+            future.add_done_callback(lambda f: _cancel_soon(loop, task) if f.cancelled() else None)
+
         self._futures.add(future)
         future.add_done_callback(self._futures.discard)
+        loop.call_soon_threadsafe(start)
         return future
 
     async def _run_case(self, case: PreparedCase, nodeid: str) -> CaseRecord:
         assert self._case_slots is not None
+        status = self.settings.status
         async with self._case_slots:
-            return await execute_case(case, nodeid, self.call_model)
+            spent = self.budget.exhausted()
+            if spent is not None:  # the session budget is spent: no new case starts
+                record = build_record(case.spec, nodeid, rec.SKIPPED, f"not run: {spent}",
+                                      error={"kind": "budget", "type": "BudgetExhausted", "message": spent})
+                status.case_finished(record.status, ran=False)
+                return record
+            status.case_started()
+            log = CallLog()
+            deadline = time.monotonic() + self.settings.case_timeout_s if self.settings.case_timeout_s else None
+
+            async def call(request: CompletionRequest) -> Completion:
+                return await self._bounded_call(request, log.start(request), deadline)
+
+            record = await execute_case(case, nodeid, call, calls=log)
+            status.case_finished(record.status)
+            return record
 
     async def call_model(self, request: CompletionRequest) -> Completion:
-        """Make one model call for a case or a judge: every call goes through here.
+        """Make one model call outside any case (every case's calls also come through ``_call``)."""
+        return await self._call(request, CallEntry.of(request))
 
-        Applies the model's system policy, the provider's concurrency limit and retries.
-        """
-        spec = request.model.provider
-        provider = _Slotted(self._provider(spec), self._provider_slot(self._provider(spec)))
+    async def _bounded_call(self, request: CompletionRequest, entry: CallEntry, deadline: float | None) -> Completion:
+        """One call of a case, cut off when the case's wall budget (``--bench-case-timeout``) runs out."""
+        if deadline is None:
+            return await self._call(request, entry)
+        try:
+            return await asyncio.wait_for(self._call(request, entry), timeout=max(0.0, deadline - time.monotonic()))
+        except asyncio.TimeoutError:
+            message = (f"the case's wall budget of {self.settings.case_timeout_s:g} s ran out during a call "
+                       f"to {request.model.name}")
+            entry.error = ProviderError(message, kind="case_timeout")
+            raise entry.error from None
+
+    async def _call(self, request: CompletionRequest, entry: CallEntry) -> Completion:
+        """Applies the model's system policy, the limits of its endpoint and model, and retries."""
+        spec = self._effective(request.model.provider)
+        provider = self._provider(spec)
+        endpoint = self._endpoint(provider, spec)
+        attempts = AttemptGate(provider, endpoint, self._model_scope(endpoint, request), entry,
+                               session_slots=self.call_slots, status=self.settings.status,
+                               fail_fast=self.settings.fail_fast)
         prepared = replace(request, messages=apply_system_policy(request.messages, request.model))
-        completion: Completion = await complete_with_retries(provider, prepared, max_retries=spec.max_retries)
+        try:
+            completion = await complete_with_retries(
+                attempts, prepared, max_retries=spec.max_retries, max_wait=spec.max_wait_s or DEFAULT_MAX_WAIT_S,
+                retry_rate_limits=not self.settings.fail_fast, sleep=attempts.sleep, on_retry=attempts.on_retry,
+            )
+        except Exception as exc:
+            entry.error = exc
+            raise
+        except asyncio.CancelledError:  # a time budget (the case's, an agent's) or Ctrl-C cut the call short
+            entry.error = ProviderError("the call was cancelled before it answered", kind="cancelled")
+            raise
+        entry.completion = completion
+        entry.cost = call_cost(request.model, completion.usage)
+        self.budget.add(entry.cost, completion.usage)
         return completion
+
+    def _effective(self, spec: ProviderSpec) -> ProviderSpec:
+        """The provider spec with the command line's overrides (``--bench-limit``, ``--bench-timeout``)."""
+        if spec not in self._specs:
+            given: dict[str, Any] = dict(self.settings.provider_limits.get(spec.name, {}))
+            if self.settings.call_timeout_s is not None:
+                given.setdefault("timeout", self.settings.call_timeout_s)
+            names = {"timeout": "timeout_s", "max_wait": "max_wait_s"}
+            fields = {names.get(key, key): value for key, value in given.items()}
+            for key in ("concurrency", "max_retries"):
+                if key in fields:
+                    fields[key] = int(fields[key])
+            self._specs[spec] = replace(spec, **fields)
+        return self._specs[spec]
 
     def _provider(self, spec: ProviderSpec) -> Provider:
         if spec not in self._providers:  # specs are deep-frozen, so equal endpoints share one provider
@@ -102,11 +215,26 @@ class Runner:
             self._providers[spec] = create_provider(spec, self._http, self._provider_types)
         return self._providers[spec]
 
-    def _provider_slot(self, provider: Provider) -> asyncio.Semaphore:
+    def _endpoint(self, provider: Provider, spec: ProviderSpec) -> Endpoint:
         key = provider.connection_key()
-        if key not in self._provider_slots:
-            self._provider_slots[key] = asyncio.Semaphore(provider.max_concurrency() or self.concurrency)
-        return self._provider_slots[key]
+        if key not in self._endpoints:  # the first spec seen for an endpoint sets its limits
+            limits = Limits(provider.max_concurrency(), spec.rpm, spec.tpm)
+            threshold = self.settings.breaker_threshold
+            if threshold is None:
+                threshold = max(BREAKER_THRESHOLD, 2 * min(limits.concurrency or self.concurrency, self.concurrency))
+            self._endpoints[key] = Endpoint(key, spec.name, Scope(spec.name, limits), CircuitBreaker(threshold))
+        return self._endpoints[key]
+
+    def _model_scope(self, endpoint: Endpoint, request: CompletionRequest) -> Scope:
+        model = request.model
+        key = (endpoint.key, model.id)
+        if key not in self._model_scopes:
+            given = {"concurrency": model.concurrency, "rpm": model.rpm, "tpm": model.tpm,
+                     **self.settings.model_limits.get(model.name, {})}
+            concurrency = int(given["concurrency"]) if given["concurrency"] else None
+            limits = Limits(concurrency, given["rpm"], given["tpm"])
+            self._model_scopes[key] = Scope(f"{endpoint.name}/{model.id}", limits)
+        return self._model_scopes[key]
 
     def _ensure_started(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -123,6 +251,7 @@ class Runner:
         asyncio.set_event_loop(loop)
         self._loop = loop
         self._case_slots = asyncio.Semaphore(self.concurrency)
+        self.call_slots = asyncio.Semaphore(self.concurrency)
         self._http = HttpPool(size=self.concurrency)
         ready.set()
         loop.run_forever()
@@ -151,3 +280,19 @@ class Runner:
             await provider.aclose()
         if self._http is not None:
             await self._http.aclose()
+
+
+def _settle(future: concurrent.futures.Future[CaseRecord], task: asyncio.Task[CaseRecord]) -> None:
+    """Copy a finished task's outcome to the future the main thread waits on (unless it was cancelled)."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        if task.cancelled():
+            future.cancel()
+        elif task.exception() is not None:
+            future.set_exception(task.exception())
+        else:
+            future.set_result(task.result())
+
+
+def _cancel_soon(loop: asyncio.AbstractEventLoop, task: asyncio.Task[CaseRecord]) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop is already closed: the task went with it
+        loop.call_soon_threadsafe(task.cancel)

@@ -2,8 +2,9 @@
 
 Work starts only after deselection (``-k``, ``-m``, ``--lf`` cost no calls). The look-ahead keeps
 about twice the concurrency submitted ahead of the item pytest is running, so ``-x`` or Ctrl-C waste
-little; an item that was never submitted (an xdist worker only learns its items one by one) submits
-itself when it runs.
+little. Under xdist a worker plans the share the controller gave it (``xdist_schedule.py``); an item
+that was never planned (a worker under an explicit ``--dist``, where it learns its items one by one,
+or a case handed over from a crashed worker) submits itself when it runs.
 """
 
 from __future__ import annotations

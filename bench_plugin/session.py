@@ -11,8 +11,9 @@ from pluggy import HookRelay
 from bench_plugin.case import PreparedCase
 from bench_plugin.catalog import catalog_from_hooks
 from bench_plugin.providers.registry import PROVIDER_TYPES
-from bench_plugin.runner import Runner
+from bench_plugin.runner import Runner, RunnerSettings
 from bench_plugin.schedule import Scheduler
+from bench_plugin.shards import Shard
 from bench_plugin.suite.build import BuildOptions
 from bench_plugin.suite.expand import ExpandOptions
 
@@ -25,6 +26,8 @@ class BenchState:
     build_options: BuildOptions
     expand_options: ExpandOptions
     hook: HookRelay | None = None  # config.hook: the session-wide hook relay (provider types are session-wide)
+    shard: Shard | None = None  # --bench-shard: this machine's part of the cases
+    calls: RunnerSettings = field(default_factory=RunnerSettings)  # limits, budgets, progress
     _markers: set[str] = field(default_factory=set)
 
     @cached_property
@@ -32,7 +35,7 @@ class BenchState:
         """The background runner, made on first use."""
         # made on first use, after collection: every conftest.py that adds a provider type is loaded
         providers = catalog_from_hooks(self.hook).providers if self.hook is not None else PROVIDER_TYPES
-        return Runner(self.concurrency, providers)
+        return Runner(self.concurrency, providers, self.calls)
 
     @cached_property
     def scheduler(self) -> Scheduler[PreparedCase]:

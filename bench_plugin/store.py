@@ -2,17 +2,21 @@
 
 The file is appended to and flushed per case, so a Ctrl-C or a crash later in the session loses
 nothing that already finished. At the end of the session ``finalize`` rewrites it atomically in
-collection order, so ``-n 2`` and ``-n 0`` give files with the same lines in the same order.
+collection order, so ``-n 2`` and ``-n 0`` give files with the same lines in the same order. A write
+that fails (a full disk, a read-only folder) raises an ``OSError`` that names the file, and leaves the
+file as it was: complete lines only.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, BinaryIO
 
 from bench_plugin.record import CaseRecord
 
@@ -41,7 +45,8 @@ class ResultsStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._file: IO[str] | None = None
+        self._file: BinaryIO | None = None
+        self._size = 0  # bytes of complete lines in the file
         self._records: list[CaseRecord] = []
         self._lines: list[tuple[str, str]] = []  # (nodeid, line) exactly as appended
 
@@ -56,9 +61,16 @@ class ResultsStore:
         return self._file is not None
 
     def open(self) -> None:
-        """Create the directory and start an empty file: one file per session, never a mix of two."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("w", encoding="utf-8", newline="\n")
+        """Create the directory and start an empty file: one file per session, never a mix of two.
+
+        Raises:
+            OSError: the folder or the file cannot be created; ``filename`` names it.
+        """
+        with _naming(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # unbuffered: a failed write shows at once, on the line that failed, and can be undone
+            self._file = self.path.open("wb", buffering=0)
+        self._size = 0
         self._records.clear()
         self._lines.clear()
 
@@ -70,13 +82,22 @@ class ResultsStore:
 
         Raises:
             RuntimeError: when the store was not opened (or is already finalized).
+            OSError: the line could not be written (``filename`` is the file). What part of it reached
+                the file is cut off again, the file is closed, and every line before it stays whole.
         """
         if self._file is None:
             raise RuntimeError(f"ResultsStore({str(self.path)!r}) is not open; call open() first")
         data = record.to_dict() if isinstance(record, CaseRecord) else dict(record)
         line = encode_record(data)
-        self._file.write(line + "\n")
-        self._file.flush()
+        # a lone surrogate (odd model output) is written as its JSON escape, which reads back the same
+        encoded = (line + "\n").encode("utf-8", "backslashreplace")
+        try:
+            with _naming(self.path):
+                _write_all(self._file, encoded)
+        except OSError:
+            self._drop_torn_line()
+            raise
+        self._size += len(encoded)
         case = record if isinstance(record, CaseRecord) else CaseRecord.from_dict(data)
         self._records.append(case)
         self._lines.append((case.nodeid, line))
@@ -106,20 +127,58 @@ class ResultsStore:
             self._file.close()
             self._file = None
 
+    def _drop_torn_line(self) -> None:
+        """Cut the file back to its complete lines and close it; the error being raised says why."""
+        if self._file is None:
+            return
+        with contextlib.suppress(OSError):  # truncating frees space, so it works on a full disk too
+            os.ftruncate(self._file.fileno(), self._size)
+        with contextlib.suppress(OSError):
+            self._file.close()
+        self._file = None
+
+
+def _write_all(file: BinaryIO, data: bytes) -> None:
+    """Write every byte: a raw file may take part of a write and say so, rather than fail."""
+    view = memoryview(data)
+    while view:
+        written = file.write(view)
+        if not written:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
+
+
+@contextlib.contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """Make an ``OSError`` raised inside name ``path`` (a failed write names no file, a temp file the wrong one)."""
+    try:
+        yield
+    except OSError as exc:
+        unnamed = not isinstance(exc.filename, str) or Path(exc.filename).name.startswith(f".{path.name}.")
+        if unnamed and exc.errno is not None:  # without an errno, str(exc) would lose the message
+            exc.filename = str(path)
+        raise
+
 
 def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as temp:
-            temp.write(text)
-            temp.flush()
-            os.fsync(temp.fileno())
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    """Replace ``path`` with ``text`` so that readers see the old file or the new one, never half.
+
+    Raises:
+        OSError: the folder or the file cannot be written; ``filename`` names ``path`` (or the folder that
+            could not be made), and ``path`` is left as it was.
+    """
+    with _naming(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as temp:
+                temp.write(text)
+                temp.flush()
+                os.fsync(temp.fileno())
+            os.replace(temp_name, path)
+        except BaseException:
+            Path(temp_name).unlink(missing_ok=True)
+            raise
 
 
 def read_results(path: Path | str) -> list[CaseRecord]:
@@ -152,3 +211,29 @@ def read_results(path: Path | str) -> list[CaseRecord]:
         except TypeError as exc:
             raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
     return records
+
+
+def read_result_sets(paths: Iterable[Path | str]) -> tuple[list[CaseRecord], int]:
+    """Read several results files (shards, a re-run, a merged file) as one set of cases.
+
+    A case is its node id: when it appears more than once (the same file given twice, a shard
+    merged and given again, a case re-run), its last reading is kept, in the order the files are
+    given, so a re-run named after the first run replaces it.
+
+    Args:
+        paths: ``results.jsonl`` files, read with :func:`read_results`.
+
+    Returns:
+        The records, each case once, in the order each case was first seen; and how many
+        duplicate readings were left out.
+
+    Raises:
+        ValueError: as :func:`read_results`, for a line that is not a case record.
+    """
+    cases: dict[str, CaseRecord] = {}
+    readings = 0
+    for path in paths:
+        for record in read_results(path):
+            cases[record.nodeid] = record  # a dict keeps the first position and takes the last value
+            readings += 1
+    return list(cases.values()), readings - len(cases)

@@ -216,6 +216,8 @@ class AgentRun:
     ``checks`` holds the checks of each ``completion`` scorer
     (by scorer name), the final workspace files (``path``, ``size``, and ``text`` for small text files)
     and the budget: steps (model calls) used, seconds, and why the loop was stopped, if it was.
+    ``sandbox`` is the backend its programs ran in (None: it ran none); records name it only when it is
+    ``none``, so that every report can flag the cases whose commands ran without isolation.
     """
 
     tools: tuple[str, ...]
@@ -227,6 +229,7 @@ class AgentRun:
     max_seconds: float = 0.0
     elapsed_s: float = 0.0
     stopped: str | None = None
+    sandbox: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, as records keep it."""
@@ -237,4 +240,5 @@ class AgentRun:
             "files": [dict(entry) for entry in self.files],
             "budget": {"steps": self.steps, "max_steps": self.max_steps, "elapsed_s": round(self.elapsed_s, 3),
                        "max_seconds": self.max_seconds, "stopped": self.stopped},
+            **({"sandbox": "none"} if self.sandbox == "none" else {}),
         }

@@ -4,10 +4,13 @@ Starts the mock server with a fixed answer latency, writes a suite of N single-t
 it over HTTP, and runs pytest on it in a subprocess with several settings. For each it prints the wall
 time, the ratio to the ideal ``ceil(N / concurrency) * latency`` (1.00 is perfect; start-up is included, so
 small runs look worse) and the ratio to a raw-httpx peer that makes the same N calls with the same
-concurrency and no pytest. Figures, not assertions: run it before and after a change to the runner.
+concurrency and no pytest. With ``--xdist N`` each concurrency is also run as ``-n N`` at the same
+total in flight (``--bench-concurrency C/N`` per worker), printed with its ratio to the single
+process. Figures, not assertions: run it before and after a change to the runner.
 
     python benchmarks/throughput.py                 # N=200, latency 0.2 s
     python benchmarks/throughput.py --cases 1000 --latency 0.1 --concurrency 16 64
+    python benchmarks/throughput.py --cases 1000 --concurrency 64 --xdist 2 --repeat 3
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import argparse
 import asyncio
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -75,32 +79,51 @@ async def raw_httpx(base_url: str, cases: int, concurrency: int) -> float:
     return time.perf_counter() - started
 
 
+def median_walls(folder: Path, repeat: int, *settings: list[str]) -> list[float]:
+    """The median wall time of each setting over ``repeat`` rounds.
+
+    Other work on the machine makes single runs noisy; the settings take turns within each round, so
+    they meet the same conditions.
+    """
+    walls: list[list[float]] = [[] for _ in settings]
+    for _ in range(repeat):
+        for setting, times in zip(settings, walls, strict=True):
+            times.append(run_pytest(folder, *setting))
+    return [statistics.median(times) for times in walls]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
-    parser.add_argument("--xdist", type=int, default=2, help="also run with -n N (0 to skip)")
+    parser.add_argument("--xdist", type=int, default=2,
+                        help="also run with -n N at the same total concurrency (0 to skip)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per setting; the median is printed")
     options = parser.parse_args()
-    n, latency = options.cases, options.latency
-    print(f"{n} cases, answer latency {latency:g} s, loopback mock server; ratio = wall / reference\n")
-    print(f"{'setting':<34} {'wall s':>8} {'ideal s':>8} {'vs ideal':>9} {'vs httpx':>9}")
+    n, latency, workers, repeat = options.cases, options.latency, options.xdist, max(1, options.repeat)
+    print(f"{n} cases, answer latency {latency:g} s, loopback mock server, median of {repeat}; "
+          "ratio = wall / reference\n")
+    print(f"{'setting':<34} {'wall s':>8} {'ideal s':>8} {'vs ideal':>9} {'vs httpx':>9} {'vs 1 proc':>10}")
     with MockServer(latency=latency) as server, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         write_suite(folder, server.openai_base_url, n)
         for concurrency in options.concurrency:
             ideal = math.ceil(n / concurrency) * latency
             peer = asyncio.run(raw_httpx(server.openai_base_url, n, concurrency))
-            wall = run_pytest(folder, "--bench-concurrency", str(concurrency))
+            per_worker = max(1, concurrency // workers) if workers else 0
+            settings = [["--bench-concurrency", str(concurrency)]]
+            if workers:
+                settings.append(["-n", str(workers), "--bench-concurrency", str(per_worker)])
+            wall, *spread = median_walls(folder, repeat, *settings)
             label = f"raw httpx, {concurrency} in flight"
-            print(f"{label:<34} {peer:>8.2f} {ideal:>8.2f} {peer / ideal:>9.2f} {1:>9.2f}")
+            print(f"{label:<34} {peer:>8.2f} {ideal:>8.2f} {peer / ideal:>9.2f} {1:>9.2f} {'-':>10}")
             label = f"pytest, {concurrency} in flight"
-            print(f"{label:<34} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>9.2f} {wall / peer:>9.2f}")
-        if options.xdist:
-            wall = run_pytest(folder, "-n", str(options.xdist))
-            ideal = math.ceil(n / options.xdist) * latency
-            label = f"pytest -n {options.xdist} (lazy, 1 per worker)"
-            print(f"{label:<34} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>9.2f} {'-':>9}")
+            print(f"{label:<34} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>9.2f} {wall / peer:>9.2f} {1:>10.2f}")
+            for other in spread:
+                label = f"pytest -n {workers}, {workers} x {per_worker} in flight"
+                print(f"{label:<34} {other:>8.2f} {ideal:>8.2f} {other / ideal:>9.2f} {other / peer:>9.2f} "
+                      f"{other / wall:>10.2f}")
     return 0
 
 

@@ -8,6 +8,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+# pytester's in-process runs drop the modules first imported during a run; numpy and scipy refuse
+# to be imported a second time in one process, so the report code that uses them loads here, once
+import bench_plugin.report.write  # noqa: F401  (imports numpy and scipy)
+
 if TYPE_CHECKING:
     from bench_plugin.mock.server import MockServer
 

@@ -52,3 +52,64 @@ def test_report_computes_the_suite_aggregates_again(tmp_path: Path, monkeypatch:
     monkeypatch.chdir(tmp_path)  # suite paths in records are relative to where pytest ran
     assert main(["report", "results.jsonl", "-o", "out"]) == 0
     assert (tmp_path / "out" / "c.csv").read_bytes() == b"model,n,mean_c\r\nm,1,1.0000\r\n"
+
+
+def case_record(task: str, model: str, status: str = "passed", composite: float | None = 1.0) -> dict[str, object]:
+    return {"nodeid": f"s.yaml::{task}[{model}-run1]", "suite": "s", "path": "s.yaml", "task": task, "model": model,
+            "model_id": model, "model_label": model, "provider": "echo", "run": 1, "status": status,
+            "composite": composite, "scores": {"components": [{"name": "C", "value": composite}]}}
+
+
+def write_results(path: Path, records: list[dict[str, object]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def test_report_reads_several_result_sets_and_counts_a_case_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    first = write_results(tmp_path / "a.jsonl", [case_record("t1", "m"), case_record("t2", "m", "failed", 0.0)])
+    # a re-run of t2 and the same t1 again: t2's later reading replaces the first
+    second = write_results(tmp_path / "b.jsonl", [case_record("t1", "m"), case_record("t2", "m")])
+    assert main(["report", str(first), str(second), str(second), "-o", str(tmp_path / "out")]) == 0
+    totals = json.loads((tmp_path / "out" / "summary.json").read_text())["totals"]
+    assert (totals["passed"], totals["failed"]) == (2, 0)
+    assert "4 duplicate records left out" in capsys.readouterr().err
+
+
+def test_report_on_shards_equals_report_on_their_merge(tmp_path: Path) -> None:
+    records = [case_record(f"t{i}", model, composite=i / 4) for i in range(4) for model in ("m", "n")]
+    shards = [write_results(tmp_path / f"shard{i}" / "results.jsonl", records[i::2]) for i in range(2)]
+    merged = write_results(tmp_path / "merged" / "results.jsonl", records)
+    assert main(["report", *map(str, shards), "-o", str(tmp_path / "from-shards")]) == 0
+    assert main(["report", str(merged), *map(str, shards), "-o", str(tmp_path / "from-merge")]) == 0
+    for name in ("report.md", "summary.json"):
+        assert (tmp_path / "from-shards" / name).read_text() == (tmp_path / "from-merge" / name).read_text(), name
+
+
+def test_report_asks_where_to_write_when_results_are_in_different_folders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    shards = [write_results(tmp_path / f"shard{i}" / "results.jsonl", [case_record(f"t{i}", "m")]) for i in range(2)]
+    assert main(["report", *map(str, shards)]) == 2
+    assert "choose where the reports go with -o FOLDER" in capsys.readouterr().err
+    assert not (tmp_path / "shard0" / "report.md").exists()
+
+
+def test_report_names_a_results_file_it_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "results.jsonl"
+    bad.write_text('{"nodeid": "x"}\n[1, 2]\n{"nodeid": "y"}\n')
+    assert main(["report", str(bad), str(tmp_path / "missing.jsonl")]) == 2
+    assert f"{bad}:1: incomplete case record" in capsys.readouterr().err
+
+
+def test_audit_prints_the_audit_of_stored_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = case_record("t1", "m", "error", None) | {
+        "scores": None, "error": {"kind": "http_500", "type": "TransientProviderError", "message": "HTTP 500"}}
+    results = write_results(tmp_path / "results.jsonl", [broken, case_record("t2", "m")])
+    assert main(["audit", str(results), str(results)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("# Audit\n") and "`s.yaml::t1[m-run1]`" in out.out
+    assert "2 duplicate records left out" in out.err
+    assert not (tmp_path / "report.md").exists()  # the audit writes nothing

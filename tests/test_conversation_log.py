@@ -63,5 +63,5 @@ def test_the_markdown_log_shows_participants_replies_and_events(tmp_path: Path) 
 
 
 def test_the_html_transcript_of_a_conversation_is_its_text_with_speakers_and_events() -> None:
-    extra = extras_for(RECORD)[0]
+    extra = extras_for(RECORD, linked=True)[0]
     assert (extra["name"], extra["content"]) == ("Transcript", RECORD["response"])

@@ -52,7 +52,7 @@ def pytest_runtest_makereport(item, call):
     record = record_for(item)
     if report.when == "call" and record is not None:
         report.bench_record = record
-        report.extras = extras_for(record)
+        report.extras = extras_for(record, linked=True)
     return report
 """
 
@@ -208,7 +208,7 @@ def test_hooks_are_optional_so_they_register_without_pytest_html(pytester: pytes
 def test_extras_for_a_record_without_transcript_falls_back_to_prompt_and_response() -> None:
     record = {"messages": [{"role": "system", "content": "Be brief."}], "response": "Paris"}
     assert format_transcript(record) == "system: Be brief.\n\nassistant: Paris"
-    names = [extra["name"] for extra in extras_for(record)]
+    names = [extra["name"] for extra in extras_for(record, linked=True)]
     assert names == ["Transcript", "Record"]
 
 
@@ -226,4 +226,6 @@ def test_header_columns_go_after_the_test_column_wherever_it_is() -> None:
         "Model",
         "Task",
         "Score",
+        "Run",
+        "Components",
     ]

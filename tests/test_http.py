@@ -13,7 +13,16 @@ import pytest
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
-from bench_plugin.http import HttpPool, api_key_from_env, merge_headers, parse_retry_after, post_json, redact
+from bench_plugin.http import (
+    HttpPool,
+    api_key_from_env,
+    merge_headers,
+    parse_reset,
+    parse_retry_after,
+    post_json,
+    redact,
+    retry_wait_of,
+)
 from bench_plugin.providers.interface import BaseProvider
 from bench_plugin.providers.retry import complete_with_retries
 
@@ -377,3 +386,49 @@ async def test_error_excerpt_is_short_and_redacted(mock_server, model):
     assert KEY[:8] not in message
     assert "[REDACTED]" in message
     assert len(message) < 500
+
+
+# --- retry_wait_of: every header that says how long to wait ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "7"}, 7.0),
+        ({"retry-after-ms": "250", "Retry-After": "7"}, 0.25),
+        ({"llm_provider-retry-after": "60"}, 60.0),
+        ({"llm_provider-retry-after-ms": "1500"}, 1.5),
+        ({"Retry-After": "3", "llm_provider-retry-after": "60"}, 3.0),
+        ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "6m0s",
+          "x-ratelimit-remaining-tokens": "900", "x-ratelimit-reset-tokens": "20ms"}, 360.0),
+        ({"x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "1m30.5s"}, 90.5),
+        ({"llm_provider-x-ratelimit-remaining-tokens": "0", "llm_provider-x-ratelimit-reset-tokens": "2s"}, 2.0),
+        ({"anthropic-ratelimit-tokens-remaining": "0", "anthropic-ratelimit-tokens-reset": "2023-11-14T22:13:50Z"},
+         30.0),
+        ({}, None),
+    ],
+)
+def test_retry_wait_reads_retry_after_its_kin_and_the_rate_limit_resets(headers, expected):
+    now = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+    wait = retry_wait_of(headers, 429, now=now)
+    assert wait == (pytest.approx(expected) if expected is not None else None)
+
+
+def test_retry_wait_reads_an_http_date():
+    now = 1_700_000_000.0
+    assert retry_wait_of({"Retry-After": formatdate(now + 12, usegmt=True)}, 503, now=now) == pytest.approx(12)
+
+
+def test_rate_limit_resets_count_only_on_a_429():
+    headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "5s"}
+    assert retry_wait_of(headers, 500) is None
+    assert retry_wait_of(headers, 429) == 5.0
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("20ms", 0.02), ("1h2m3s", 3723.0), ("0.5", 0.5), ("2023-11-14T22:13:25+00:00", 5.0), ("soon", None), ("", None)],
+)
+def test_parse_reset_formats(value, expected):
+    got = parse_reset(value, now=1_700_000_000.0)
+    assert got == (pytest.approx(expected) if expected is not None else None)

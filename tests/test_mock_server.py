@@ -9,6 +9,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -295,3 +296,53 @@ def test_main_serves_until_interrupted(tmp_path: Path):
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=5) == 0
+
+
+# --- rules that fire on a share of the requests, and retry headers ------------------------------------
+
+
+def test_every_rule_fires_on_every_nth_matching_request(mock_server, client, model):
+    mock_server.add_rule({"model": model, "every": 3, "status": 500})
+    statuses = [chat(client, mock_server, model).status_code for _ in range(7)]
+    assert statuses == [200, 200, 500, 200, 200, 500, 200]
+
+
+def test_probability_rules_fire_on_a_share_of_requests_repeatably_with_a_seed(client, model):
+    def run() -> list[int]:
+        with MockServer(seed=7, rules=[{"model": model, "probability": 0.3, "status": 503}]) as server:
+            return [chat(client, server, model).status_code for _ in range(60)]
+
+    first = run()
+    assert first == run()
+    assert 5 <= first.count(503) <= 35
+
+
+@pytest.mark.parametrize(("probability", "status"), [(0, 200), (1, 429)])
+def test_probability_zero_never_fires_and_one_always(mock_server, client, model, probability, status):
+    mock_server.add_rule({"model": model, "probability": probability, "status": 429})
+    assert {chat(client, mock_server, model).status_code for _ in range(5)} == {status}
+
+
+def test_retry_after_date_is_an_http_date_that_far_ahead(mock_server, client, model):
+    mock_server.add_rule({"model": model, "status": 429, "retry_after_date": 120})
+    response = chat(client, mock_server, model)
+    ahead = parsedate_to_datetime(response.headers["retry-after"]).timestamp() - time.time()
+    assert response.status_code == 429 and 100 <= ahead <= 121
+
+
+def test_proxy_retry_headers_go_through_headers(mock_server, client, model):
+    mock_server.add_rule({"model": model, "status": 429, "headers": {"llm_provider-retry-after": "60"}})
+    assert chat(client, mock_server, model).headers["llm_provider-retry-after"] == "60"
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [{"every": 0}, {"every": True}, {"probability": 1.5}, {"probability": "often"}, {"retry_after_date": "soon"}],
+)
+def test_invalid_share_rules_are_rejected(rule):
+    with pytest.raises(ValueError, match="rule"):
+        MockServer(rules=[rule])
+
+
+def test_parse_args_reads_the_seed():
+    assert parse_args(["--seed", "5"]).seed == 5

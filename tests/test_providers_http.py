@@ -449,3 +449,78 @@ def test_anthropic_default_url_and_connection_key():
 
     assert provider.url == "https://api.anthropic.com/v1/messages"
     assert provider.connection_key() == "https://api.anthropic.com"
+
+
+# --- error payloads in a 200, retry headers, finish reason and response id ---------------------------------
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("error", "kind", "transient"),
+    [
+        ({"code": "rate_limit_exceeded", "message": "busy"}, "http_429", True),
+        ({"type": "server_error", "message": "oops"}, "http_500", True),
+        ({"code": "context_length_exceeded", "message": "too long"}, "http_400", False),
+        ({"code": "mystery", "message": "upstream hiccup"}, "error_payload", True),
+        ("provider returned error", "error_payload", True),
+    ],
+)
+async def test_openai_named_error_codes_in_a_200_body(mock_server, pool, model_id, api_key, error, kind, transient):
+    mock_server.add_rule({"model": model_id, "body": {"error": error}})
+    provider = OpenAICompatProvider(openai_spec(mock_server), pool)
+
+    with pytest.raises(ProviderError, match="error in a 200 response") as info:
+        await provider.complete(make_request(provider.spec, model_id))
+
+    assert info.value.kind == kind
+    assert isinstance(info.value, TransientProviderError) is transient
+
+
+@pytest.mark.asyncio
+async def test_openai_error_inside_the_first_choice_is_an_error(mock_server, pool, model_id, api_key):
+    choice = {"index": 0, "finish_reason": "error", "message": {"role": "assistant", "content": ""},
+              "error": {"code": 502, "message": "upstream provider failed"}}
+    mock_server.add_rule({"model": model_id, "body": {"id": "gen-1", "choices": [choice]}})
+    provider = OpenAICompatProvider(openai_spec(mock_server), pool)
+
+    with pytest.raises(TransientProviderError, match="upstream provider failed") as info:
+        await provider.complete(make_request(provider.spec, model_id))
+    assert info.value.status == 502
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("headers", "wait"),
+    [({"llm_provider-retry-after": "60"}, 60.0), ({"retry-after-ms": "1500"}, 1.5),
+     ({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "2m"}, 120.0)],
+)
+async def test_429_carries_the_wait_any_retry_header_asks_for(mock_server, pool, model_id, api_key, headers, wait):
+    mock_server.add_rule({"model": model_id, "status": 429, "headers": headers})
+    provider = OpenAICompatProvider(openai_spec(mock_server), pool)
+
+    with pytest.raises(TransientProviderError) as info:
+        await provider.complete(make_request(provider.spec, model_id))
+    assert info.value.retry_after == pytest.approx(wait)
+
+
+@pytest.mark.asyncio
+async def test_anthropic_429_with_an_http_date_retry_after(mock_server, pool, model_id, api_key):
+    mock_server.add_rule({"model": model_id, "status": 429, "retry_after_date": 30})
+    provider = AnthropicProvider(anthropic_spec(mock_server), pool)
+
+    with pytest.raises(TransientProviderError) as info:
+        await provider.complete(make_request(provider.spec, model_id))
+    assert info.value.kind == "http_429" and 25 <= (info.value.retry_after or 0) <= 31
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_finish_reason_and_response_id_are_read(mock_server, pool, model_id, api_key, wire):
+    spec = openai_spec(mock_server) if wire == "openai" else anthropic_spec(mock_server)
+    provider = OpenAICompatProvider(spec, pool) if wire == "openai" else AnthropicProvider(spec, pool)
+
+    completion = await provider.complete(make_request(provider.spec, model_id))
+
+    assert completion.finish_reason == ("stop" if wire == "openai" else "end_turn")
+    prefix = "chatcmpl-mock-" if wire == "openai" else "msg_mock_"
+    assert completion.request_id and completion.request_id.startswith(prefix)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench_plugin.chat import CallModel, Completion, CompletionRequest, Message
+from bench_plugin.engines.partial import keep_partial
+from bench_plugin.errors import ProviderError
 from bench_plugin.suite.gates import evaluate_gate
 from bench_plugin.suite.sources import TemplateSpec
 from bench_plugin.suite.spec import CaseSpec, PhaseSpec, TurnSpec
@@ -31,6 +33,16 @@ class _Progress:
     def answered(self) -> list[TurnResult]:
         return [turn for turn in self.turns if turn.answered]
 
+    def transcript(self) -> Transcript:
+        """The conversation so far; the response is the last answer given."""
+        answered = self.answered
+        return Transcript(
+            messages=tuple(self.messages),
+            response=(answered[-1].answer or "") if answered else "",
+            completions=tuple(self.completions),
+            turns=tuple(self.turns),
+        )
+
 
 async def run_turns(case: CaseSpec, call_model: CallModel) -> Transcript:
     """Play the case's scripted turns against its model, phase by phase.
@@ -39,7 +51,8 @@ async def run_turns(case: CaseSpec, call_model: CallModel) -> Transcript:
 
     Raises:
         CaseError: when a turn's template fails to render (it names the turn's line and key).
-        ProviderError: when a call fails; the runner classifies it.
+        ProviderError: when a call fails; the runner classifies it. It carries the turns answered
+            before (``engines/partial.py``).
     """
     assert case.model is not None and case.turns is not None, "expansion sets both for cases with turns"
     progress = _Progress()
@@ -60,7 +73,11 @@ async def run_turns(case: CaseSpec, call_model: CallModel) -> Transcript:
                 model=case.model, messages=tuple(history), task=case.task, run=case.run, turn=call,
                 variables=case.variables,
             )
-            completion = await call_model(request)
+            try:
+                completion = await call_model(request)
+            except ProviderError as exc:  # the record keeps the turns answered before this one
+                keep_partial(exc, progress.transcript())
+                raise
             progress.completions.append(completion)
             progress.turns.append(
                 answered_turn(index, call, tuple(history), completion, case.model.thinking, phase=phase_number)
@@ -68,13 +85,7 @@ async def run_turns(case: CaseSpec, call_model: CallModel) -> Transcript:
             # the model's own history keeps its reply as given; the transcript also names the speaker
             history.append(Message("assistant", completion.text))
             progress.messages.append(Message("assistant", completion.text, name=case.model.label))
-    answered = progress.answered
-    return Transcript(
-        messages=tuple(progress.messages),
-        response=(answered[-1].answer or "") if answered else "",
-        completions=tuple(progress.completions),
-        turns=tuple(progress.turns),
-    )
+    return progress.transcript()
 
 
 def phase_system(

@@ -7,6 +7,13 @@ Matchers (all optional; a rule without matchers applies to every request):
     ``model``: the exact model name of the request. ``match``: a regex searched in the last user message.
     ``path``: ``openai`` or ``anthropic``. ``tool_result``: a regex searched in the request's last message
     when it is a tool result (OpenAI ``role: tool``, Anthropic ``tool_result`` blocks); otherwise no match.
+    ``every``: N: only every Nth request the other matchers hold for (the Nth, 2Nth...).
+    ``probability``: p in [0, 1]: only that fraction of them, drawn at random (the server's ``seed`` makes
+    the draws repeatable). Draws of successive rules are independent: a later rule sees only the
+    requests earlier ones let through. Faults in a chosen share of the calls::
+
+        - {model: m, probability: 0.10, status: 429, retry_after: 1}
+        - {model: m, probability: 0.05, status: 500}
 
 Actions:
     ``reply``: the answer text. When the rule has ``match``, it is a Python ``re`` template: ``\1`` and
@@ -15,6 +22,8 @@ Actions:
     ``status``: the HTTP status; 4xx/5xx answer an error body in the route's wire format. 401 and 403
     error messages quote the credential the client sent, as some real APIs partly do.
     ``error``: the message of that error body. ``retry_after``: the value of the ``Retry-After`` header.
+    ``retry_after_date``: seconds from now, sent as an HTTP-date ``Retry-After``. Other retry headers
+    (``retry-after-ms``, ``x-ratelimit-reset-requests``, a proxy's ``llm_provider-retry-after``) go in ``headers``.
     ``headers``: more response headers. ``body``: raw text sent as-is (status 200 unless ``status``).
     ``drop: true``: close the connection without answering. ``times``: apply to the first N matching
     requests only, then skip the rule. ``tool_calls``: a list of ``{name, arguments}``: the answer calls
@@ -32,7 +41,9 @@ Answers are in the route's wire format (OpenAI chat completions or Anthropic mes
 
 from __future__ import annotations
 
+import email.utils
 import json
+import random
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -42,9 +53,10 @@ from typing import Any
 
 import yaml
 
-MATCHERS = ("model", "match", "path", "tool_result")
+MATCHERS = ("model", "match", "path", "tool_result", "every", "probability")
 ACTIONS = (
-    "reply", "delay", "status", "error", "retry_after", "headers", "body", "drop", "times", "tool_calls",
+    "reply", "delay", "status", "error", "retry_after", "retry_after_date", "headers", "body", "drop", "times",
+    "tool_calls",
 )
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -64,16 +76,28 @@ class Rule:
     pattern: re.Pattern[str] | None
     remaining: int | None  # None: no ``times`` limit
     tool_pattern: re.Pattern[str] | None = None
+    seen: int = 0  # requests the other matchers held for, counted for ``every``
 
-    def applies(self, route: str, model: Any, prompt: str, tool_result: str | None = None) -> bool:
-        """Whether every matcher of the rule holds for the request and its ``times`` are not used up."""
-        return (
+    def applies(
+        self, route: str, model: Any, prompt: str, tool_result: str | None = None, rng: random.Random | None = None
+    ) -> bool:
+        """Whether every matcher of the rule holds for the request and its ``times`` are not used up.
+
+        ``every`` and ``probability`` are decided last, so they count only requests the rule matches.
+        """
+        matched = (
             self.remaining != 0
             and self.spec.get("model", model) == model
             and self.spec.get("path", route) == route
             and (self.pattern is None or self.pattern.search(prompt) is not None)
             and (self.tool_pattern is None or _found(self.tool_pattern, tool_result))
         )
+        if not matched:
+            return False
+        self.seen += 1
+        if "every" in self.spec and self.seen % int(self.spec["every"]):
+            return False
+        return "probability" not in self.spec or (rng or random).random() < float(self.spec["probability"])
 
 
 def _found(pattern: re.Pattern[str], text: str | None) -> bool:
@@ -105,9 +129,15 @@ def compile_rule(rule: Mapping[str, Any]) -> Rule:
     times = rule.get("times")
     if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
         raise ValueError(f"rule times must be a positive integer, got {times!r}")
-    for key in ("delay", "status"):
+    for key in ("delay", "status", "retry_after_date"):
         if key in rule and (isinstance(rule[key], bool) or not isinstance(rule[key], (int, float))):
             raise ValueError(f"rule {key} must be a number, got {rule[key]!r}")
+    every = rule.get("every", 1)
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"rule every must be a positive integer, got {every!r}")
+    probability = rule.get("probability", 1)
+    if isinstance(probability, bool) or not isinstance(probability, (int, float)) or not 0 <= probability <= 1:
+        raise ValueError(f"rule probability must be a number from 0 to 1, got {probability!r}")
     calls = rule.get("tool_calls", [])
     if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls):
         raise ValueError(f"rule tool_calls must be a list of {{name, arguments}}, got {calls!r}")
@@ -117,15 +147,15 @@ def compile_rule(rule: Mapping[str, Any]) -> Rule:
 
 
 def pick_rule(
-    rules: Sequence[Rule], route: str, body: Mapping[str, Any]
+    rules: Sequence[Rule], route: str, body: Mapping[str, Any], rng: random.Random | None = None
 ) -> tuple[Mapping[str, Any], re.Match[str] | None]:
     """The first rule that applies, counting it against its ``times``; ``{}`` when none does.
 
-    The caller holds the lock that guards ``rules``.
+    ``rng`` draws for ``probability`` rules. The caller holds the lock that guards ``rules`` (and ``rng``).
     """
     model, prompt, tool_result = body.get("model"), _last_user_text(body), last_tool_result(body)
     for rule in rules:
-        if rule.applies(route, model, prompt, tool_result):
+        if rule.applies(route, model, prompt, tool_result, rng):
             if rule.remaining is not None:
                 rule.remaining -= 1
             return rule.spec, rule.pattern.search(prompt) if rule.pattern else None
@@ -153,6 +183,8 @@ def build_answer(
     extra = {str(k): str(v) for k, v in rule.get("headers", {}).items()}
     if "retry_after" in rule:
         extra["Retry-After"] = str(rule["retry_after"])
+    if "retry_after_date" in rule:
+        extra["Retry-After"] = email.utils.formatdate(time.time() + float(rule["retry_after_date"]), usegmt=True)
     status = int(rule.get("status", 200))
     if "body" in rule:
         payload: Any = rule["body"]

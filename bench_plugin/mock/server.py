@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import random
 import sys
 import threading
 import time
@@ -60,9 +61,11 @@ class MockServer:
         rules: Sequence[Mapping[str, Any]] | None = None,
         *,
         verbose: bool = False,
+        seed: int | None = None,
     ) -> None:
         self.host, self.port, self.latency, self.verbose = host, port, latency, verbose
         self._lock = threading.Lock()
+        self._rng = random.Random(seed)  # draws of ``probability`` rules; a seed repeats them
         self._rules: list[Rule] = []
         self._requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
@@ -156,7 +159,7 @@ class MockServer:
     def answer(self, route: str, body: dict[str, Any], headers: Mapping[str, str]) -> Answer:
         """Decide the response to one completion request (``headers`` with lower-case names)."""
         with self._lock:
-            rule, match = pick_rule(self._rules, route, body)
+            rule, match = pick_rule(self._rules, route, body, self._rng)
         return build_answer(rule, match, route, body, headers, latency=self.latency, ids=self._ids)
 
     def models(self) -> dict[str, Any]:
@@ -252,6 +255,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
     parser.add_argument("--rules", help="YAML or JSON file holding a list of rules")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the draws of probability rules")
     parser.add_argument("--quiet", action="store_true", help="do not log each request")
     return parser.parse_args(argv)
 
@@ -261,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         rules = load_rules(args.rules) if args.rules else []
-        server = MockServer(args.host, args.port, args.latency, rules, verbose=not args.quiet).start()
+        server = MockServer(args.host, args.port, args.latency, rules, verbose=not args.quiet, seed=args.seed).start()
     except (OSError, ValueError, yaml.YAMLError) as exc:
         print(f"bench-mock-server: {exc}", file=sys.stderr)
         return 2

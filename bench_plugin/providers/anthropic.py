@@ -45,7 +45,7 @@ _ERROR_STATUS = {
 
 
 class AnthropicProvider(BaseProvider):
-    """One attempt at ``POST {base_url}/v1/messages``; retries belong to ``http.complete_with_retries``.
+    """One attempt at ``POST {base_url}/v1/messages``; retries belong to the runner (``providers/retry.py``).
 
     Args:
         spec: the endpoint; ``base_url`` defaults to ``https://api.anthropic.com`` and may end in ``/v1``.

@@ -8,7 +8,7 @@ from typing import Any
 
 from bench_plugin.chat import Completion, CompletionRequest, Message, ToolCall, ToolDefinition
 from bench_plugin.endpoints import ProviderSpec
-from bench_plugin.errors import ProviderError
+from bench_plugin.errors import TransientProviderError
 from bench_plugin.http import (
     HttpPool,
     api_key_from_env,
@@ -33,7 +33,7 @@ _EMPTY_CONTENT_REASONS = frozenset({"tool_calls", "length"})
 
 
 class OpenAICompatProvider(BaseProvider):
-    """One attempt at ``POST {base_url}/chat/completions``; retries belong to ``http.complete_with_retries``.
+    """One attempt at ``POST {base_url}/chat/completions``; retries belong to the runner (``providers/retry.py``).
 
     Args:
         spec: the endpoint; ``base_url`` includes the version, e.g. ``http://127.0.0.1:8000/v1``.
@@ -107,17 +107,37 @@ def wire_message(message: Message) -> dict[str, Any]:
     return out
 
 
+# what an error object's ``code`` or ``type`` means when it names no HTTP status (OpenAI, OpenRouter, vLLM)
+_ERROR_NAME_STATUS = {
+    "invalid_request_error": 400, "context_length_exceeded": 400, "bad_request": 400,
+    "invalid_api_key": 401, "authentication_error": 401, "permission_denied": 403, "permission_error": 403,
+    "insufficient_quota": 402, "model_not_found": 404, "not_found_error": 404,
+    "rate_limit_exceeded": 429, "rate_limit_error": 429, "server_error": 500, "api_error": 500,
+    "service_unavailable": 503, "overloaded": 529, "overloaded_error": 529, "timeout": 504,
+}
+
+
 def raise_for_body_error(data: dict[str, Any], secrets: tuple[str, ...]) -> None:
-    """Some gateways (OpenRouter) answer 200 with ``{"error": {...}}``; treat it like the status it names."""
+    """Some gateways (OpenRouter, LiteLLM) answer 200 with ``{"error": {...}}``, at the top or in the first choice.
+
+    A numeric ``code`` is taken as the HTTP status it names, a known ``code`` or ``type`` name as its status;
+    any other error is an upstream failure worth retrying (``kind="error_payload"``).
+    """
     error = data.get("error")
+    choices = data.get("choices")
+    if not error and isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        error = choices[0].get("error")
     if not error:
         return
     detail = error if isinstance(error, dict) else {"message": error}
-    code = detail.get("code")
     message = redact(f"error in a 200 response: {str(detail.get('message', detail))[:300]}", secrets)
+    code = detail.get("code")
     if (isinstance(code, int) and not isinstance(code, bool)) or (isinstance(code, str) and code.isdigit()):
         raise error_for_status(int(code), message)
-    raise ProviderError(message)
+    for name in (code, detail.get("type")):
+        if isinstance(name, str) and name in _ERROR_NAME_STATUS:
+            raise error_for_status(_ERROR_NAME_STATUS[name], message)
+    raise TransientProviderError(message, kind="error_payload")
 
 
 def parse_completion(data: dict[str, Any], latency: float) -> Completion:

@@ -1,4 +1,4 @@
-"""Retries of one model call: backoff with jitter, the server's ``Retry-After``, and when to give up.
+"""Retries of one model call: backoff with jitter, the server's requested wait, and when to give up.
 
 Every provider's calls go through here (the runner calls it), HTTP or offline alike; a provider
 only says which of its errors are worth another attempt (``should_retry``).
@@ -15,10 +15,23 @@ from typing import Any
 
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.errors import ProviderError
-from bench_plugin.http import RETRY_AFTER_CEILING_S
 from bench_plugin.providers.interface import Provider
 
 logger = logging.getLogger("bench_plugin.http")  # the name users already filter on
+
+DEFAULT_MAX_WAIT_S = 300.0
+"""Most seconds one call spends waiting between its attempts, rate limits included (``max_wait``)."""
+MAX_ATTEMPTS = 25
+"""Attempts of one call at most, however often a rate limit lets it try again."""
+
+OnRetry = Callable[[Exception, float, int], None]
+"""Told ``(error, seconds to wait, attempts made)`` before each wait: progress and logs."""
+
+
+def is_rate_limit(exc: BaseException) -> bool:
+    """A 429 (or an error payload that names one): the server asks us to slow down, nothing is broken."""
+    return isinstance(exc, ProviderError) and (exc.status == 429 or exc.kind == "http_429")
+
 
 async def complete_with_retries(
     provider: Provider,
@@ -27,14 +40,20 @@ async def complete_with_retries(
     max_retries: int,
     base_delay: float = 0.5,
     max_delay: float = 20.0,
+    max_wait: float = DEFAULT_MAX_WAIT_S,
+    retry_rate_limits: bool = True,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     rng: random.Random | None = None,
+    on_retry: OnRetry | None = None,
 ) -> Completion:
     """Call ``provider.complete`` until it answers, retrying what ``provider.should_retry`` allows.
 
-    Waits the server's ``Retry-After`` when the error carries one (up to a 60 s ceiling; a longer
-    request, such as an exhausted daily quota, gives up at once), otherwise exponential backoff
-    ``min(max_delay, base_delay * 2.0**retry)`` plus up to 25 % jitter.
+    Waits what the server asked for when the error carries it (``Retry-After`` and its kin, read by
+    ``http.retry_wait_of``), otherwise exponential backoff ``min(max_delay, base_delay * 2.0**retry)``
+    plus up to 25 % jitter. Failures other than rate limits get ``max_retries`` retries; rate limits
+    (429) are retried while the waits add up to at most ``max_wait`` seconds (``MAX_ATTEMPTS`` at most),
+    unless ``retry_rate_limits`` is off (``--bench-fail-fast``). A server asking for more than what is
+    left of ``max_wait`` (an exhausted daily quota) makes the call give up at once.
 
     Returns:
         The completion with ``attempts`` set to the number of calls made.
@@ -44,7 +63,8 @@ async def complete_with_retries(
             attempts were made. Errors that are not retryable propagate at once, unchanged.
     """
     rng = rng or random.Random()
-    attempt = 0
+    attempt = failures = 0
+    waited = 0.0
     while True:
         attempt += 1
         try:
@@ -52,39 +72,45 @@ async def complete_with_retries(
         except Exception as exc:  # CancelledError is a BaseException and passes through
             if not provider.should_retry(exc):
                 raise
+            limited = is_rate_limit(exc)
+            failures += not limited
             delay = _retry_delay(exc, attempt - 1, base_delay, max_delay, rng)
-            if attempt > max_retries or delay is None:
-                final = _gave_up(exc, attempt)
+            out_of_tries = failures > max_retries or attempt >= MAX_ATTEMPTS or (limited and not retry_rate_limits)
+            if out_of_tries or delay > max_wait - waited:
+                final = _gave_up(exc, attempt, max_wait - waited if not out_of_tries else None, retry_rate_limits)
                 if final is exc:
                     raise
                 raise final from exc
             logger.info("retrying %s in %.2f s after attempt %d: %s", provider.spec.name, delay, attempt, exc)
+            if on_retry is not None:
+                on_retry(exc, delay, attempt)
             await sleep(delay)
+            waited += delay
             continue
         return dataclasses.replace(completion, attempts=attempt)
 
 
-def _retry_delay(
-    exc: Exception, retry: int, base_delay: float, max_delay: float, rng: random.Random
-) -> float | None:
-    """Seconds to wait before retry number ``retry`` (0-based), or None when waiting is pointless."""
+def _retry_delay(exc: Exception, retry: int, base_delay: float, max_delay: float, rng: random.Random) -> float:
+    """Seconds to wait before retry number ``retry`` (0-based): the server's wait, else backoff, with jitter."""
     server_wait: float | None = getattr(exc, "retry_after", None)
     if isinstance(server_wait, (int, float)):
-        if server_wait > RETRY_AFTER_CEILING_S:
-            return None
         # a little jitter so cases rejected together do not all come back in the same instant
-        return server_wait + rng.uniform(0, min(1.0, 0.1 * server_wait))
+        return float(server_wait) + rng.uniform(0, min(1.0, 0.1 * server_wait))
     backoff = min(max_delay, base_delay * 2.0**retry)
     return backoff + rng.uniform(0, 0.25 * backoff)
 
 
-def _gave_up(exc: Exception, attempts: int) -> Exception:
-    """A copy of ``exc`` (same type, status, kind) whose message counts the attempts."""
+def _gave_up(exc: Exception, attempts: int, wait_left: float | None, retry_rate_limits: bool) -> Exception:
+    """A copy of ``exc`` (same type, status, kind) whose message counts the attempts and says why they stopped."""
     if not isinstance(exc, ProviderError):
         return exc
     note = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}"
-    if exc.retry_after is not None and exc.retry_after > RETRY_AFTER_CEILING_S:
-        note += f"; the server asked to wait {exc.retry_after:.0f} s"
+    if wait_left is not None and exc.retry_after is not None:
+        note += f"; the server asked to wait {exc.retry_after:.0f} s, more than the {max(wait_left, 0):.0f} s left"
+    elif wait_left is not None:
+        note += f"; retries would wait more than the {max(wait_left, 0):.0f} s left of max_wait"
+    elif is_rate_limit(exc) and not retry_rate_limits:
+        note += "; rate limits are not retried under --bench-fail-fast"
     try:
         return type(exc)(
             f"{exc.message} ({note})", status=exc.status, retry_after=exc.retry_after, kind=exc.kind

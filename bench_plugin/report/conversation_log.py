@@ -1,7 +1,9 @@
 """The log a user reads for each model-to-model conversation: ``conversations/<suite>/<case>.md`` and ``.json``.
 
 Written on the controller from the records as they arrive (``reporter.py``); the folder is emptied by
-the first conversation of a run, so it holds the logs of one run, like ``results.jsonl``.
+the first conversation of a run, so it holds the logs of one run, like ``results.jsonl``. Every name,
+reply, command and event comes from a suite or a model: each goes through ``report.escape``, so the
+log renders it as text (replies verbatim in fences, the rest as escaped Markdown).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.report.escape import markdown_cell, markdown_code, markdown_fence, markdown_text
 from bench_plugin.store import write_atomically
 
 FOLDER = "conversations"
@@ -22,7 +25,8 @@ _UNSAFE = re.compile(r"[^\w.\-\[\]@+=,]+")
 def log_paths(record: Mapping[str, Any], folder: Path) -> tuple[Path, Path]:
     """Where a case's log goes: ``<folder>/<suite>/<task>[<model>-runN].md`` and ``.json``."""
     name = _UNSAFE.sub("_", f"{record['task']}[{record['model']}-run{record['run']}]")
-    base = folder / _UNSAFE.sub("_", str(record["suite"])) / name
+    suite = _UNSAFE.sub("_", str(record["suite"])).lstrip(".") or "_"  # a suite named '..' stays in the folder
+    base = folder / suite / name
     return base.with_name(base.name + ".md"), base.with_name(base.name + ".json")
 
 
@@ -52,15 +56,17 @@ def render_markdown(record: Mapping[str, Any]) -> str:
     conversation = record["conversation"]
     score = f" (score {record['composite']:.4f})" if isinstance(record.get("composite"), (int, float)) else ""
     ended = conversation.get("ended") or {}
+    # the brackets are ours: only the names inside them need escaping
+    case = f"{markdown_text(record['task'])}[{markdown_text(record['model'])}-run{markdown_text(record['run'])}]"
     lines = [
-        f"# {record['suite']} · {record['task']}[{record['model']}-run{record['run']}]",
+        f"# {markdown_text(record['suite'])} · {case}",
         "",
-        f"`{record.get('nodeid', '')}`",
+        markdown_code(record.get("nodeid", "")),
         "",
-        f"- status: {record.get('status')}{score}",
-        f"- mode: {conversation['mode']}",
-        f"- rounds: {conversation.get('rounds')} of {conversation.get('max_turns')}",
-        f"- ended: {ended.get('detail', 'not recorded')}",
+        f"- status: {markdown_text(record.get('status'))}{score}",
+        f"- mode: {markdown_text(conversation['mode'])}",
+        f"- rounds: {markdown_text(conversation.get('rounds'))} of {markdown_text(conversation.get('max_turns'))}",
+        f"- ended: {markdown_text(ended.get('detail', 'not recorded'))}",
         "",
         "## Participants",
         "",
@@ -72,12 +78,12 @@ def render_markdown(record: Mapping[str, Any]) -> str:
         joined = "start" if not p.get("joined_round") else f"round {p['joined_round']} ({p.get('invited_by')})"
         temperature = "—" if p.get("temperature") is None else f"{p['temperature']:g}"
         tokens = f"{_dash(p.get('input_tokens'))} / {_dash(p.get('output_tokens'))}"
-        lines.append(f"| {p['index']} | {_cell(p['name'])} | {_cell(p['model'])} | {plays} | {temperature} | "
-                     f"{joined} | {p.get('calls', 0)} | {tokens} |")
+        cells = (p["index"], p["name"], p["model"], plays, temperature, joined, p.get("calls", 0), tokens)
+        lines.append("| " + " | ".join(markdown_cell(cell) for cell in cells) + " |")
     added = [(p["name"], text) for p in conversation["participants"] for text in p.get("prompt_additions", [])]
     if added:
         lines += ["", "Added to their own system prompts:", ""]
-        lines += [f"- {name}: {text!r}" for name, text in added]
+        lines += [f"- {markdown_text(name)}: {markdown_text(repr(text))}" for name, text in added]
     lines += _starts(conversation["participants"])
     lines += ["", "## Conversation"]
     current = None
@@ -93,9 +99,10 @@ def _starts(participants: list[Mapping[str, Any]]) -> list[str]:
     """Each starting participant's system prompt and seeded history (invited ones: their prompt)."""
     lines = ["", "## How each participant starts"]
     for p in participants:
-        lines += ["", f"**{p['name']}**: system prompt", "", *_fenced(p.get("system") or "(none)")]
+        system = markdown_fence(p.get("system") or "(none)")
+        lines += ["", f"**{markdown_text(p['name'])}**: system prompt", "", *system]
         for message in p.get("context") or []:
-            lines += ["", f"*{message['role']}:*", "", *_fenced(str(message.get("content", "")))]
+            lines += ["", f"*{markdown_text(message['role'])}:*", "", *markdown_fence(message.get("content", ""))]
     return lines
 
 
@@ -103,24 +110,14 @@ def _entry_lines(entry: Mapping[str, Any]) -> list[str]:
     kind = entry["kind"]
     if kind == "event":
         mark = "event" if entry.get("ok", True) else "event (failed)"
-        return [f"> *{mark}:* {entry['content']}"]
+        return [f"> *{mark}:* {markdown_text(entry['content'])}"]
     if kind == "notice":
-        return [f"> *notice:* {entry['content']}"]
+        return [f"> *notice:* {markdown_text(entry['content'])}"]
     raw = entry.get("raw") if kind == "message" else entry["content"]
-    out = [f"**{entry['speaker']}**", "", *_fenced(str(raw or ""))]
+    out = [f"**{markdown_text(entry['speaker'])}**", "", *markdown_fence(raw or "")]
     if kind == "message" and entry["content"] != (raw or "").strip():  # hidden commands, thinking
-        out += ["", "*the others saw:*", "", *_fenced(entry["content"])]
+        out += ["", "*the others saw:*", "", *markdown_fence(entry["content"])]
     return out
-
-
-def _fenced(text: str) -> list[str]:
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [f"{fence}text", text, fence]
-
-
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
 
 
 def _dash(value: Any) -> str:

@@ -1,15 +1,20 @@
-"""pytest-html 4.x integration: Model / Task / Score columns and per-case extras, all escaped.
+"""pytest-html 4.x integration: a lean per-case view (columns and one folded extra per case), all escaped.
 
 What pytest-html 4.2 does with what we give it (read in its basereport.py and app.js):
 
 - Table cells are HTML strings. They travel in a JSON blob and the page's script puts each one
   in place through ``innerHTML``, so a cell must be escaped by whoever builds it: here.
+- An ``html`` extra is pasted into the case's detail row through ``insertAdjacentHTML``: it is
+  built here from escaped text only, and its ``<details>`` blocks fold what is long.
 - ``text`` and ``json`` extras never enter the page as HTML. With ``--self-contained-html`` the
-  content becomes a ``data:text/plain;charset=utf-8;base64,...`` (or ``application/json``) link;
-  otherwise it is written to ``assets/*.txt`` / ``*.json`` and linked. A browser shows either as
-  plain text, so model output goes there unescaped and stays readable.
+  content becomes a ``data:...;base64,...`` link, which the page holds **twice** (the link cell and
+  the extras list), a third larger than the text; otherwise it is written to ``assets/``.
 - The extra's *name* is pasted raw into the link's ``<a>...</a>``: names are escaped here.
-- A ``json`` extra takes a dict: pytest-html calls ``json.dumps`` on it.
+
+Why one inline extra, not a link per transcript, judge reply and record: the run's records are
+kept once, in ``results.jsonl``. Linking each piece, and the whole record again, made the bundled
+run's self-contained report 34 MB; the inline view shows each piece once (the transcript, each
+judge's reply, the tool calls, the score breakdown) and points at ``results.jsonl`` for the rest.
 """
 
 from __future__ import annotations
@@ -23,13 +28,18 @@ import pytest
 
 from bench_plugin.record import ERROR, INVALID, SKIPPED, UNSCORED
 
-try:
-    from pytest_html import extras as html_extras
-except ImportError:  # pragma: no cover - pytest-html is a dependency, but extras must not need it
-    html_extras = None
-
 # (column key, header text); the key names the CSS class and pytest-html's sort key
-COLUMNS = (("model", "Model"), ("task", "Task"), ("score", "Score"))
+COLUMNS = (("model", "Model"), ("task", "Task"), ("score", "Score"), ("run", "Run"), ("components", "Components"))
+FOLD_CHARS = 2_000  # a transcript (or a conversation) longer than this starts folded
+MAX_SHOWN_CHARS = 20_000  # per text block; the whole text stays in results.jsonl
+# added once to the page: the case view's style (pytest-html styles nothing inside an html extra) and
+# where the whole record is, rather than a copy of either in every case
+STYLE = (
+    "<style>.bench-case pre{white-space:pre-wrap;word-break:break-word;margin:2px 0 6px 12px}"
+    ".bench-case table{border-collapse:collapse}.bench-case td,.bench-case th{border:1px solid #ddd;"
+    "padding:2px 6px;text-align:left;vertical-align:top}.bench-case summary{cursor:pointer}</style>"
+    "<p>Each case's whole record is its line in <code>results.jsonl</code> (same folder by default).</p>"
+)
 
 
 class HtmlReportHooks:
@@ -40,26 +50,45 @@ class HtmlReportHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
-        """Insert Model / Task / Score right after the test id column."""
+        """Insert Model / Task / Score / Run / Components right after the test id column."""
         at = column_after(cells, 'data-column-type="testId"')
         for offset, (key, text) in enumerate(COLUMNS):
             cells.insert(at + offset, f'<th class="sortable" data-column-type="{key}">{text}</th>')
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
-        """Fill the three columns from ``report.bench_record``; blank for reports without one."""
+        """Fill our columns from ``report.bench_record``; blank for reports without one."""
         escape_test_id_cell(report, cells)
         record = getattr(report, "bench_record", None)
-        values = row_values(record) if isinstance(record, Mapping) else ("", "", "")
+        values = row_values(record) if isinstance(record, Mapping) else ("",) * len(COLUMNS)
         at = column_after(cells, 'class="col-testId"')
         for offset, ((key, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
             cells.insert(at + offset, f'<td class="col-{key}">{html.escape(value)}</td>')
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str]) -> None:
+        """Add the case view's constant stylesheet, and where each whole record is, to the page once."""
+        prefix.append(STYLE)
 
-def row_values(record: Mapping[str, Any]) -> tuple[str, str, str]:
-    """(model, task, score) as plain text, escaped later by the caller."""
+
+def row_values(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """(model, task, score, run, components) as plain text, escaped later by the caller."""
     model = str(record.get("model_label") or record.get("model") or "")
-    return model, str(record.get("task") or ""), score_text(record)
+    run = "" if record.get("run") is None else str(record["run"])
+    return model, str(record.get("task") or ""), score_text(record), run, components_text(record)
+
+
+def components_text(record: Mapping[str, Any]) -> str:
+    """Each component's value, ``J 0.75, C 1``; ``—`` for one left unscored."""
+    components = (record.get("scores") or {}).get("components") or []
+    return ", ".join(f"{component.get('name')} {_number(component.get('value'))}"
+                      for component in components if isinstance(component, Mapping))
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{round(float(value), 4):g}"
+    return "—"
 
 
 def score_text(record: Mapping[str, Any]) -> str:
@@ -100,12 +129,21 @@ def escape_test_id_cell(report: pytest.TestReport, cells: list[str]) -> None:
             cells[index] = f'<td class="col-testId">{escaped}</td>'
 
 
-def extras_for(record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """pytest-html extras for one case: transcript, each judge's raw reply, and the record.
+def extras_for(record: Mapping[str, Any], *, linked: bool = False) -> list[dict[str, Any]]:
+    """pytest-html extras for one case.
 
-    Set the result as ``report.extras`` in a ``pytest_runtest_makereport`` wrapper. Content is
-    left as is (pytest-html links it as plain text); names are escaped (pytest-html does not).
+    Set the result as ``report.extras`` (the bench reporter does, for every case). By default one
+    ``html`` extra, :func:`case_view`: every piece of the case once, escaped, long text folded.
+
+    Args:
+        record: the case record (``CaseRecord.to_dict()``).
+        linked: instead, the transcript and each judge's raw reply as plain-text links and the
+            whole record as a JSON link: for a conftest of one's own that writes a report with
+            ``assets/`` (pytest-html without ``--self-contained-html``), where each is a file.
+            Content is left as is (a browser shows it as plain text); names are escaped.
     """
+    if not linked:
+        return [_extra("html", case_view(record), "Case")]
     # a model-to-model conversation's response is its transcript, with speakers and events
     shown = record.get("response") if record.get("conversation") else None
     extras = [text_extra(str(shown) if shown else format_transcript(record), "Transcript")]
@@ -118,6 +156,107 @@ def extras_for(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     # a JSON round trip: a private copy of plain builtins that pytest-html's json.dumps cannot trip on
     extras.append(json_extra(json.loads(json.dumps(record, default=str)), "Record"))
     return extras
+
+
+def case_view(record: Mapping[str, Any]) -> str:
+    """The case as one block of escaped HTML: outcome, score breakdown, transcript, judge replies, tool calls.
+
+    Every text from the record is escaped; only the tags written here reach the page. Each piece is
+    shown once: a judge's reply under its component's name, the other answer of a pairwise
+    comparison once, the transcript as its messages, folded behind ``<details>`` when it is longer
+    than ``FOLD_CHARS``. A text longer than ``MAX_SHOWN_CHARS`` is cut, saying how much is left:
+    ``results.jsonl`` keeps the whole record (the page says so once, see ``STYLE``'s note).
+    """
+    parts = [_outcome_html(record), _scores_html(record), _transcript_html(record)]
+    components = [c for c in (record.get("scores") or {}).get("components") or [] if isinstance(c, Mapping)]
+    for component in components:
+        pairwise = component.get("pairwise")
+        if isinstance(pairwise, Mapping) and pairwise.get("other_answer") is not None:
+            parts.append(_folded(f"Other answer ({component.get('name')}: {pairwise.get('against')})",
+                                 _pre(pairwise["other_answer"])))
+        if component.get("judge_output"):
+            parts.append(_folded(f"Judge: {component.get('name')}", _pre(component["judge_output"])))
+    parts.append(_tool_calls_html(record))
+    return '<div class="bench-case">' + "".join(parts) + "</div>"
+
+
+def _outcome_html(record: Mapping[str, Any]) -> str:
+    line = f"<b>{_text(record.get('status') or '')}</b>"
+    reason = str(record.get("reason") or "")
+    if reason:
+        line += f": {_text(_cut(reason))}"
+    error = record.get("error")
+    if isinstance(error, Mapping) and error.get("message") and str(error["message"]) not in reason:
+        line += f" ({_text(error.get('kind') or 'error')}: {_text(_cut(str(error['message'])))})"
+    return f"<p>{line}</p>"
+
+
+def _scores_html(record: Mapping[str, Any]) -> str:
+    """One row per component: name, value, raw and detail (closing tags left out, as HTML allows)."""
+    components = [c for c in (record.get("scores") or {}).get("components") or [] if isinstance(c, Mapping)]
+    if not components:
+        return ""
+    rows = ["<table><tr><th>component<th>value<th>raw<th>detail"]
+    for component in components:
+        detail = str(component.get("detail") or "")
+        if component.get("passed") is not None:
+            detail += f" (passed: {component['passed']})"
+        if component.get("error"):
+            detail += f" (error: {component['error']})"
+        cells = (component.get("name"), _number(component.get("value")), _number(component.get("raw")), _cut(detail))
+        rows.append("<tr>" + "".join(f"<td>{_text('' if cell is None else cell)}" for cell in cells))
+    return "".join(rows) + "</table>"
+
+
+def _transcript_html(record: Mapping[str, Any]) -> str:
+    # a model-to-model conversation's response is its transcript, with speakers and events
+    if record.get("conversation") and record.get("response"):
+        text = str(record["response"])
+        return _folded(f"Conversation ({len(text):,} characters)", _pre(text), fold=len(text) > FOLD_CHARS)
+    messages = list(record.get("transcript") or [])
+    if not messages:
+        messages = list(record.get("messages") or [])
+        if record.get("response") is not None:
+            messages.append({"role": "assistant", "content": record["response"]})
+    if not messages:
+        return ""
+    shown = [format_message(message) for message in messages]
+    size = sum(map(len, shown))
+    summary = f"Transcript ({len(shown)} messages, {size:,} characters)"
+    return _folded(summary, "".join(map(_pre, shown)), fold=size > FOLD_CHARS)
+
+
+def _tool_calls_html(record: Mapping[str, Any]) -> str:
+    agent = record.get("agent")
+    calls = [c for c in (agent.get("tool_calls") or [] if isinstance(agent, Mapping) else []) if isinstance(c, Mapping)]
+    if not calls:
+        return ""
+    rows = ["<table><tr><th>step<th>tool<th>target<th>ok<th>error"]
+    for call in calls:
+        cells = (call.get(key) for key in ("step", "name", "target", "ok", "error"))
+        rows.append("<tr>" + "".join(f"<td>{_text('' if cell is None else _cut(str(cell)))}" for cell in cells))
+    summary = f"Tool calls ({len(calls)}; their arguments and results are in the transcript)"
+    return _folded(summary, "".join(rows) + "</table>")
+
+
+def _folded(summary: str, body: str, *, fold: bool = True) -> str:
+    """``<details>`` (open unless ``fold``); ``summary`` is plain text (escaped here), ``body`` escaped HTML."""
+    return f"<details{'' if fold else ' open'}><summary>{_text(summary)}</summary>{body}</details>"
+
+
+def _pre(text: Any) -> str:
+    return f"<pre>{_text(_cut(str(text)))}</pre>"
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    return text[:MAX_SHOWN_CHARS] + f"\n… {len(text) - MAX_SHOWN_CHARS:,} more characters in results.jsonl"
+
+
+def _text(value: Any) -> str:
+    """Any value as element text: ``&``, ``<`` and ``>`` escaped (quotes need no escaping outside attributes)."""
+    return html.escape(str(value), quote=False)
 
 
 def format_transcript(record: Mapping[str, Any]) -> str:
@@ -156,7 +295,7 @@ def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
 
 
-_EXTRA_FORMATS = {"text": ("text/plain", "txt"), "json": ("application/json", "json")}
+_EXTRA_FORMATS = {"text": ("text/plain", "txt"), "json": ("application/json", "json"), "html": ("text/html", "html")}
 
 
 def text_extra(content: str, name: str) -> dict[str, Any]:
@@ -170,10 +309,7 @@ def json_extra(content: Any, name: str) -> dict[str, Any]:
 
 
 def _extra(format_type: str, content: Any, name: str) -> dict[str, Any]:
-    """A pytest-html extra with an escaped name (pytest-html inserts names raw)."""
-    safe_name = html.escape(name)
-    if html_extras is not None:
-        return dict(getattr(html_extras, format_type)(content, name=safe_name))
+    """The dict ``pytest_html.extras`` builds, with the name escaped (pytest-html inserts names raw)."""
     mime_type, extension = _EXTRA_FORMATS[format_type]
-    return {"name": safe_name, "format_type": format_type, "content": content, "mime_type": mime_type,
+    return {"name": html.escape(name), "format_type": format_type, "content": content, "mime_type": mime_type,
             "extension": extension}

@@ -4,11 +4,13 @@ Each run adds its sessions (in case order, so ``-n`` does not change the result)
 leaderboard found in the output folder, and writes both files again. A session carries an id made of
 its case, its start and a digest of its record (``nodeid@started_at#digest``: two runs in the same
 second differ in their timings), so ``bench report`` rebuilding the reports of a run, which reads
-the same records, does not add them twice.
+the same records, does not add them twice. Titles, taglines, labels and scenarios come from suites and
+models: ``LEADERBOARD.md`` shows them through ``report.escape``, as text.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -18,6 +20,7 @@ from typing import Any
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregates import component_raw, is_scored
 from bench_plugin.report.elo import apply_sessions, empty_board
+from bench_plugin.report.escape import markdown_cell, markdown_text
 from bench_plugin.store import write_atomically
 from bench_plugin.suite.leaderboard import LeaderboardSpec
 
@@ -77,8 +80,13 @@ def update_leaderboard(spec: LeaderboardSpec, records: Sequence[CaseRecord], fol
         What ``report.md`` shows: ``json``, ``markdown`` (paths under the output folder), ``added`` (this
         run's sessions), ``total``, ``k``, ``initial``, ``expected_from`` and ``ratings`` (best first:
         ``model``, ``elo``, ``change`` over this run's sessions or None, ``sessions``).
+
+    Raises:
+        OSError: a file cannot be written, or the leaderboard's ``dir`` leads out of ``folder``.
     """
     target = folder / spec.dir
+    if not target.resolve().is_relative_to(folder.resolve()):  # a suite's dir: ../.. would write anywhere
+        raise PermissionError(errno.EACCES, "a leaderboard's dir must be a folder in the output folder", str(target))
     board = load_board(target / JSON_FILE)
     known = {session.get("id") for session in board.get("sessions", [])}
     ours = sessions_from_records(spec, records)
@@ -106,10 +114,6 @@ def _trend(change: float) -> str:
     return "➖"  # noqa: RUF001 - the emoji of an unchanged rating in LEADERBOARD.md (BackroomsBench's), not a hyphen
 
 
-def _cell(text: Any) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
 def render_leaderboard(board: Mapping[str, Any], spec: LeaderboardSpec) -> str:
     """``LEADERBOARD.md`` as BackroomsBench writes it: rankings, recent sessions and a footer.
 
@@ -117,9 +121,9 @@ def render_leaderboard(board: Mapping[str, Any], spec: LeaderboardSpec) -> str:
     last ``recent`` sessions come newest first with models by score; the footer gives K, the start rating and
     the number of sessions.
     """
-    lines = [f"# {spec.title}", ""]
+    lines = [f"# {markdown_text(spec.title)}", ""]
     if spec.tagline:
-        lines += [f'*"{spec.tagline}"*', ""]
+        lines += [f'*"{markdown_text(spec.tagline)}"*', ""]
     lines += ["---", "", "## Current Rankings", "", "| Rank | Model | Elo | Trend | Sessions |",
               "|------|-------|-----|-------|----------|"]
     ranked = sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True)
@@ -127,12 +131,12 @@ def render_leaderboard(board: Mapping[str, Any], spec: LeaderboardSpec) -> str:
         history = board["model_history"].get(model, [])
         change = history[-1].get("elo_change", 0) if history else 0
         medal = MEDALS[rank - 1] if rank <= len(MEDALS) else ""
-        lines.append(f"| {rank} | {medal}{_cell(model)} | {elo:.0f} | {_trend(change)} | {len(history)} |")
+        lines.append(f"| {rank} | {medal}{markdown_cell(model)} | {elo:.0f} | {_trend(change)} | {len(history)} |")
     lines += ["", "---", "", "## Recent Sessions", ""]
     for session in list(reversed(board["sessions"]))[: spec.recent]:
-        lines += [f"### {session['timestamp']} - {session['scenario']}", ""]
+        lines += [f"### {markdown_text(session['timestamp'])} - {markdown_text(session['scenario'])}", ""]
         for model, score in sorted(session["scores"].items(), key=lambda item: item[1], reverse=True):
-            lines.append(f"- **{_cell(model)}**: {score}")
+            lines.append(f"- **{markdown_text(model)}**: {markdown_text(score)}")
         lines.append("")
     expected = "" if spec.elo.expected_from == "session_scores" else " Expected scores come from the ratings."
     lines += ["---", "", f"*Elo ratings use K={spec.elo.k:g}. Models start at {spec.elo.initial:g}.{expected}*  ",

@@ -1,17 +1,27 @@
 """Render a run's summary (``report.summary.summarize``) as a Markdown report.
 
 Every piece of text from a suite, a model or a grader goes through ``escape_cell`` or
-``code_span``: a ``|`` or a newline would break a table, and raw HTML in a reason would be
-rendered by most Markdown viewers.
+``code_span`` (``report.escape``): a ``|`` or a newline would break a table, and raw HTML, a link or an
+image in a reason or a label would be live in most Markdown viewers.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench_plugin.report.aggregate_csv import table_cells
+from bench_plugin.report.audit import HOW_TO_READ as AUDIT_HOW_TO_READ
+from bench_plugin.report.audit import render_audit_items
+from bench_plugin.report.escape import markdown_cell, markdown_code
+from bench_plugin.report.markdown_breakdowns import render_breakdowns, render_repeats
+from bench_plugin.report.markdown_stats import (
+    describe_how_to_read,
+    render_differences,
+    render_intervals,
+    render_ratings,
+)
+from bench_plugin.report.pairwise_table import render_pairwise_table
 
 MISSING = "—"
 MAX_REASON_CHARS = 500
@@ -36,6 +46,7 @@ def render_markdown(
     if not suites:
         lines += ["No cases were run.", ""]
         return "\n".join(lines)
+    lines += describe_how_to_read()
     if len(suites) > 1:
         lines += [describe_counts(summary["totals"]), ""]
     for suite in suites:
@@ -49,16 +60,20 @@ def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
     if suite.get("path"):
         heading += f" ({code_span(suite['path'])})"
     lines = [f"## {heading}", "", describe_counts(suite["totals"]), ""]
-    lines += ["### Leaderboard", "", *render_leaderboard(suite), ""]
-    lines += ["### Tasks", "", *render_task_table(suite), ""]
+    lines += ["### Leaderboard", "", *render_leaderboard(suite), "", *render_intervals(suite)]
+    lines += [*render_differences(suite), *render_ratings(suite), *render_pairwise_table(suite)]
+    if suite.get("leaderboard"):  # the Elo of past runs, beside this run's ratings
+        lines += [*render_elo(suite["leaderboard"]), ""]
+    lines += ["### Tasks", "", *render_task_table(suite), "", *render_breakdowns(suite)]
     if (suite.get("turns") or {}).get("count"):
         lines += ["### Turns", "", *render_turn_tables(suite["turns"])]
+    lines += render_repeats(suite, max_listed=max_listed)
     for table in suite.get("aggregates") or []:
         lines += [*render_aggregate(table), ""]
     for panel in suite.get("panels") or []:
         lines += [*render_panel(panel), ""]
-    if suite.get("leaderboard"):
-        lines += [*render_elo(suite["leaderboard"]), ""]
+    if suite.get("audit"):
+        lines += ["### Audit", "", AUDIT_HOW_TO_READ, "", *render_audit_items(suite["audit"]), ""]
     sections = (
         ("Failures", "failures"),
         ("Infrastructure errors", "errors"),
@@ -262,26 +277,16 @@ def table_row(cells: Sequence[str]) -> str:
 
 
 def escape_cell(text: Any) -> str:
-    r"""Make any text safe inside a table cell or a list item.
+    """Make any text safe inside a table cell or a list item (``report.escape.markdown_cell``).
 
-    Newlines become spaces (a table row is one line); ``&``, ``<`` and ``>`` become entities, which
-    every Markdown flavour renders as the characters but never as HTML; ``\`` and ``|`` are
-    backslash-escaped, backslashes first so that ``a\|b`` cannot un-escape its own pipe.
+    One line; HTML, links, images, emphasis and ``|`` are escaped, so it renders as exactly the text.
     """
-    flat = " ".join(str(text).splitlines())
-    return html.escape(flat, quote=False).replace("\\", "\\\\").replace("|", "\\|")
+    return markdown_cell(text)
 
 
 def code_span(text: Any) -> str:
-    """``text`` as inline code, fenced by more backticks than it contains (node ids with brackets).
+    """``text`` as inline code, fenced by more backticks than it contains (``report.escape.markdown_code``).
 
     For headings and list items only: inside a table a ``|`` would still end the cell.
     """
-    flat = " ".join(str(text).splitlines())
-    longest = run = 0
-    for char in flat:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * (longest + 1)
-    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
+    return markdown_code(text)

@@ -4,6 +4,45 @@ Pure functions over ``CaseRecord``s: no pytest, no files. Models, tasks and comp
 the order first seen in the records given, so the caller decides the order (collection order from
 a finalized store makes ``-n 2`` and ``-n 0`` reports identical). Lists, not dicts keyed by name,
 carry the order, so it survives a ``json.dumps(..., sort_keys=True)``.
+
+The summary is plain JSON (no NaN: a figure that cannot be estimated is None) and is what
+summary.json holds, report.md renders and the dashboard reads. Its shape::
+
+    {"totals": counts,
+     "suites": [{
+        "suite", "path", "components" (leaderboard component names), "totals": counts,
+        "models": [{                            # leaderboard rows, first-seen order
+            "model", "label", counts..., "components": {name: mean}, "input_tokens", "output_tokens",
+            "cost_usd", "cost_known_cases", "mean_latency_s",
+            "expected", "scored", "missing", "coverage",          # scored / expected cases
+            "intervals": {"mean_composite", "normalised", "pass_rate", "judge_mean": estimate | None,
+                          "components": {name: estimate | None}},
+            "judge_input_tokens", "judge_output_tokens", "judge_cost_usd"}],
+        "tasks": [...], "turns": {...}, "panels": [...],
+        "failures" / "errors" / "unscored" / "invalid": [{"nodeid", "model", "task", "reason"}],
+        "statistics": {"confidence", "n_boot", "unit": "case" | "task", "expected_cases", "judges", "ordinal"},
+        "comparisons": None | {"test": "wilcoxon" | "permutation", "test_name", "correction": "holm", "alpha",
+            "unit", "tiers": [[model, ...], ...],
+            "pairs": [{"a", "b", "n", "units", "mean_a", "mean_b", "diff", "se", "ci_low", "ci_high",
+                       "wins", "losses", "ties", "p_value", "p_holm", "significant"}]},
+        "breakdowns": [{"dimension", "source": "tag" | "variable" | "turn", "scorer",
+            "groups": [{"value", "cases", "models": {model: estimate | None}}]}],
+        "repeats": None | {"runs", "ks", "models": [{"model", "tasks", "stable-pass", "flaky", "stable-fail",
+            "pass_at_k": [{"k", "value", "tasks"}], "pass_hat_k": [...]}],
+            "cases": [{"model", "task", "runs", "n", "passed", "excluded", "rate", "low", "high", "label"}]},
+        "ratings": None | {"scores": None | rated, "pairwise": [rated + {"component", "position_bias":
+            {"first", "second", "n", "rate", "p_value"}}]},
+            # rated: {"games", "dropped", "comparisons", "n_boot", "bradley_terry": [{"model", "rating",
+            #         "ci_low", "ci_high", "games"}], "win_rates": [{"model", "win", "loss", "tie", "win_rate",
+            #         "loss_rate", "win_rate_adjusted"}]}
+        "audit": [{"kind", "suite", "path", "title", "detail", "why", "cases": [nodeid, ...]}],
+        # and, when the suite declares them: "aggregates" (report.aggregates), "leaderboard" (Elo)
+     }]}
+
+An ``estimate`` is ``{"mean", "se", "ci_low", "ci_high", "n" (cases with a value), "units"
+(resampling units with a value)}`` (``report.bootstrap``); what each figure counts is in
+``report.leaderboard_stats``, ``report.comparisons``, ``report.breakdowns``, ``report.repeats``,
+``report.ratings`` and ``report.audit``.
 """
 
 from __future__ import annotations
@@ -12,8 +51,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bench_plugin.record import ERROR, FAILED, INVALID, PASSED, SKIPPED, UNSCORED, CaseRecord
+from bench_plugin.report.case_data import number
 from bench_plugin.report.panels import summarize_panels
 from bench_plugin.report.stats import mean, rate, total
+from bench_plugin.report.suite_statistics import suite_statistics
 from bench_plugin.report.turns import is_turn_component, summarize_turns
 
 # status -> the count's key in every summary row
@@ -59,12 +100,13 @@ def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dic
     )
     by_model = group_by(records, "model")
     by_task = group_by(records, "task")
+    models = [summarize_model(model, group, components) for model, group in by_model.items()]
     return {
         "suite": suite,
         "path": path,
         "components": components,
         "totals": count_statuses(records),
-        "models": [summarize_model(model, group, components) for model, group in by_model.items()],
+        "models": models,
         "tasks": [summarize_task(task, group, list(by_model)) for task, group in by_task.items()],
         "turns": summarize_turns(records),
         "panels": summarize_panels(records),
@@ -72,6 +114,7 @@ def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dic
         "errors": list_cases(records, ERROR),
         "unscored": list_cases(records, UNSCORED),
         "invalid": list_cases(records, INVALID),
+        **suite_statistics(path, records, components, models),
     }
 
 
@@ -79,8 +122,9 @@ def summarize_model(model: str, records: Sequence[CaseRecord], components: Seque
     """One leaderboard row: counts, pass rate, mean scores, tokens, cost and latency of one model."""
     row: dict[str, Any] = {"model": model, "label": records[0].model_label or model}
     row.update(count_statuses(records))
+    found = [record.components for record in records]  # the property builds a dict on every call
     row["components"] = {
-        name: mean(component_value(record, name) for record in records) for name in components
+        name: mean(number(case.get(name, {}).get("value")) for case in found) for name in components
     }
     row["input_tokens"] = token_total(records, "input_tokens")
     row["output_tokens"] = token_total(records, "output_tokens")
@@ -126,8 +170,7 @@ def scored_composites(records: Iterable[CaseRecord]) -> list[float | None]:
 
 def component_value(record: CaseRecord, name: str) -> float | None:
     """The value of component ``name`` as a float; None when it is missing or not a number."""
-    value = record.components.get(name, {}).get("value")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return number(record.components.get(name, {}).get("value"))
 
 
 def token_total(records: Sequence[CaseRecord], key: str) -> int | None:

@@ -1,4 +1,4 @@
-"""The report files of a run, written from its records: summary.json, report.md and aggregate CSVs."""
+"""The report files of a run, written from its records: summary.json, report.md, dashboard.html and aggregate CSVs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregate_csv import render_csv
 from bench_plugin.report.aggregates import compute_aggregates
+from bench_plugin.report.dashboard import render_dashboard
 from bench_plugin.report.leaderboard import update_leaderboard
 from bench_plugin.report.markdown import render_markdown
+from bench_plugin.report.pairwise_table import pairwise_csvs
 from bench_plugin.report.summary import summarize
 from bench_plugin.store import write_atomically
 from bench_plugin.suite.aggregates.spec import AggregateSpec
@@ -29,7 +31,7 @@ def write_reports(
     aggregates: Mapping[str, AggregateSpec] | None = None,
     leaderboards: Mapping[str, LeaderboardSpec] | None = None,
 ) -> dict[str, Path]:
-    """Write summary.json and report.md for ``records`` into ``folder``; return their paths.
+    """Write summary.json, report.md and dashboard.html for ``records`` into ``folder``; return their paths.
 
     Args:
         records: the run's records, in any order (xdist workers finish in any order); the reports use
@@ -53,10 +55,16 @@ def write_reports(
             paths[f"leaderboard:{suite['path']}"] = folder / suite["leaderboard"]["markdown"]
     write_atomically(paths["summary"], json.dumps(summary, indent=2, sort_keys=True) + "\n")
     write_atomically(paths["markdown"], render_markdown(summary))
+    paths["dashboard"] = folder / "dashboard.html"
+    write_atomically(paths["dashboard"], render_dashboard(summary, ordered))
     for table in tables:
         if table["csv"]:
             paths[f"csv:{table['csv']}"] = folder / table["csv"]
             write_atomically(folder / table["csv"], render_csv(table))
+    # FastChat's win/loss/tie table of each suite with pairwise judgments
+    for name, text in pairwise_csvs(summary, (table["csv"] for table in tables if table["csv"])).items():
+        paths[f"csv:{name}"] = folder / name
+        write_atomically(folder / name, text)
     return paths
 
 

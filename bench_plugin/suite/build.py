@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from bench_plugin.errors import SuiteError
 from bench_plugin.frozen import freeze_fields
 from bench_plugin.suite.agent.check import check_tools
+from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.aggregates.build import build_aggregates
 from bench_plugin.suite.conversation.check import check_conversations
 from bench_plugin.suite.leaderboard import build_leaderboard
 from bench_plugin.suite.loader import LoadedSuite
 from bench_plugin.suite.models import build_models, build_providers, override_judges
+from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.schema import check_against_schema
 from bench_plugin.suite.spec import SuiteSpec
 from bench_plugin.suite.tasks import build_tasks
@@ -26,11 +30,18 @@ class BuildOptions:
 
     ``base_urls`` and ``judge`` come from the command line; ``provider_types`` are the ``type:``
     names a provider may have (the plugin passes its registry's, with entry points and conftest files).
+    ``allowed_paths`` are the folders (absolute) a suite may read besides its own
+    (``--bench-allow-path``, ``bench_allow_paths``), ``allowed_key_env`` the key variables a suite may
+    send to any endpoint (``--bench-allow-key-env``, ``bench_allow_key_env``): see ``suite/paths.py``
+    and ``suite/keys.py``. ``sandbox`` is where agent commands run (``--bench-sandbox``), over the suites' choice.
     """
 
     base_urls: Mapping[str, str] = field(default_factory=dict)
     judge: str | None = None
     provider_types: tuple[str, ...] = BUILTIN_PROVIDER_TYPES
+    allowed_paths: tuple[Path, ...] = ()
+    allowed_key_env: tuple[str, ...] = ()
+    sandbox: SandboxOverride = field(default_factory=SandboxOverride)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "base_urls")
@@ -40,7 +51,8 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     """Validate ``loaded`` and build its SuiteSpec.
 
     Raises:
-        SuiteError: for problems that concern the whole file (schema errors).
+        SuiteError: for problems that concern the whole file (schema errors, a ``data_dir`` outside
+            the suite's folder).
     """
     options = options or BuildOptions()
     check_against_schema(loaded)
@@ -50,12 +62,16 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     check_tools(loaded)  # tool options that belong to another type of tool
     data = loaded.data
     root = loaded.path.parent
-    data_dir = (root / data["data_dir"]).resolve() if "data_dir" in data else root
-    providers, provider_problems = build_providers(loaded, data_dir, options.base_urls, options.provider_types)
-    models, model_problems = build_models(loaded, "models", providers, provider_problems, data_dir)
-    judges, judge_problems = build_models(loaded, "judges", providers, provider_problems, data_dir)
+    folders = SuiteFolders.of(root, options.allowed_paths)
+    data_dir = _data_dir(loaded, folders) if "data_dir" in data else root
+    providers, provider_problems = build_providers(
+        loaded, data_dir, options.base_urls, options.provider_types,
+        folders=folders, allowed_key_env=options.allowed_key_env,
+    )
+    models, model_problems = build_models(loaded, "models", providers, provider_problems, data_dir, folders)
+    judges, judge_problems = build_models(loaded, "judges", providers, provider_problems, data_dir, folders)
     if options.judge:
-        judges, judge_problems = override_judges(loaded, options.judge, judges, providers)
+        judges, judge_problems = override_judges(loaded, options.judge, judges, providers, provider_problems)
     default_models = tuple(
         name for name, entry in data["models"].items() if entry.get("default", True) is not False
     )
@@ -64,13 +80,26 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         path=loaded.display_path,
         root=root,
         data_dir=data_dir,
+        folders=folders,
         models=models,
         judges=judges,
         providers=providers,
-        tasks=build_tasks(loaded, TemplateRenderer(root, loaded.display_path)),
+        tasks=build_tasks(loaded, TemplateRenderer(root, loaded.display_path, allowed=folders.allowed), folders,
+                          options.sandbox),
         variables=data.get("variables", {}),
         default_models=default_models,
         model_defaults=data.get("defaults", {}),
         model_problems=model_problems,
         judge_problems=judge_problems,
+        provider_problems=provider_problems,
     )
+
+
+def _data_dir(loaded: LoadedSuite, folders: SuiteFolders) -> Path:
+    """The suite's ``data_dir``, resolved.
+
+    Raises:
+        SuiteError: when it is outside the suite's folder: every dataset and replay file is read from it.
+    """
+    return folders.confine(str(loaded.data["data_dir"]), error=SuiteError, path=loaded.display_path,
+                           key="data_dir", line=loaded.lines.line_of(("data_dir",)))

@@ -11,6 +11,7 @@ from typing import Any
 
 from bench_plugin.errors import CaseError
 from bench_plugin.frozen import freeze_fields
+from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.templates import TemplateRenderer
 
 
@@ -97,31 +98,45 @@ def load_rows(file: Path, fmt: str | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def load_dataset(data_dir: Path, dataset: DatasetSpec | Mapping[str, Any]) -> list[dict[str, Any]]:
+def load_dataset(
+    data_dir: Path, dataset: DatasetSpec | Mapping[str, Any], folders: SuiteFolders | None = None
+) -> list[dict[str, Any]]:
     """The rows of a task's ``dataset:`` (a spec, or the mapping as written), joins added.
 
+    Files are relative to ``data_dir`` and must resolve (symbolic links followed) inside ``folders``:
+    the suite's folder and those the user allows; by default ``data_dir`` itself.
+
     Raises:
-        CaseError: when a file cannot be read, or a ``join`` field is missing from its record.
+        CaseError: when a file is outside the folders or cannot be read, or a ``join`` field is missing
+            from its record.
     """
     spec = dataset if isinstance(dataset, DatasetSpec) else DatasetSpec.from_entry(dataset)
-    rows = load_rows(data_dir / spec.file, spec.format)
+    folders = folders or SuiteFolders.of(data_dir)
+    rows = load_rows(folders.confine(spec.file, base=data_dir, what="file"), spec.format)
     for join in spec.join:
-        rows = join_rows(rows, load_rows(data_dir / join.file, join.format), join)
+        other = folders.confine(join.file, base=data_dir, what="join file")
+        rows = join_rows(rows, load_rows(other, join.format), join)
     return rows
 
 
 def select_rows(
-    dataset: DatasetSpec, data_dir: Path, renderer: TemplateRenderer, variables: Mapping[str, Any]
+    dataset: DatasetSpec,
+    data_dir: Path,
+    renderer: TemplateRenderer,
+    variables: Mapping[str, Any],
+    folders: SuiteFolders | None = None,
 ) -> list[dict[str, Any]]:
     """The variables of each row the task runs, in file order.
 
-    Rows pass ``filter`` (which also sees the suite's ``variables``), up to ``limit``.
+    Rows pass ``filter`` (which also sees the suite's ``variables``), up to ``limit``. Files must lie
+    inside ``folders`` (see ``load_dataset``).
 
     Raises:
-        CaseError: a file that cannot be read, a missing field, or a filter that fails (at its line).
+        CaseError: a file outside the folders or that cannot be read, a missing field, or a filter that
+            fails (at its line).
     """
     selected: list[dict[str, Any]] = []
-    for row in load_dataset(data_dir, dataset):
+    for row in load_dataset(data_dir, dataset, folders):
         row_vars = row_variables(row, dataset.fields)
         if dataset.filter is not None:
             scope = {**variables, **row_vars}

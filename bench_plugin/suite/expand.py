@@ -48,7 +48,7 @@ def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list
         SuiteError: when two cases would get the same id (shown as a table with the fix).
     """
     options = options or ExpandOptions()
-    renderer = TemplateRenderer(suite.root, suite.path)
+    renderer = TemplateRenderer(suite.root, suite.path, allowed=suite.folders.allowed)
     models = select_models(suite, options.models)
     cases: list[CaseSpec] = []
     for task in suite.tasks:
@@ -60,8 +60,9 @@ def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list
 def select_models(suite: SuiteSpec, names: Sequence[str] | None) -> list[tuple[str, ModelSpec | None]]:
     """The (name, spec) pairs to run; spec is None for a model that cannot run (its cases fail).
 
-    A name the suite does not declare is taken as ``provider:model-id``; names that are neither are
-    left out here (the plugin reports names that matched no suite at all).
+    A name the suite does not declare is taken as ``provider:model-id`` (None when its provider cannot
+    be used: see ``model_problem``); names that are neither are left out here (the plugin reports names
+    that matched no suite at all).
     """
     chosen = list(names) if names is not None else list(suite.default_models)
     selected: list[tuple[str, ModelSpec | None]] = []
@@ -71,10 +72,20 @@ def select_models(suite: SuiteSpec, names: Sequence[str] | None) -> list[tuple[s
         elif name in suite.model_problems:
             selected.append((name, None))
         else:
-            model = adhoc_model(name, {**PRESETS, **suite.providers}, suite.model_defaults)
+            try:
+                model = adhoc_model(name, {**PRESETS, **suite.providers}, suite.model_defaults,
+                                    suite.provider_problems)
+            except CaseError:
+                selected.append((name, None))
+                continue
             if model is not None:
                 selected.append((name, model))
     return selected
+
+
+def model_problem(suite: SuiteSpec, name: str) -> CaseError | None:
+    """Why the model ``name`` (a suite name or ``provider:model-id``) cannot run, if it cannot."""
+    return suite.model_problems.get(name) or suite.provider_problems.get(name.partition(":")[0])
 
 
 def _expand_task(
@@ -93,7 +104,7 @@ def _expand_task(
         for model_name, model in models:
             if wanted is not None and model_name not in wanted:
                 continue
-            problem = variant.problem or (suite.model_problems.get(model_name) if model is None else None)
+            problem = variant.problem or (model_problem(suite, model_name) if model is None else None)
             parts = _Parts()
             if problem is None and model is not None:
                 parts, problem = _parts(suite, renderer, task, variant, model, selected)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -10,21 +10,39 @@ from typing import Any
 from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec, ThinkingSpec
 from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.hints import choices_hint
-from bench_plugin.suite.loader import LoadedSuite, format_key_path
+from bench_plugin.suite.keys import check_key
+from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.suite.paths import SuiteFolders
 
 _PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop")
 _MODEL_OPTION_KEYS = ("script", "replay", "prefix")
 
 
 def build_providers(
-    loaded: LoadedSuite, data_dir: Path, base_urls: Mapping[str, str], known_types: Iterable[str]
+    loaded: LoadedSuite,
+    data_dir: Path,
+    base_urls: Mapping[str, str],
+    known_types: Iterable[str],
+    *,
+    folders: SuiteFolders | None = None,
+    allowed_key_env: Collection[str] = (),
 ) -> tuple[dict[str, ProviderSpec], dict[str, CaseError]]:
     """The presets and the suite's ``providers:``, with ``--bench-base-url`` overrides applied.
 
+    Args:
+        loaded: the suite.
+        data_dir: the folder a replay file is relative to.
+        base_urls: the user's ``--bench-base-url`` overrides, by provider name.
+        known_types: the provider types that exist.
+        folders: where the suite may read files (default: the suite's folder only).
+        allowed_key_env: the key variables the user allows a suite to send anywhere.
+
     Returns:
-        ``(providers, problems)``: a provider whose ``type`` is not in ``known_types`` is still
-        built, and its problem is what each case of its models fails with.
+        ``(providers, problems)``: a provider whose ``type`` is not in ``known_types``, whose replay
+        file is outside the suite's folder or whose key the user does not allow (``suite/keys.py``)
+        is still built, and its problem is what each case of its models fails with.
     """
+    folders = folders or SuiteFolders.of(loaded.path.parent)
     providers = dict(PRESETS)
     problems: dict[str, CaseError] = {}
     types = list(known_types)
@@ -39,6 +57,10 @@ def build_providers(
                 hint=choices_hint(entry["type"], types),
             )
         extra = {k: entry[k] for k in ("replay", "prefix") if k in entry}
+        try:
+            extra = dict(_confined_replay(extra, data_dir, folders, loaded, ("providers", name)))
+        except CaseError as exc:
+            problems.setdefault(name, exc)
         providers[name] = ProviderSpec(
             name=name,
             type=entry["type"],
@@ -48,11 +70,21 @@ def build_providers(
             timeout_s=float(entry.get("timeout", 60.0)),
             max_retries=int(entry.get("max_retries", 2)),
             concurrency=entry.get("concurrency"),
-            options=_resolve_replay(extra, data_dir),
+            options=extra,
+            rpm=entry.get("rpm"),
+            tpm=entry.get("tpm"),
+            max_wait_s=entry.get("max_wait"),
         )
     for name, url in base_urls.items():
         if name in providers:
             providers[name] = replace(providers[name], base_url=url)
+    for name, provider in providers.items():
+        key_path = ("providers", name, "api_key_env")
+        problem = check_key(provider, allowed=allowed_key_env, user_url=name in base_urls,
+                            path=loaded.display_path, key=format_key_path(key_path),
+                            line=loaded.lines.line_of(key_path))
+        if problem is not None:
+            problems.setdefault(name, problem)
     return providers, problems
 
 
@@ -62,8 +94,13 @@ def build_models(
     providers: Mapping[str, ProviderSpec],
     provider_problems: Mapping[str, CaseError],
     data_dir: Path,
+    folders: SuiteFolders | None = None,
 ) -> tuple[dict[str, ModelSpec], dict[str, CaseError]]:
-    """The models of ``section`` (``models`` or ``judges``), and the problems of those that cannot run."""
+    """The models of ``section`` (``models`` or ``judges``), and the problems of those that cannot run.
+
+    ``folders`` are where a model's replay file may be (default: the suite's folder only).
+    """
+    folders = folders or SuiteFolders.of(loaded.path.parent)
     defaults = loaded.data.get("defaults", {})
     models: dict[str, ModelSpec] = {}
     problems: dict[str, CaseError] = {}
@@ -83,6 +120,11 @@ def build_models(
             )
             continue
         provider = providers[provider_name]
+        try:
+            entry = _confined_replay(entry, data_dir, folders, loaded, (section, name))
+        except CaseError as exc:
+            problems[name] = exc
+            continue
         model = model_from_entry(name, entry, provider, defaults, data_dir)
         problem = _offline_problem(model)
         if problem:
@@ -118,6 +160,9 @@ def model_from_entry(
         pricing=Pricing(**pricing) if pricing else None,
         options=_resolve_replay(options, data_dir),
         thinking=thinking_from_entry(entry.get("thinking", defaults.get("thinking"))),
+        concurrency=entry.get("concurrency"),
+        rpm=entry.get("rpm"),
+        tpm=entry.get("tpm"),
     )
 
 
@@ -139,6 +184,22 @@ def _resolve_replay(options: Mapping[str, Any], data_dir: Path) -> dict[str, Any
     return out
 
 
+def _confined_replay(
+    entry: Mapping[str, Any], data_dir: Path, folders: SuiteFolders, loaded: LoadedSuite, base: KeyPath
+) -> Mapping[str, Any]:
+    """``entry`` with its ``replay.file`` resolved, when it has one.
+
+    Raises:
+        CaseError: at ``replay.file`` when the file is outside the suite's folder (symbolic links followed).
+    """
+    if "replay" not in entry:
+        return entry
+    key_path = (*base, "replay", "file")
+    file = folders.confine(str(entry["replay"]["file"]), base=data_dir, path=loaded.display_path,
+                           key=format_key_path(key_path), line=loaded.lines.line_of(key_path))
+    return {**entry, "replay": {**entry["replay"], "file": str(file)}}
+
+
 def _offline_problem(model: ModelSpec) -> str | None:
     if model.provider.type == "scripted" and not model.options.get("script"):
         return "a scripted model needs script: a list of rules with reply:"
@@ -148,23 +209,46 @@ def _offline_problem(model: ModelSpec) -> str | None:
 
 
 def override_judges(
-    loaded: LoadedSuite, judge: str, judges: Mapping[str, ModelSpec], providers: Mapping[str, ProviderSpec]
+    loaded: LoadedSuite,
+    judge: str,
+    judges: Mapping[str, ModelSpec],
+    providers: Mapping[str, ProviderSpec],
+    provider_problems: Mapping[str, CaseError] | None = None,
 ) -> tuple[dict[str, ModelSpec], dict[str, CaseError]]:
     """--bench-judge provider:model replaces every judge the suite declares.
+
+    Returns:
+        ``(judges, problems)``: every judge is the model, or, when its provider cannot be used (a key
+        the user does not allow...), every judge has that problem.
 
     Raises:
         SuiteError: when ``judge`` is not ``provider:model-id`` with a known provider.
     """
-    model = adhoc_model(judge, providers, loaded.data.get("defaults", {}))
+    names = list(loaded.data.get("judges") or judges) or ["judge"]  # every declared judge, even one with a problem
+    try:
+        model = adhoc_model(judge, providers, loaded.data.get("defaults", {}), provider_problems)
+    except CaseError as exc:
+        return {}, dict.fromkeys(names, exc)
     if model is None:
         raise SuiteError(f"--bench-judge {judge!r}: expected provider:model, e.g. openai:gpt-4o")
-    return {name: replace(model, name=name) for name in (judges or {"judge": model})}, {}
+    return {name: replace(model, name=name) for name in names}, {}
 
 
-def adhoc_model(text: str, providers: Mapping[str, ProviderSpec], defaults: Mapping[str, Any]) -> ModelSpec | None:
-    """A model named on the command line as ``provider:model-id``; None when it is not that form."""
+def adhoc_model(
+    text: str,
+    providers: Mapping[str, ProviderSpec],
+    defaults: Mapping[str, Any],
+    problems: Mapping[str, CaseError] | None = None,
+) -> ModelSpec | None:
+    """A model named on the command line as ``provider:model-id``; None when it is not that form.
+
+    Raises:
+        CaseError: the provider's problem in ``problems`` (a key the user does not allow...).
+    """
     provider_name, sep, model_id = text.partition(":")
     if not sep or not model_id or provider_name not in providers:
         return None
+    if problems and provider_name in problems:
+        raise problems[provider_name]
     entry = {"provider": provider_name, "id": model_id}
     return model_from_entry(text, entry, providers[provider_name], defaults, Path("."))

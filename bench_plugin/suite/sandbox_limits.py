@@ -10,9 +10,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 from jinja2.utils import Namespace
+
+from bench_plugin.errors import LimitExceeded
 
 #: Characters (or items, counted through nested lists and mappings) in any one value a template
 #: builds, and in one render's output. A long prompt is tens of kilobytes.
@@ -39,9 +40,6 @@ MAX_INT_BITS = math.ceil(MAX_INT_DIGITS * math.log2(10))
 #: What a suite author is told when a template hits one of these limits.
 LIMIT_HINT = "templates are bounded so that a suite cannot exhaust the machine; compute large values elsewhere"
 
-
-class LimitExceeded(SecurityError):
-    """A template asked for more than a limit allows."""
 
 
 @dataclass

@@ -7,7 +7,8 @@ import string
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bench_plugin.suite.sandbox_limits import Budget, LimitExceeded, count, weigh
+from bench_plugin.errors import LimitExceeded
+from bench_plugin.suite.sandbox_limits import Budget, count, weigh
 
 _PERCENT_FIELD = re.compile(
     r"%(?:\((?P<key>[^)]*)\))?[-#0 +]*(?P<width>\*|\d+)?(?:\.(?P<precision>\*|\d+))?[hlL]?(?P<kind>.)?", re.DOTALL

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +15,16 @@ from bench_plugin.frozen import freeze_fields
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.conversation.spec import ConversationSpec
 from bench_plugin.suite.datasets import DatasetSpec
+from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.sources import Located, TemplateSpec
 from bench_plugin.suite.templates import TemplateRenderer
+
+_UNSAFE_ID = re.compile(r"[^\w.:@+=,/-]+")
+
+
+def safe_id(text: str) -> str:
+    """``text`` with runs of characters that do not belong in a test id replaced by ``-``."""
+    return _UNSAFE_ID.sub("-", text.strip()).strip("-") or "task"
 
 
 @dataclass(frozen=True)
@@ -198,7 +207,9 @@ class CaseSpec:
     @property
     def case_id(self) -> str:
         """The pytest item name, e.g. ``capital-france[gpt-4o-run2]``."""
-        return f"{self.task}[{self.model_name}-run{self.run}]"
+        # the model part too: a model named on the command line may hold any character (pytest-html
+        # decodes node ids with unicode_escape, so a backslash would end the run)
+        return f"{self.task}[{safe_id(self.model_name)}-run{self.run}]"
 
 
 @dataclass(frozen=True)
@@ -206,13 +217,16 @@ class SuiteSpec:
     """A validated suite before expansion: its endpoints and models, and its tasks built once.
 
     ``model_problems`` and ``judge_problems`` hold models that cannot run (unknown provider...);
-    their cases fail alone while the rest of the suite runs.
+    their cases fail alone while the rest of the suite runs. ``provider_problems`` hold the endpoints
+    that cannot be used (an unknown type, a key the user did not allow), for models named on the
+    command line as ``provider:model-id``. ``folders`` are where the suite may read files.
     """
 
     name: str
     path: str
     root: Path
     data_dir: Path
+    folders: SuiteFolders
     models: Mapping[str, ModelSpec]
     judges: Mapping[str, ModelSpec]
     providers: Mapping[str, ProviderSpec]
@@ -222,7 +236,8 @@ class SuiteSpec:
     model_defaults: Mapping[str, Any] = field(default_factory=dict)
     model_problems: Mapping[str, CaseError] = field(default_factory=dict)
     judge_problems: Mapping[str, CaseError] = field(default_factory=dict)
+    provider_problems: Mapping[str, CaseError] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "models", "judges", "providers", "variables", "model_defaults", "model_problems",
-                      "judge_problems")
+                      "judge_problems", "provider_problems")

@@ -7,21 +7,27 @@ from typing import Any
 
 from bench_plugin.errors import CaseError
 from bench_plugin.suite.agent.build import build_agent
-from bench_plugin.suite.agent.spec import AgentSpec
+from bench_plugin.suite.agent.spec import AgentSpec, SandboxOverride
 from bench_plugin.suite.datasets import DatasetSpec
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.scorers import build_composite, build_scorers, merge_scorers
 from bench_plugin.suite.sources import Located, TemplateSpec
 from bench_plugin.suite.spec import MessageSpec, TagSpec, TaskSpec, VariableSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
 
-def build_tasks(loaded: LoadedSuite, renderer: TemplateRenderer) -> tuple[TaskSpec, ...]:
+def build_tasks(
+    loaded: LoadedSuite, renderer: TemplateRenderer, folders: SuiteFolders | None = None,
+    sandbox: SandboxOverride | None = None,
+) -> tuple[TaskSpec, ...]:
     """Every task of a schema-valid suite, with the suite's settings folded in.
 
     Args:
         loaded: the suite, for its data and line numbers.
         renderer: the suite's template renderer, to check an agent task's templates.
+        folders: where the suite may read files (an agent's workspace copies); default its own folder.
+        sandbox: the command line's sandbox choice, over the suite's (agent tasks).
 
     Returns:
         One TaskSpec per ``tasks:`` entry, in YAML order. A problem that only some cases meet
@@ -29,6 +35,7 @@ def build_tasks(loaded: LoadedSuite, renderer: TemplateRenderer) -> tuple[TaskSp
         fail alone.
     """
     data = loaded.data
+    folders = folders or SuiteFolders.of(loaded.path.parent)
     suite_scorers = build_scorers(loaded, data.get("scorers", []), ("scorers",))
     reserved = tuple(scorer.name for scorer in suite_scorers)  # only an explicit name: replaces a suite scorer
     suite_composite = build_composite(loaded, data.get("composite"), ("composite",))
@@ -69,7 +76,7 @@ def build_tasks(loaded: LoadedSuite, renderer: TemplateRenderer) -> tuple[TaskSp
                     Located.take(loaded, (*base, "conversation"), entry["conversation"])
                     if "conversation" in entry else None
                 ),
-                agent=_agent(loaded, renderer, entry, base),
+                agent=_agent(loaded, renderer, folders, entry, base, sandbox),
                 models=tuple(entry["models"]) if "models" in entry else None,
                 models_key=format_key_path((*base, "models")),
                 models_line=loaded.lines.line_of((*base, "models")),
@@ -152,12 +159,13 @@ def _dataset(loaded: LoadedSuite, entry: Mapping[str, Any], base: KeyPath) -> Da
 
 
 def _agent(
-    loaded: LoadedSuite, renderer: TemplateRenderer, entry: Mapping[str, Any], base: KeyPath
+    loaded: LoadedSuite, renderer: TemplateRenderer, folders: SuiteFolders, entry: Mapping[str, Any], base: KeyPath,
+    sandbox: SandboxOverride | None = None,
 ) -> AgentSpec | CaseError | None:
     """The agent part of a task with ``tools:``, or the problem its cases fail with."""
     if "tools" not in entry:
         return None
     try:
-        return build_agent(entry, base, loaded, renderer)
+        return build_agent(entry, base, loaded, renderer, folders, sandbox)
     except CaseError as exc:
         return exc

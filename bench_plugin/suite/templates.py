@@ -11,9 +11,10 @@ from typing import Any
 
 import jinja2
 
-from bench_plugin.errors import CaseError
+from bench_plugin.errors import CaseError, LimitExceeded
+from bench_plugin.suite.paths import SuiteFolders, SuiteTemplateLoader
 from bench_plugin.suite.sandbox import BoundedEnvironment, make_environment
-from bench_plugin.suite.sandbox_limits import LIMIT_HINT, LimitExceeded, bounded, checked, current_budget
+from bench_plugin.suite.sandbox_limits import LIMIT_HINT, bounded, checked, current_budget
 
 _SINGLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>.*?)\}\}\s*$", re.DOTALL)
 
@@ -30,12 +31,14 @@ class TemplateRenderer:
     Args:
         root: the folder that holds the suite; includes and template files are looked up there.
         path: the suite file as shown in messages.
+        allowed: folders the user allows besides ``root`` (``--bench-allow-path``): a template file may
+            be a symbolic link into one of them. Any other link that leads out of ``root`` is refused.
     """
 
-    def __init__(self, root: Path | None, path: str = "<suite>") -> None:
+    def __init__(self, root: Path | None, path: str = "<suite>", *, allowed: tuple[Path, ...] = ()) -> None:
         self.root = root
         self.path = path
-        loader = jinja2.FileSystemLoader(str(root)) if root is not None else None
+        loader = SuiteTemplateLoader(SuiteFolders.of(root, allowed)) if root is not None else None
         self.env = make_environment(loader)
         # compiling costs ~1 ms and every case renders the same few sources (MT-Bench: 480 cases,
         # 4 judge prompts each): compile each source once; template files are cached by jinja2
@@ -123,6 +126,8 @@ def _case_error(
     ``files`` is the folder template files are looked up in, when the caller asked for a file.
     """
     hint = None
+    if isinstance(exc, CaseError):  # already written for the suite's author (a file outside the suite's folder)
+        return exc.located(path, line, key or None)
     if isinstance(exc, jinja2.TemplateNotFound) and files is not False:
         message = f"template file '{exc.name}' not found under {files}"
     elif isinstance(exc, jinja2.UndefinedError):

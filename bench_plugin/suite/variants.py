@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,10 +10,8 @@ from typing import Any
 from bench_plugin.errors import CaseError
 from bench_plugin.frozen import freeze_fields
 from bench_plugin.suite.datasets import select_rows
-from bench_plugin.suite.spec import SuiteSpec, TaskSpec
+from bench_plugin.suite.spec import SuiteSpec, TaskSpec, safe_id
 from bench_plugin.suite.templates import TemplateRenderer
-
-_UNSAFE_ID = re.compile(r"[^\w.:@+=,/-]+")
 
 
 @dataclass(frozen=True)
@@ -41,7 +38,7 @@ def task_variants(task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer) 
     rows: list[dict[str, Any]] = [{}]
     if task.dataset is not None:
         try:
-            rows = select_rows(task.dataset, suite.data_dir, renderer, suite.variables)
+            rows = select_rows(task.dataset, suite.data_dir, renderer, suite.variables, suite.folders)
         except CaseError as exc:
             located = exc.located(suite.path, task.dataset.line, task.dataset.key)
             yield Variant(fallback_id(task), {}, problem=located)
@@ -70,11 +67,6 @@ def _variables(
     for spec in task.derived:
         variables[spec.name] = renderer.evaluate(spec.source, variables, key=spec.key, line=spec.line)
     return variables
-
-
-def safe_id(text: str) -> str:
-    """``text`` with runs of characters that do not belong in a test id replaced by ``-``."""
-    return _UNSAFE_ID.sub("-", text.strip()).strip("-") or "task"
 
 
 def fallback_id(task: TaskSpec) -> str:

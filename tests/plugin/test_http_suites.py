@@ -12,6 +12,9 @@ import pytest
 from bench_plugin.mock.server import MockServer
 
 SECRET = "sk-test-0123456789abcdefSECRET"
+# these suites send BENCH_TEST_KEY to the loopback server they declare, which a suite may only do with the
+# user's leave (tests/plugin/test_key_allowlist.py)
+ALLOW_KEY = ("--bench-allow-key-env", "BENCH_TEST_KEY")
 
 
 def http_suite(server: MockServer, models: dict[str, str], *, extra: str = "", retries: int = 1) -> str:
@@ -46,7 +49,7 @@ def test_answer_passes_and_parameters_reach_the_wire(
     monkeypatch.setenv("BENCH_TEST_KEY", SECRET)
     model_id = unique("good")
     pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"good": model_id})})
-    pytester.runpytest("suites").assert_outcomes(passed=1)
+    pytester.runpytest("suites", *ALLOW_KEY).assert_outcomes(passed=1)
     (request,) = requests_for(mock_server, model_id)
     assert request["headers"]["authorization"] == f"Bearer {SECRET}"
     assert request["headers"]["x-title"] == "bench"
@@ -65,7 +68,7 @@ def test_http_500_is_an_infrastructure_error_not_a_failure(
     broken, good = unique("broken"), unique("good")
     mock_server.add_rule({"model": broken, "status": 500})
     pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"broken": broken, "good": good})})
-    result = pytester.runpytest("suites")
+    result = pytester.runpytest("suites", *ALLOW_KEY)
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(
         ["*http_500*gave up after 2 attempts*", "*infrastructure failure, not a model failure*"]
@@ -81,7 +84,7 @@ def test_429_with_retry_after_is_retried_then_passes(
     flaky = unique("flaky")
     mock_server.add_rule({"model": flaky, "status": 429, "retry_after": "0.2", "times": 1})
     pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"flaky": flaky})})
-    pytester.runpytest("suites").assert_outcomes(passed=1)
+    pytester.runpytest("suites", *ALLOW_KEY).assert_outcomes(passed=1)
     assert len(requests_for(mock_server, flaky)) == 2
     (record,) = records(pytester)
     assert record["usage"]["attempts"] == 2
@@ -98,7 +101,7 @@ def test_transport_failures_are_errors_with_their_kind(
     model_id = unique(kind)
     mock_server.add_rule({"model": model_id, **rule})
     pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"m": model_id}, retries=0)})
-    pytester.runpytest("suites").assert_outcomes(errors=1)
+    pytester.runpytest("suites", *ALLOW_KEY).assert_outcomes(errors=1)
     (record,) = records(pytester)
     assert (record["status"], record["error"]["kind"]) == ("error", kind)
 
@@ -110,7 +113,7 @@ def test_api_key_never_reaches_results_or_reports(
     denied, good = unique("denied"), unique("good")
     mock_server.add_rule({"model": denied, "status": 401})  # the server quotes the key it was sent
     pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"denied": denied, "good": good})})
-    result = pytester.runpytest("suites", "--junitxml", "junit.xml")
+    result = pytester.runpytest("suites", "--junitxml", "junit.xml", *ALLOW_KEY)
     result.assert_outcomes(passed=1, errors=1)
     assert SECRET not in result.stdout.str() + result.stderr.str()
     for path in [*Path(pytester.path, "bench-results").iterdir(), pytester.path / "junit.xml"]:
@@ -120,7 +123,7 @@ def test_api_key_never_reaches_results_or_reports(
 
 def test_missing_key_variable_is_a_clear_error(pytester: pytest.Pytester, mock_server: MockServer) -> None:
     pytester.makefile(".yaml", **{"suites/http": http_suite(mock_server, {"m": unique("nokey")})})
-    result = pytester.runpytest("suites")
+    result = pytester.runpytest("suites", *ALLOW_KEY)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*environment variable BENCH_TEST_KEY is not set*"])
 
@@ -137,7 +140,7 @@ def test_anthropic_provider_end_to_end(
         "scorers:\n  - {type: contains, value: Ada}\n"
     )
     pytester.makefile(".yaml", **{"suites/http": suite})
-    pytester.runpytest("suites").assert_outcomes(passed=1)
+    pytester.runpytest("suites", *ALLOW_KEY).assert_outcomes(passed=1)
     (request,) = requests_for(mock_server, model_id)
     assert request["path"] == "/v1/messages"
     assert request["headers"]["x-api-key"] == SECRET
@@ -155,7 +158,7 @@ def test_fold_system_prompt_for_models_without_a_system_role(
         "max_tokens: 64, system_prompt: fold, system_fold_template: '<SYSTEM>{{ system }}</SYSTEM> '}",
     )
     pytester.makefile(".yaml", **{"suites/http": suite})
-    pytester.runpytest("suites").assert_outcomes(passed=1)
+    pytester.runpytest("suites", *ALLOW_KEY).assert_outcomes(passed=1)
     (request,) = requests_for(mock_server, model_id)
     assert request["body"]["messages"] == [{"role": "user", "content": "<SYSTEM>Be brief.</SYSTEM> Say hello to Ada"}]
 
@@ -184,7 +187,7 @@ def test_concurrency_overlaps_slow_calls(
     mock_server.add_rule({"model": model_id, "delay": 0.3})
     suite = http_suite(mock_server, {"m": model_id}).replace("timeout: 0.5", "timeout: 5")
     pytester.makefile(".yaml", **{"suites/http": suite})
-    pytester.runpytest("suites", "--bench-runs", "8", "--bench-concurrency", "8").assert_outcomes(passed=8)
+    pytester.runpytest("suites", "--bench-runs", "8", "--bench-concurrency", "8", *ALLOW_KEY).assert_outcomes(passed=8)
     started = sorted(r["started_at"] for r in records(pytester))
     durations = [r["duration_s"] for r in records(pytester)]
     assert all(d >= 0.3 for d in durations)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_plugin.engines.agent.program import check_allowed, clip, run_argv, split_command
+from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.workspace import confine, shown, walk_files
 from bench_plugin.errors import ToolFailure
 from bench_plugin.suite.agent.spec import ToolSpec
@@ -27,6 +28,8 @@ def read_file(root: Path, args: Mapping[str, Any]) -> str:
         raise ToolFailure(f"{args['path']!r} is a folder, not a file; list it with list_files")
     if not path.exists():
         raise ToolFailure(f"no such file: {args['path']!r}")
+    if not path.is_file():  # a pipe or a device a program made would block the whole run
+        raise ToolFailure(f"{args['path']!r} is not a regular file")
     return clip(path.read_bytes().decode("utf-8", "replace"))
 
 
@@ -76,19 +79,24 @@ def search(root: Path, args: Mapping[str, Any]) -> str:
     return "\n".join(matches) if matches else "(no matches)"
 
 
-async def command(root: Path, args: Mapping[str, Any], tool: ToolSpec, timeout_s: float) -> tuple[str, str | None]:
+async def command(root: Path, args: Mapping[str, Any], tool: ToolSpec, timeout_s: float,
+                  sandbox: Sandbox | None = None) -> tuple[str, str | None]:
     """Run an allowed program: (its exit code and output as the model reads them, the failure or None).
 
-    A program that exits with a code other than 0 is a failed call; the failure names the code and the
-    last line it wrote (so a repeated failure has the same signature).
+    A program that exits with a code other than 0, or that a limit stopped, is a failed call; the failure
+    names the code and the limit or the last line it wrote (so a repeated failure has the same signature).
+    It runs in ``sandbox`` (None: the default one), with the network only when the tool allows it.
     """
     argv = split_command(args["command"])
     check_allowed(argv, tool.allow)
-    result = await run_argv(argv, root, timeout_s)
+    result = await run_argv(argv, root, timeout_s, sandbox, network=tool.network)
     if result.timed_out:
         raise ToolFailure(f"{argv[0]!r} timed out after {timeout_s:g} s and was stopped"
                           + (f"\nstdout:\n{result.stdout}" if result.stdout else ""))
     text = f"exit code: {result.exit_code}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}".rstrip() + "\n"
+    if result.note is not None:
+        text += f"note: {result.note}\n"
+        return text, f"exit code {result.exit_code}: {result.note}"
     if result.exit_code == 0:
         return text, None
     lines = (result.stderr.strip() or result.stdout.strip()).splitlines()

@@ -1,6 +1,7 @@
 """The checks of an agent's final state (a ``completion`` scorer's ``checks:``), run on the workspace.
 
-They run before the workspace is removed. The C scorer (``scoring/agent/task_completion.py``) reads their results.
+They run before the workspace is removed; their commands run in the case's sandbox, without network.
+The C scorer (``scoring/agent/task_completion.py``) reads their results.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_plugin.engines.agent.program import run_argv, split_command
+from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.workspace import confine
 from bench_plugin.errors import ToolFailure
 from bench_plugin.json_text import json_equal, load_json
@@ -32,8 +34,11 @@ CONDITIONS: Mapping[str, tuple[str, ...]] = {
 DEFAULT_COMMAND_TIMEOUT_S = 60.0
 
 
-async def verify_completion(case: CaseSpec, root: Path, answer: str) -> dict[str, tuple[CheckResult, ...]]:
+async def verify_completion(case: CaseSpec, root: Path, answer: str,
+                            sandbox: Sandbox | None = None) -> dict[str, tuple[CheckResult, ...]]:
     """Run the checks of every ``completion`` scorer of the case on the final workspace and answer.
+
+    Command checks run in ``sandbox`` (None: the default one).
 
     Raises:
         CaseError: a template in a check does not render.
@@ -42,8 +47,14 @@ async def verify_completion(case: CaseSpec, root: Path, answer: str) -> dict[str
     for spec in case.scorers:
         if spec.type == "completion":
             checks = _render(spec.options.get("checks", []), case, spec)
-            results[spec.name] = tuple([await run_check(check, root, answer) for check in checks])
+            results[spec.name] = tuple([await run_check(check, root, answer, sandbox) for check in checks])
     return results
+
+
+def has_command_checks(case: CaseSpec) -> bool:
+    """Whether a ``completion`` scorer of the case runs a program (then the case needs a sandbox)."""
+    return any(spec.type == "completion" and isinstance(check, Mapping) and "command" in check
+               for spec in case.scorers for check in spec.options.get("checks", []) or [])
 
 
 def _render(value: Any, case: CaseSpec, spec: ScorerSpec) -> Any:
@@ -56,8 +67,8 @@ def _render(value: Any, case: CaseSpec, spec: ScorerSpec) -> Any:
     return value
 
 
-async def run_check(check: Mapping[str, Any], root: Path, answer: str) -> CheckResult:
-    """One assertion: passed, with the first reason it failed or what was found."""
+async def run_check(check: Mapping[str, Any], root: Path, answer: str, sandbox: Sandbox | None = None) -> CheckResult:
+    """One assertion: passed, with the first reason it failed or what was found (a command runs in ``sandbox``)."""
     if "file" in check:
         name = check.get("name") or f"file {check['file']}"
         passed, detail = _check_file(check, root)
@@ -66,7 +77,7 @@ async def run_check(check: Mapping[str, Any], root: Path, answer: str) -> CheckR
         passed, detail = _check_text(answer, check, "the answer", extract=True)
     else:
         name = check.get("name") or f"command {check['command']!r}"
-        passed, detail = await _check_command(check, root)
+        passed, detail = await _check_command(check, root, sandbox)
     return CheckResult(str(name), passed, detail)
 
 
@@ -120,14 +131,16 @@ def _check_text(text: str, check: Mapping[str, Any], what: str, *, extract: bool
     return True, ", ".join(found)
 
 
-async def _check_command(check: Mapping[str, Any], root: Path) -> tuple[bool, str]:
+async def _check_command(check: Mapping[str, Any], root: Path, sandbox: Sandbox | None) -> tuple[bool, str]:
     try:
         argv = split_command(check["command"])
-        result = await run_argv(argv, root, float(check.get("timeout", DEFAULT_COMMAND_TIMEOUT_S)))
+        result = await run_argv(argv, root, float(check.get("timeout", DEFAULT_COMMAND_TIMEOUT_S)), sandbox)
     except ToolFailure as exc:
         return False, str(exc)
     if result.timed_out:
         return False, f"timed out after {check.get('timeout', DEFAULT_COMMAND_TIMEOUT_S):g} s"
+    if result.note is not None:
+        return False, f"exit code {result.exit_code}: {result.note}"
     expected = check.get("exit_code", 0)
     last = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:] or [""]
     if expected is not None and result.exit_code != expected:

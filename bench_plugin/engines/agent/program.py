@@ -1,41 +1,24 @@
-"""Running a program in the workspace: argv only (never a shell), a timeout, a clean environment.
+"""Running a program for an agent case: argv only (never a shell), an allow-list, always in a sandbox.
 
 Used by the ``command`` tool (with an allow-list of programs) and by the completion checks (commands the
-suite's author wrote). The environment holds no variable of the caller's but ``PATH``, so no API key
-can reach a program the model starts. ``python`` and ``python3`` run the interpreter running pytest.
+suite's author wrote). Where a program runs, and what it may reach and spend, is the sandbox's
+(``sandbox/``): by default the strongest backend that works here, never none unless asked for.
+``python`` and ``python3`` run the interpreter running pytest (except in a container: the image's).
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
 import shlex
-import signal
-import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path, PurePath
+from collections.abc import Sequence
+from pathlib import Path
 
+from bench_plugin.engines.agent.sandbox.base import Sandbox
+from bench_plugin.engines.agent.sandbox.choose import open_sandbox
+from bench_plugin.engines.agent.sandbox.launch import CommandResult, clip, program_name
 from bench_plugin.errors import ToolFailure
+from bench_plugin.suite.agent.spec import SandboxSpec
 
-MAX_OUTPUT_CHARS = 8_000
-_PYTHONS = ("python", "python3")
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """How a program ended: ``exit_code`` None when it was killed at the timeout."""
-
-    argv: tuple[str, ...]
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    duration_s: float
-
-    @property
-    def timed_out(self) -> bool:
-        """Whether the program was killed at its timeout rather than exiting."""
-        return self.exit_code is None
+__all__ = ["CommandResult", "check_allowed", "clip", "program_name", "run_argv", "split_command"]
 
 
 def split_command(command: str | list[str]) -> list[str]:
@@ -56,12 +39,7 @@ def split_command(command: str | list[str]) -> list[str]:
     return argv
 
 
-def program_name(argv: list[str]) -> str:
-    """The program's name without its folder: ``/usr/bin/python3`` -> ``python3``."""
-    return PurePath(argv[0]).name
-
-
-def check_allowed(argv: list[str], allow: tuple[str, ...]) -> None:
+def check_allowed(argv: Sequence[str], allow: tuple[str, ...]) -> None:
     """Raises ToolFailure unless the program is on the allow-list (compared by name)."""
     if program_name(argv) not in allow:
         raise ToolFailure(
@@ -69,63 +47,22 @@ def check_allowed(argv: list[str], allow: tuple[str, ...]) -> None:
         )
 
 
-def environment(workspace: Path) -> dict[str, str]:
-    """A minimal environment: ``PATH``, a ``HOME`` and ``PYTHONPATH`` in the workspace, UTF-8."""
-    return {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": str(workspace),
-        "PYTHONPATH": str(workspace),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "LANG": "C.UTF-8",
-    }
-
-
-def clip(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
-    """``text`` cut to ``limit`` characters, saying how many were cut, so one output cannot flood the context."""
-    return text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} more characters cut]"
-
-
-async def run_argv(argv: list[str], workspace: Path, timeout_s: float) -> CommandResult:
-    """Run ``argv`` in ``workspace``; a program still running after ``timeout_s`` is killed.
+async def run_argv(argv: Sequence[str], workspace: Path, timeout_s: float, sandbox: Sandbox | None = None, *,
+                   network: bool = False) -> CommandResult:
+    """Run ``argv`` in ``workspace`` inside ``sandbox``; everything it started is killed after ``timeout_s``.
 
     Its output shows paths in the workspace relative to it.
 
+    Args:
+        argv: the program and its arguments.
+        workspace: the case's workspace (resolved).
+        timeout_s: seconds before it is stopped.
+        sandbox: where it runs; None: the default (``auto``).
+        network: whether it may reach the network.
+
     Raises:
         ToolFailure: when the program does not exist or cannot be started.
+        SandboxError: no sandbox was given and none works here.
     """
-    executable = sys.executable if program_name(argv) in _PYTHONS else argv[0]
-    started = time.perf_counter()
-    try:
-        process = await asyncio.create_subprocess_exec(
-            executable, *argv[1:], cwd=workspace, env=environment(workspace),
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # its own process group, so a timeout also stops what it started
-        )
-    except OSError as exc:
-        raise ToolFailure(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from exc
-    assert process.stdout is not None and process.stderr is not None
-    # read while waiting, so what a program wrote before its timeout is kept
-    reading = asyncio.gather(process.stdout.read(), process.stderr.read())
-    exit_code: int | None
-    try:
-        exit_code = await asyncio.wait_for(process.wait(), timeout=max(timeout_s, 0.01))
-    except asyncio.TimeoutError:  # builtin TimeoutError only from Python 3.11
-        _kill(process)
-        await process.wait()
-        exit_code = None
-    stdout, stderr = await reading
-    return CommandResult(tuple(argv), exit_code, _text(stdout, workspace), _text(stderr, workspace),
-                         time.perf_counter() - started)
-
-
-def _kill(process: asyncio.subprocess.Process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (AttributeError, OSError):  # no process groups (Windows), or it is already gone
-        process.kill()
-
-
-def _text(data: bytes, workspace: Path) -> str:
-    # the workspace's temporary path would make records differ from run to run: show paths relative to it
-    text = data.decode("utf-8", "replace").replace(f"{workspace}{os.sep}", "").replace(str(workspace), ".")
-    return clip(text)
+    sandbox = sandbox or await open_sandbox(SandboxSpec())
+    return await sandbox.run(argv, workspace, timeout_s=timeout_s, network=network)

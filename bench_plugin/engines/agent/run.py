@@ -4,7 +4,9 @@ Each user turn (the task's prompt, or its ``turns``/``phases`` with their gates)
 is sent the conversation so far with the tools offered; each tool call it makes is carried out and its
 result sent back, until a reply calls no tool or the budget (model calls, seconds) runs out. When the
 budget runs out the loop stops, later turns are not sent, and whatever was done is scored. The checks
-of ``completion`` scorers run on the final workspace before it is removed.
+of ``completion`` scorers run on the final workspace before it is removed. Programs (``command`` tools and
+command checks) run in the case's sandbox, chosen before the first model call: a case that needs one
+that does not work here fails at once.
 """
 
 from __future__ import annotations
@@ -12,13 +14,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from bench_plugin.chat import CallModel, Completion, CompletionRequest, Message
-from bench_plugin.engines.agent.final_checks import verify_completion
+from bench_plugin.engines.agent.final_checks import has_command_checks, verify_completion
+from bench_plugin.engines.agent.sandbox.choose import open_sandbox
 from bench_plugin.engines.agent.toolbox import Toolbox
 from bench_plugin.engines.agent.view import transcript_text
 from bench_plugin.engines.agent.workspace import create_workspace, remove_workspace, snapshot
+from bench_plugin.engines.partial import keep_partial
 from bench_plugin.engines.turns import open_turn, phase_system
+from bench_plugin.errors import ProviderError
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import (
     AgentRun,
@@ -36,13 +43,20 @@ async def run_agent(case: CaseSpec, call_model: CallModel) -> Transcript:
     Raises:
         CaseError: a template of a turn, a scripted tool or a check fails to render.
         ProviderError: a model call fails; the runner classifies it. Tool failures never raise.
+        SandboxError: the case runs programs and no sandbox it may use works here (before any model call).
     """
     assert case.model is not None and case.agent is not None, "expansion sets both for agent cases"
+    runs_programs = any(tool.type == "command" for tool in case.agent.tools) or has_command_checks(case)
+    sandbox = await open_sandbox(case.agent.sandbox) if runs_programs else None
     root = create_workspace(case.agent.workspace)
     try:
-        session = _Session(case, call_model, Toolbox(case.agent.tools, root, case))
-        await session.play()
-        checks = await verify_completion(case, root, session.response)
+        session = _Session(case, call_model, Toolbox(case.agent.tools, root, case, sandbox))
+        try:
+            await session.play()
+        except ProviderError as exc:  # the record keeps the steps taken and the workspace as they were left
+            keep_partial(exc, _partial(session, snapshot(root), exc, sandbox.name if sandbox else None))
+            raise
+        checks = await verify_completion(case, root, session.response, sandbox)
         files = snapshot(root)
     finally:
         remove_workspace(root)
@@ -50,7 +64,7 @@ async def run_agent(case: CaseSpec, call_model: CallModel) -> Transcript:
     run = AgentRun(
         tools=tuple(tool.name for tool in case.agent.tools), tool_calls=tuple(session.calls), checks=checks,
         files=files, steps=len(session.completions), max_steps=budget.max_steps, max_seconds=budget.max_seconds,
-        elapsed_s=session.elapsed, stopped=session.stopped,
+        elapsed_s=session.elapsed, stopped=session.stopped, sandbox=sandbox.name if sandbox else None,
     )
     return Transcript(
         messages=tuple(session.messages), response=session.response, completions=tuple(session.completions),
@@ -166,3 +180,20 @@ class _Session:
         if self.elapsed >= self.budget.max_seconds:
             return f"max_seconds: stopped after {self.budget.max_seconds:g} s"
         return None
+
+
+def _partial(session: _Session, files: tuple[Mapping[str, Any], ...], exc: ProviderError,
+             sandbox: str | None) -> Transcript:
+    """What an agent had done when a model call failed: its messages, tool calls and workspace; no checks ran."""
+    case = session.case
+    assert case.agent is not None
+    run = AgentRun(
+        tools=tuple(tool.name for tool in case.agent.tools), tool_calls=tuple(session.calls), files=files,
+        steps=len(session.completions), max_steps=case.agent.budget.max_steps,
+        max_seconds=case.agent.budget.max_seconds, elapsed_s=session.elapsed,
+        stopped=f"error: a model call failed: {exc.kind}", sandbox=sandbox,
+    )
+    return Transcript(
+        messages=tuple(session.messages), response=session.response, completions=tuple(session.completions),
+        turns=tuple(session.turns), text=transcript_text(session.messages, session.calls), agent=run,
+    )

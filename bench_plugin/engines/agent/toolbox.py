@@ -19,6 +19,7 @@ from jsonschema.exceptions import best_match
 from bench_plugin.chat import ToolCall
 from bench_plugin.engines.agent import builtin_tools as builtin
 from bench_plugin.engines.agent.families import BUILTIN_FAMILIES, classify_command, classify_name
+from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.scripted_tools import scripted_result
 from bench_plugin.errors import ToolFailure
 from bench_plugin.suite.agent.spec import ToolSpec
@@ -36,12 +37,14 @@ class Toolbox:
         tools: the task's tools.
         root: the case's workspace (resolved).
         case: the case, for scripted tools' templates.
+        sandbox: where ``command`` tools run programs; None: the default one.
     """
 
-    def __init__(self, tools: tuple[ToolSpec, ...], root: Path, case: CaseSpec) -> None:
+    def __init__(self, tools: tuple[ToolSpec, ...], root: Path, case: CaseSpec, sandbox: Sandbox | None = None) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.root = root
         self.case = case
+        self.sandbox = sandbox
 
     async def call(self, call: ToolCall, *, step: int, turn: int, time_left_s: float) -> ToolCallRecord:
         """Carry out one call; ``time_left_s`` (the case's budget) caps a command's timeout."""
@@ -72,7 +75,8 @@ class Toolbox:
         if tool.type in _FILE_TOOLS:
             return _FILE_TOOLS[tool.type](self.root, args), None
         if tool.type == "command":
-            return await builtin.command(self.root, args, tool, min(tool.timeout_s, max(time_left_s, 0.01)))
+            return await builtin.command(self.root, args, tool, min(tool.timeout_s, max(time_left_s, 0.01)),
+                                         self.sandbox)
         return scripted_result(tool, args, self.case), None
 
     def classify(self, tool: ToolSpec | None, name: str, arguments: Any) -> tuple[str, bool]:

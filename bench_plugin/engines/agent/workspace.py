@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.errors import ToolFailure
+from bench_plugin.errors import CaseError, ToolFailure
 from bench_plugin.suite.agent.spec import WorkspaceSpec
 
 SNAPSHOT_MAX_FILES = 200
@@ -20,21 +21,46 @@ def create_workspace(spec: WorkspaceSpec) -> Path:
     """A new folder holding the declared copies, then the inline files (which win over copies).
 
     Each case gets its own, so no case sees what another wrote.
+
+    Raises:
+        CaseError: a file to copy resolves (through a symbolic link) outside ``spec.readable``; the suite
+            was checked when it was read, so only a change of its files since then gets here.
     """
     root = Path(tempfile.mkdtemp(prefix="bench-agent-")).resolve()
-    for source, target in spec.copies:
-        destination = root / target if target else root
-        if source.is_dir():
-            shutil.copytree(source, destination, dirs_exist_ok=True)
-        else:
-            destination = destination / source.name if not target else destination
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, destination)
+    try:
+        _copy_sources(spec, root)
+    except BaseException:
+        remove_workspace(root)
+        raise
     for relative, content in spec.files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
     return root
+
+
+def _copy_sources(spec: WorkspaceSpec, root: Path) -> None:
+    readable = spec.readable or tuple(source for source, _ in spec.copies)
+
+    def copy_file(source: str, destination: str) -> object:  # what copytree calls for each file
+        return shutil.copy2(_readable(Path(source), readable), destination)
+
+    for source, target in spec.copies:
+        destination = root / target if target else root
+        if source.is_dir():
+            shutil.copytree(source, destination, dirs_exist_ok=True, copy_function=copy_file)
+        else:
+            destination = destination / source.name if not target else destination
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(_readable(source, readable), destination)
+
+
+def _readable(source: Path, readable: tuple[Path, ...]) -> Path:
+    """``source`` resolved, when it lies inside ``readable`` (copies follow symbolic links)."""
+    resolved = Path(os.path.realpath(source))
+    if not any(resolved.is_relative_to(folder) for folder in readable):
+        raise CaseError(f"workspace copy: {source} leads to {resolved}, outside the folders the suite may read")
+    return resolved
 
 
 def remove_workspace(root: Path) -> None:
@@ -60,11 +86,16 @@ def shown(root: Path, path: Path) -> str:
 
 
 def walk_files(folder: Path) -> list[Path]:
-    """Files under ``folder``, sorted, leaving out caches (``__pycache__``...)."""
-    return sorted(
-        path for path in folder.rglob("*")
-        if path.is_file() and not _SKIPPED_DIRS.intersection(path.relative_to(folder).parts)
-    )
+    """Regular files under ``folder``, sorted, leaving out caches (``__pycache__``...).
+
+    Symbolic links are neither listed nor followed: a program in the sandbox may make one that points
+    anywhere, and the tools that read what is listed run outside the sandbox.
+    """
+    found = []
+    for parent, folders, files in os.walk(folder):  # does not walk into linked folders
+        folders[:] = [name for name in folders if name not in _SKIPPED_DIRS]
+        found += [path for path in (Path(parent, name) for name in files) if not path.is_symlink() and path.is_file()]
+    return sorted(found)
 
 
 def snapshot(root: Path) -> tuple[dict[str, Any], ...]:

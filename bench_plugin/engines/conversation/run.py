@@ -17,7 +17,9 @@ from bench_plugin.engines.conversation.commands import apply_command, find_comma
 from bench_plugin.engines.conversation.log import MESSAGE, NOTICE, SEED, LogEntry, ending, render_text
 from bench_plugin.engines.conversation.state import Room, Seat
 from bench_plugin.engines.conversation.views import messages_for
+from bench_plugin.engines.partial import keep_partial
 from bench_plugin.engines.turns import render_template
+from bench_plugin.errors import ProviderError
 from bench_plugin.suite.sources import TemplateSpec
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import Transcript, TurnResult, answered_turn, split_thinking
@@ -86,7 +88,12 @@ class _Conversation:
             model=seat.model, messages=context, params=seat.params(), task=case.task, run=case.run,
             turn=len(seat.completions) + 1, variables={**case.variables, "me": me, "round": room.round},
         )
-        completion = await self.call_model(request)
+        try:
+            completion = await self.call_model(request)
+        except ProviderError as exc:  # the log says whose call failed and why; the record keeps the log
+            room.event("error", f"{seat.name}'s call to {seat.model.label} failed: {exc.kind}: {exc.message}",
+                       seat, ok=False)
+            raise
         seat.completions.append(completion)
         if seat.spec.candidate:
             number = len(self.turns) + 1
@@ -174,8 +181,13 @@ async def run_conversation(case: CaseSpec, call_model: CallModel) -> Transcript:
         CaseError: when a template of the conversation fails to render (a notice, an invited
             participant's name or prompt, the speaker prefix), naming its line and key.
         ProviderError: when a participant's call fails; the runner classifies it (the case is an
-            infrastructure ERROR, whichever participant it was).
+            infrastructure ERROR, whichever participant it was). It carries the conversation so far,
+            its log ending with an ``error`` event (``engines/partial.py``).
     """
     conversation = _Conversation(case, call_model)
-    await conversation.run()
+    try:
+        await conversation.run()
+    except ProviderError as exc:
+        keep_partial(exc, conversation.transcript())
+        raise
     return conversation.transcript()

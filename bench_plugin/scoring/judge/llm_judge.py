@@ -22,7 +22,13 @@ from bench_plugin.scoring.judge.judge_reply import (
     participant_names,
     reading_fields,
 )
-from bench_plugin.scoring.judge.prompt import LAYOUTS, JudgePrompt, check_judges, parse_reference, parse_templates
+from bench_plugin.scoring.judge.prompt import (
+    LAYOUTS,
+    JudgePrompt,
+    check_judges,
+    parse_reference,
+    parse_templates,
+)
 from bench_plugin.scoring.judge.rubric import Rubric
 from bench_plugin.scoring.options import check_choice, check_flag, check_option_names
 from bench_plugin.scoring.targets import TARGETS

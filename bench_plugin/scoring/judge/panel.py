@@ -21,7 +21,12 @@ from typing_extensions import Self
 
 from bench_plugin.errors import JudgeError
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.scoring.judge.consensus import Consensus, parse_consensus, parse_consensus_options, reports_text
+from bench_plugin.scoring.judge.consensus import (
+    Consensus,
+    parse_consensus,
+    parse_consensus_options,
+    reports_text,
+)
 from bench_plugin.scoring.judge.judge_reply import candidate_names, participant_names
 from bench_plugin.scoring.judge.llm_judge import OPTION_KEYS, JudgeScorer
 from bench_plugin.scoring.judge.panel_combine import (

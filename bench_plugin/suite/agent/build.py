@@ -1,4 +1,4 @@
-"""A task's ``tools:``, ``workspace:`` and ``budget:`` -> AgentSpec, checked before any model is called."""
+"""A task's ``tools:``, ``workspace:``, ``budget:`` and ``sandbox:`` -> AgentSpec, checked before a model is called."""
 
 from __future__ import annotations
 
@@ -18,27 +18,44 @@ from bench_plugin.suite.agent.spec import (
     DEFAULT_MAX_STEPS,
     AgentSpec,
     BudgetSpec,
+    SandboxLimits,
+    SandboxOverride,
+    SandboxSpec,
     ScriptedResponse,
     ToolSpec,
     WorkspaceSpec,
 )
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.templates import TemplateRenderer
 
 _NO_ARGUMENTS: Mapping[str, Any] = {"type": "object", "properties": {}}
+# sandbox: key -> SandboxLimits field
+_LIMIT_KEYS = {"max_cpu_seconds": "cpu_seconds", "max_memory_mb": "memory_mb", "max_processes": "processes",
+               "max_file_mb": "file_mb", "max_output_kb": "output_kb"}
 
 
-def build_agent(task: Mapping[str, Any], base: KeyPath, loaded: LoadedSuite, renderer: TemplateRenderer) -> AgentSpec:
+def build_agent(
+    task: Mapping[str, Any],
+    base: KeyPath,
+    loaded: LoadedSuite,
+    renderer: TemplateRenderer,
+    folders: SuiteFolders | None = None,
+    override: SandboxOverride | None = None,
+) -> AgentSpec:
     """The agent part of a task (schema-valid); it depends on no variable, so it is built once per task.
 
     What the JSON Schema cannot check is checked here (tool names used twice, argument schemas that are not valid
-    JSON Schemas, regexes that do not compile, workspace sources that do not exist or paths that leave the
-    workspace); each problem fails the task's cases alone, at its line.
+    JSON Schemas, regexes that do not compile, workspace sources that do not exist, lie outside ``folders`` (the
+    suite's folder by default) or hold a symbolic link that does, or paths that leave the workspace); each problem
+    fails the task's cases alone, at its line.
+
+    ``override`` (the command line) wins over the task's ``sandbox:``, which wins over the suite's.
 
     Raises:
         CaseError: at the offending key's line.
     """
-    builder = _Builder(loaded, renderer)
+    builder = _Builder(loaded, renderer, folders or SuiteFolders.of(loaded.path.parent))
     if "conversation" in task:
         raise builder.error((*base, "tools"), "tools: is for a model working on a task (prompt:, messages:, "
                             "turns: or phases:), not for a conversation between models")
@@ -58,7 +75,28 @@ def build_agent(task: Mapping[str, Any], base: KeyPath, loaded: LoadedSuite, ren
         workspace=workspace,
         budget=BudgetSpec(int(budget.get("max_steps", DEFAULT_MAX_STEPS)),
                           float(budget.get("max_seconds", DEFAULT_MAX_SECONDS))),
+        sandbox=build_sandbox(loaded.data.get("sandbox"), task.get("sandbox"), override),
     )
+
+
+def build_sandbox(suite: str | Mapping[str, Any] | None, task: str | Mapping[str, Any] | None,
+                  override: SandboxOverride | None = None) -> SandboxSpec:
+    """The sandbox of a task: its ``sandbox:`` key by key over the suite's, then the command line's choice.
+
+    A string names the backend (``sandbox: none``); a mapping may also give ``image`` and the limits.
+    """
+    merged: dict[str, Any] = {}
+    for entry in (suite, task):
+        if entry is not None:
+            merged.update({"backend": entry} if isinstance(entry, str) else entry)
+    if override is not None and override.backend is not None:
+        merged["backend"] = override.backend
+    if override is not None and override.image is not None:
+        merged["image"] = override.image
+    limits = SandboxLimits(**{field: int(merged[key]) for key, field in _LIMIT_KEYS.items() if key in merged})
+    defaults = SandboxSpec()
+    return SandboxSpec(backend=str(merged.get("backend", defaults.backend)),
+                       image=str(merged.get("image", defaults.image)), limits=limits)
 
 
 def relative_path(text: str) -> str | None:
@@ -70,10 +108,11 @@ def relative_path(text: str) -> str | None:
 
 
 class _Builder:
-    def __init__(self, loaded: LoadedSuite, renderer: TemplateRenderer) -> None:
+    def __init__(self, loaded: LoadedSuite, renderer: TemplateRenderer, folders: SuiteFolders) -> None:
         self.loaded = loaded
         self.renderer = renderer
         self.root = loaded.path.parent
+        self.folders = folders
 
     def error(self, path: KeyPath, message: str, hint: str | None = None) -> CaseError:
         return CaseError(message, path=self.loaded.display_path, line=self.loaded.lines.line_of(path),
@@ -102,6 +141,7 @@ class _Builder:
             mutating=spec.get("mutating"),
             allow=tuple(spec.get("allow", ())),
             timeout_s=float(spec.get("timeout", DEFAULT_COMMAND_TIMEOUT_S)),
+            network=bool(spec.get("network", False)),
             responses=self.responses(spec, path) if kind == "scripted" else (),
             key=key,
             line=line,
@@ -134,10 +174,13 @@ class _Builder:
         for i, item in enumerate(entry.get("copy", [])):
             source, target = (item, "") if isinstance(item, str) else (item["from"], item.get("to", ""))
             where = (*path, "copy", i)
-            resolved = (self.root / source).resolve()
+            file, key, line = self.loaded.display_path, format_key_path(where), self.loaded.lines.line_of(where)
+            resolved = self.folders.confine(str(source), path=file, key=key, line=line)
             if not resolved.exists():
                 raise self.error(where, f"{source!r} does not exist under the suite's folder ({self.root})",
                                  "copy: names files or folders relative to the suite file")
+            if resolved.is_dir():
+                self.folders.confine_tree(resolved, shown=str(source), path=file, key=key, line=line)
             inside = relative_path(target) if target else ""
             if inside is None:
                 raise self.error(where, f"destination {target!r} leaves the workspace")
@@ -148,4 +191,4 @@ class _Builder:
             if inside is None or inside == ".":
                 raise self.error((*path, "files", name), f"{name!r} is not a file path inside the workspace")
             files[inside] = str(content)
-        return WorkspaceSpec(tuple(copies), files)
+        return WorkspaceSpec(tuple(copies), files, readable=(self.folders.root, *self.folders.allowed))

@@ -10,7 +10,7 @@ from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 
 COMMON_KEYS = ("type", "name", "description", "family", "mutating")
 TYPE_KEYS: Mapping[str, tuple[str, ...]] = {
-    "command": ("allow", "timeout"),
+    "command": ("allow", "timeout", "network"),
     "scripted": ("parameters", "result", "error", "responses"),
 }
 

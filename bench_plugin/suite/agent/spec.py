@@ -1,4 +1,4 @@
-"""Frozen specs of a tool-using agent task: its tools, the workspace it starts from, its budget."""
+"""Frozen specs of a tool-using agent task: its tools, the workspace it starts from, its budget, its sandbox."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ TOOL_TYPES = (*BUILTIN_TOOLS, "scripted")
 DEFAULT_MAX_STEPS = 20
 DEFAULT_MAX_SECONDS = 300.0
 DEFAULT_COMMAND_TIMEOUT_S = 10.0
+SANDBOX_BACKENDS = ("auto", "bubblewrap", "container", "none")
+DEFAULT_SANDBOX_IMAGE = "python:3-slim"
 
 
 def _object(required: tuple[str, ...], **properties: str) -> dict[str, Any]:
@@ -65,8 +67,8 @@ class ToolSpec:
 
     ``type`` is a built-in (``read_file``, ``write_file``, ``list_files``, ``search``, ``command``) or
     ``scripted``. ``family`` and ``mutating`` say how the trajectory scorer counts its calls (None: from
-    the type, or from the name). ``allow`` and ``timeout_s`` belong to ``command`` tools, ``responses``
-    to scripted ones.
+    the type, or from the name). ``allow``, ``timeout_s`` and ``network`` (whether its programs may
+    reach the network) belong to ``command`` tools, ``responses`` to scripted ones.
     """
 
     name: str
@@ -77,6 +79,7 @@ class ToolSpec:
     mutating: bool | None = None
     allow: tuple[str, ...] = ()
     timeout_s: float = DEFAULT_COMMAND_TIMEOUT_S
+    network: bool = False
     responses: tuple[ScriptedResponse, ...] = ()
     key: str = ""
     line: int | None = None
@@ -95,11 +98,14 @@ class WorkspaceSpec:
     """What a fresh workspace holds: copies of suite files and folders, then inline files.
 
     ``copies`` are ``(source, destination)`` pairs, the source resolved under the suite's folder and the
-    destination relative to the workspace (``""``: its root).
+    destination relative to the workspace (``""``: its root). ``readable`` are the folders (resolved) a
+    copy may read through a symbolic link: the suite's folder and those the user allows; empty, the
+    sources themselves.
     """
 
     copies: tuple[tuple[Path, str], ...] = ()
     files: Mapping[str, str] = field(default_factory=dict)
+    readable: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         freeze_fields(self, "files")
@@ -114,12 +120,51 @@ class BudgetSpec:
 
 
 @dataclass(frozen=True)
+class SandboxLimits:
+    """What one program in a sandbox may spend: each limit holds for every process it starts.
+
+    ``cpu_seconds``, ``memory_mb`` (address space), ``file_mb`` (the largest file it may write) and
+    ``processes`` (at once, threads included) are kernel limits; ``output_kb`` is what is read of its
+    stdout and stderr together before it is stopped.
+    """
+
+    cpu_seconds: int = 60
+    memory_mb: int = 2048
+    processes: int = 64
+    file_mb: int = 100
+    output_kb: int = 1024
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """Where an agent task's programs run: the ``sandbox:`` of the task, else the suite, else the option.
+
+    ``backend`` is ``auto`` (bubblewrap when it works, else a container engine with the image present),
+    ``bubblewrap``, ``container`` or ``none`` (no isolation, asked for explicitly); ``image`` is the
+    container image.
+    """
+
+    backend: str = "auto"
+    image: str = DEFAULT_SANDBOX_IMAGE
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+
+
+@dataclass(frozen=True)
+class SandboxOverride:
+    """The command line's choice (``--bench-sandbox``, ``--bench-sandbox-image``): it wins over the suite's."""
+
+    backend: str | None = None
+    image: str | None = None
+
+
+@dataclass(frozen=True)
 class AgentSpec:
-    """A task's ``tools:``, ``workspace:`` and ``budget:``."""
+    """A task's ``tools:``, ``workspace:``, ``budget:`` and ``sandbox:``."""
 
     tools: tuple[ToolSpec, ...]
     workspace: WorkspaceSpec = field(default_factory=WorkspaceSpec)
     budget: BudgetSpec = field(default_factory=BudgetSpec)
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)
 
     @property
     def definitions(self) -> tuple[ToolDefinition, ...]:

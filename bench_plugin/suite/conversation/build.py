@@ -126,14 +126,14 @@ def resolve_model(name: str, suite: SuiteSpec) -> ModelSpec:
     """A suite model by name, or ``provider:model-id``.
 
     Raises:
-        CaseError: the model's own problem (an unknown provider...).
+        CaseError: the model's own problem (an unknown provider, a key the user does not allow...).
         ValueError: when the name is neither a suite model nor ``provider:model-id``.
     """
     if name in suite.models:
         return suite.models[name]
     if name in suite.model_problems:
         raise suite.model_problems[name]
-    model = adhoc_model(name, {**PRESETS, **suite.providers}, suite.model_defaults)
+    model = adhoc_model(name, {**PRESETS, **suite.providers}, suite.model_defaults, suite.provider_problems)
     if model is None:
         raise ValueError(f"unknown model '{name}'; models of this suite: {', '.join(suite.models) or 'none'}")
     return model
@@ -183,10 +183,8 @@ def _people(b: _Builder, entries: list[Mapping[str, Any]], models: list[ModelSpe
 def _template_lines(b: _Builder, entry: Mapping[str, Any], people: list[dict[str, Any]]) -> list[TemplateLine]:
     path = b.render(str(entry["template"]), b.scope, "template").strip()
     key, line = b.where("template")
+    file = b.suite.folders.confine(path, path=b.source.file, key=key, line=line)  # like template files
     try:
-        file = (b.suite.root / path).resolve()
-        if not file.is_relative_to(b.suite.root.resolve()):  # like template files: never outside the suite's folder
-            raise ValueError(f"{path} is outside the suite's folder")
         raw = read_template(file)
         if len(raw) != len(people):
             raise ValueError(f"{path} has {len(raw)} participant lines but the conversation has "

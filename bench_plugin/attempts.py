@@ -1,0 +1,128 @@
+"""Each attempt of a model call waits its turn: rate and concurrency limits, the breaker, 429 pauses.
+
+``complete_with_retries`` decides whether and when to try again; what one attempt must wait for,
+and what its outcome tells the endpoint's shared state, is here, so retries and limits stay apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+
+from bench_plugin.call_log import CallEntry
+from bench_plugin.chat import Completion, CompletionRequest
+from bench_plugin.endpoints import ProviderSpec
+from bench_plugin.errors import ProviderError
+from bench_plugin.limits import CircuitBreaker, Scope, estimate_tokens, holding
+from bench_plugin.providers.interface import Provider
+from bench_plugin.providers.retry import is_rate_limit
+from bench_plugin.run_status import RunStatus
+
+
+@dataclass
+class Endpoint:
+    """One endpoint's shared state: its limits and its circuit breaker (``key``: its connection key)."""
+
+    key: str
+    name: str
+    scope: Scope
+    breaker: CircuitBreaker
+
+
+class AttemptGate:
+    """The provider as ``complete_with_retries`` sees it for one call: each attempt waits its turn.
+
+    An attempt takes the endpoint's and the model's rate limits, then their concurrency slots and one
+    of the session's (``--bench-concurrency``); waits hold no slot. It counts in the call's entry and
+    tells the breaker how it went; a 429 pauses the model's calls for what the server asked
+    (under ``fail_fast`` it opens the endpoint's breaker instead).
+
+    Args:
+        provider: the endpoint's provider.
+        endpoint: the endpoint's shared state.
+        model: the model's limits on that endpoint.
+        entry: where the call's attempts are counted.
+        session_slots: the session-wide cap on calls in flight.
+        status: where waits are shown.
+        fail_fast: a 429 ends the endpoint's calls (``--bench-fail-fast``).
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        endpoint: Endpoint,
+        model: Scope,
+        entry: CallEntry,
+        *,
+        session_slots: asyncio.Semaphore | None,
+        status: RunStatus,
+        fail_fast: bool = False,
+    ) -> None:
+        self._provider, self._endpoint, self._model, self._entry = provider, endpoint, model, entry
+        self._session_slots, self._status, self._fail_fast = session_slots, status, fail_fast
+        self.spec: ProviderSpec = provider.spec
+        self._why = "retry"
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """One attempt, once the limits let it go."""
+        endpoint, breaker = self._endpoint, self._endpoint.breaker
+        breaker.check(endpoint.name)
+        tokens = estimate_tokens(request) if endpoint.scope.tokens or self._model.tokens else 0
+        await endpoint.scope.wait_turn(tokens, breaker, self._report)
+        await self._model.wait_turn(tokens, breaker, self._report)
+        async with holding(self._model.slots, endpoint.scope.slots, self._session_slots):
+            breaker.check(endpoint.name)
+            self._entry.attempts += 1
+            try:
+                completion: Completion = await self._provider.complete(request)
+            except Exception as exc:
+                self._failed(exc)
+                raise
+        breaker.success()
+        used = (completion.usage.input_tokens or 0) + (completion.usage.output_tokens or 0)
+        for bucket in (endpoint.scope.tokens, self._model.tokens):
+            if bucket is not None and used:
+                bucket.give_back(tokens - used)  # the estimate, corrected by what the endpoint counted
+        return completion
+
+    def _failed(self, exc: Exception) -> None:
+        self._endpoint.breaker.failure(exc)
+        if not is_rate_limit(exc):
+            return
+        if self._fail_fast:
+            self._endpoint.breaker.trip(f"rate limited (HTTP 429) under --bench-fail-fast: {exc}", "fail_fast")
+        elif isinstance(exc, ProviderError) and exc.retry_after:
+            self._model.pause(exc.retry_after)
+
+    def _report(self, why: str, seconds: float) -> contextlib.AbstractContextManager[object]:
+        return self._status.waiting(self._endpoint.name, why, seconds)
+
+    def on_retry(self, exc: Exception, delay: float, attempts: int) -> None:
+        """Name the wait that follows a failed attempt, for the progress line."""
+        if is_rate_limit(exc):
+            asked = getattr(exc, "retry_after", None)
+            self._why = f"HTTP 429, server asked {asked:g} s" if asked is not None else "HTTP 429, backing off"
+        else:
+            self._why = f"retry {attempts + 1} after {getattr(exc, 'kind', type(exc).__name__)}"
+
+    async def sleep(self, delay: float) -> None:
+        """Wait before the next attempt; cut short when the endpoint's breaker opens."""
+        with self._report(self._why, delay):
+            await self._endpoint.breaker.nap(delay)
+
+    def should_retry(self, exc: BaseException) -> bool:
+        """As the provider says."""
+        return self._provider.should_retry(exc)
+
+    def connection_key(self) -> str:
+        """As the provider says."""
+        return self._provider.connection_key()
+
+    def max_concurrency(self) -> int | None:
+        """As the provider says."""
+        return self._provider.max_concurrency()
+
+    async def aclose(self) -> None:
+        """Nothing: the runner closes the provider itself."""
+        return None

@@ -1,0 +1,94 @@
+"""Picking the sandbox of a case: the strongest backend that works here, or the one the suite or user named.
+
+``auto`` takes bubblewrap when it runs a program here, else a container engine that answers and holds the
+image. A backend named explicitly must work. When none does, the case fails with what was tried and how
+to fix it: commands never run without isolation unless ``none`` was asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from pathlib import Path
+
+from bench_plugin.engines.agent.sandbox.base import Sandbox
+from bench_plugin.engines.agent.sandbox.bubblewrap import BubblewrapSandbox, bwrap_features
+from bench_plugin.engines.agent.sandbox.container import ContainerSandbox, find_engine, has_image
+from bench_plugin.engines.agent.sandbox.unconfined import UnconfinedSandbox
+from bench_plugin.errors import SandboxError, ToolFailure
+from bench_plugin.suite.agent.spec import SandboxLimits, SandboxSpec
+
+INSTALL_HINT = ("install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap), "
+                "or run a container engine with the image present (sandbox: {backend: container, image: ...}); "
+                "to run agent commands without any isolation, ask for it: --bench-sandbox none")
+
+# per process: bwrap executable -> its options and None when it runs a program, else why it does not
+_BWRAP_PROBES: dict[str, tuple[frozenset[str], str | None]] = {}
+_ENGINE_PROBE: list[tuple[str | None, str]] = []
+
+
+async def open_sandbox(spec: SandboxSpec) -> Sandbox:
+    """The sandbox for a case's programs.
+
+    Raises:
+        SandboxError: no backend that ``spec`` allows works here; the message says what was tried and the fix.
+    """
+    if spec.backend == "none":
+        return UnconfinedSandbox(spec.limits)
+    reasons: list[str] = []
+    if spec.backend in ("auto", "bubblewrap"):
+        wrapped, reason = await bubblewrap(spec.limits)
+        if wrapped is not None:
+            return wrapped
+        reasons.append(f"bubblewrap: {reason}")
+    if spec.backend in ("auto", "container"):
+        contained, reason = await container(spec)
+        if contained is not None:
+            return contained
+        reasons.append(f"container: {reason}")
+    wanted = "agent commands run in a sandbox" if spec.backend == "auto" else \
+        f"agent commands run in the {spec.backend} sandbox the suite or --bench-sandbox asks for"
+    raise SandboxError(f"{wanted}, and it does not work here: {'; '.join(reasons)}", hint=INSTALL_HINT)
+
+
+async def bubblewrap(limits: SandboxLimits) -> tuple[BubblewrapSandbox | None, str]:
+    """A bubblewrap sandbox when ``bwrap`` runs a program here (tried once per process), else None and why."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None, "bwrap is not installed"
+    if bwrap not in _BWRAP_PROBES:
+        features = await asyncio.to_thread(bwrap_features, bwrap)
+        _BWRAP_PROBES[bwrap] = features, await _try(BubblewrapSandbox(SandboxLimits(), bwrap, features))
+    features, reason = _BWRAP_PROBES[bwrap]
+    if reason is not None:
+        return None, reason
+    return BubblewrapSandbox(limits, bwrap, features), ""
+
+
+async def container(spec: SandboxSpec) -> tuple[ContainerSandbox | None, str]:
+    """A container sandbox when an engine answers (asked once per process) and has the image, else None and why."""
+    if not _ENGINE_PROBE:
+        _ENGINE_PROBE.append(await asyncio.to_thread(find_engine))
+    engine, reason = _ENGINE_PROBE[0]
+    if engine is None:
+        return None, reason
+    if not await asyncio.to_thread(has_image, engine, spec.image):
+        return None, (f"the image {spec.image!r} is not present for {Path(engine).name} (images are never pulled: "
+                      f"{Path(engine).name} pull {spec.image})")
+    return ContainerSandbox(spec.limits, engine, spec.image), ""
+
+
+async def _try(sandbox: Sandbox) -> str | None:
+    """None when ``sandbox`` runs the interpreter and it writes in its workspace, else the error it gave."""
+    with tempfile.TemporaryDirectory(prefix="bench-sandbox-probe-") as folder:
+        workspace = Path(folder).resolve()
+        try:
+            result = await sandbox.run(["python3", "-c", "open('probe', 'w').write('ok'); print('ok')"],
+                                       workspace, timeout_s=30)
+        except ToolFailure as exc:
+            return str(exc)
+        if result.exit_code == 0 and result.stdout.strip() == "ok":
+            return None
+        lines = (result.stderr.strip() or result.stdout.strip() or f"exit code {result.exit_code}").splitlines()
+        return f"bwrap fails here: {lines[-1][:300]}"

@@ -1,0 +1,131 @@
+"""Running one sandboxed program: its output read in bounded chunks, the timeout, and stopping all of it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench_plugin.engines.agent.sandbox.launch import CommandResult, Launch, shown_output
+from bench_plugin.errors import ToolFailure
+from bench_plugin.suite.agent.spec import SandboxLimits
+
+CHUNK_BYTES = 65_536
+DRAIN_S = 2.0
+"""How long the output may stay open once the program has ended (a background process it left)."""
+STOP_S = 10.0
+
+
+async def run_launch(launch: Launch, argv: Sequence[str], workspace: Path, *, timeout_s: float,
+                     limits: SandboxLimits, isolated: bool) -> CommandResult:
+    """Start ``launch``, read its output up to the limit, and stop it at ``timeout_s`` or when it floods.
+
+    Args:
+        launch: what to start on the host.
+        argv: the program as the caller asked for it (for messages and the result).
+        workspace: the workspace, shown as ``.`` in the output.
+        timeout_s: seconds before everything it started is killed.
+        limits: ``output_kb`` bounds what is kept of stdout and stderr together; the others name the
+            kernel limit behind a signal that ended it.
+        isolated: whether the sandbox kills every process left when the program ends (own PID namespace).
+
+    Raises:
+        ToolFailure: when the process cannot be started.
+    """
+    started = time.perf_counter()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *launch.argv, cwd=launch.cwd, env=dict(launch.env), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its own process group: a timeout stops what it started too
+        )
+    except OSError as exc:
+        raise ToolFailure(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from exc
+    assert process.stdout is not None and process.stderr is not None
+    output = _Output(limits.output_kb * 1024)
+    readers = [asyncio.ensure_future(output.pump(process.stdout, output.stdout)),
+               asyncio.ensure_future(output.pump(process.stderr, output.stderr))]
+    stopped: str | None = None
+    try:
+        ended = asyncio.ensure_future(process.wait())
+        flooded = asyncio.ensure_future(output.full.wait())
+        done, _ = await asyncio.wait({ended, flooded}, timeout=max(timeout_s, 0.01),
+                                     return_when=asyncio.FIRST_COMPLETED)
+        flooded.cancel()
+        if ended not in done:
+            stopped = "output" if flooded in done else "timeout"
+            await _stop(process, launch)
+            await ended
+        _kill_group(process)  # what it left in its process group (the only clean-up without a PID namespace)
+    except BaseException:  # cancelled with the case: nothing may outlive it
+        _kill_group(process)
+        if launch.stop is not None:
+            launch.stop()
+        for reader in readers:
+            reader.cancel()
+        raise
+    _, open_readers = await asyncio.wait(readers, timeout=DRAIN_S)
+    for reader in open_readers:
+        reader.cancel()
+    if open_readers:  # a detached process holds the pipe: only possible without a PID namespace
+        transport = getattr(process, "_transport", None)  # asyncio has no public way to let go of the pipes
+        if transport is not None:
+            transport.close()
+    code = process.returncode
+    exit_code = None if stopped == "timeout" or code is None else (128 - code if code < 0 else code)
+    note = _note(stopped, exit_code, limits, bool(open_readers) and not isolated)
+    return CommandResult(tuple(argv), exit_code, shown_output(bytes(output.stdout), workspace),
+                         shown_output(bytes(output.stderr), workspace), time.perf_counter() - started, note)
+
+
+class _Output:
+    """Stdout and stderr as they arrive, kept up to ``limit`` bytes together; past it, ``full`` is set."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.full = asyncio.Event()
+
+    async def pump(self, stream: asyncio.StreamReader, into: bytearray) -> None:
+        # read on after the limit and drop the rest, so a writer is not blocked until it is killed
+        while chunk := await stream.read(CHUNK_BYTES):
+            room = self.limit - len(self.stdout) - len(self.stderr)
+            if room > 0:
+                into += chunk[:room]
+            if len(chunk) > room:
+                self.full.set()
+
+
+async def _stop(process: asyncio.subprocess.Process, launch: Launch) -> None:
+    _kill_group(process)
+    if launch.stop is not None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.to_thread(launch.stop), timeout=STOP_S)
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (AttributeError, OSError):  # no process groups (Windows), or nothing is left of it
+        with contextlib.suppress(ProcessLookupError):
+            if process.returncode is None:
+                process.kill()
+
+
+def _note(stopped: str | None, exit_code: int | None, limits: SandboxLimits, left_running: bool) -> str | None:
+    if stopped == "output":
+        return f"output cut at {limits.output_kb} KB: the program wrote more and was stopped"
+    signals = {
+        128 + signal.SIGXCPU: f"ended by SIGXCPU: it used up its {limits.cpu_seconds} s of CPU time",
+        128 + signal.SIGXFSZ: f"ended by SIGXFSZ: it wrote a file past the {limits.file_mb} MB limit",
+    }
+    if exit_code in signals:
+        return signals[exit_code]
+    if left_running:
+        return "a process it started in the background still holds its output; it was left running (no sandbox)"
+    return None

@@ -1,0 +1,234 @@
+"""Client-side limits on model calls: concurrency caps, rpm/tpm buckets, 429 pauses, a circuit breaker, the budget.
+
+A real run is thousands of calls to rate-limited endpoints: the runner keeps each endpoint (and each
+model on it) within what the suite or the command line declares, pauses an endpoint the server said
+to slow down, and stops calling one that keeps failing instead of paying for every case's retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+from bench_plugin.chat import CompletionRequest, Usage
+from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
+from bench_plugin.pricing import Cost
+
+Clock = Callable[[], float]
+WaitReporter = Callable[[str, float], contextlib.AbstractContextManager[object]]
+"""``(why, seconds)`` -> a context held while a call waits: how progress learns who waits and why."""
+
+LIMIT_KEYS = ("concurrency", "rpm", "tpm")
+BURST_S = 1.0
+"""A bucket holds this many seconds of its rate: calls are paced, not sent in a minute's burst."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps of one scope (an endpoint, or one model on it); None: no cap."""
+
+    concurrency: int | None = None
+    rpm: float | None = None
+    tpm: float | None = None
+
+
+class TokenBucket:
+    """Refills at ``per_minute / 60`` per second up to ``BURST_S`` seconds' worth.
+
+    A take larger than the bucket waits for a full bucket and leaves it in debt, so a large request is
+    paced rather than refused. Waiters queue in order (one lock).
+
+    Args:
+        per_minute: the rate (requests or tokens per minute).
+        clock: seconds, monotonic; injectable for tests.
+    """
+
+    def __init__(self, per_minute: float, clock: Clock = time.monotonic) -> None:
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, self.rate * BURST_S)
+        self.level = self.capacity
+        self._clock = clock
+        self._updated = clock()
+        self.lock = asyncio.Lock()
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self.level = min(self.capacity, self.level + (now - self._updated) * self.rate)
+        self._updated = now
+
+    def wait_time(self, amount: float) -> float:
+        """Seconds until ``amount`` can be taken (0 when it can now)."""
+        self._refill()
+        missing = min(amount, self.capacity) - self.level
+        return max(0.0, missing / self.rate) if missing > 0 else 0.0
+
+    def take(self, amount: float) -> None:
+        """Remove ``amount`` (the level may go below zero: a debt paid by later waits)."""
+        self._refill()
+        self.level -= amount
+
+    def give_back(self, amount: float) -> None:
+        """Return tokens reserved but not used (a negative amount takes more)."""
+        self._refill()
+        self.level = min(self.capacity, self.level + amount)
+
+
+class CircuitBreaker:
+    """Opens after ``threshold`` consecutive infrastructure failures of one endpoint, and stays open.
+
+    Rate limits neither count nor reset the count; any answer resets it. ``trip`` opens it at once
+    (``--bench-fail-fast`` on a 429). Waits of calls to the endpoint end early when it opens.
+
+    Args:
+        threshold: consecutive failures that open it; 0 never opens on failures.
+    """
+
+    def __init__(self, threshold: int) -> None:
+        self.threshold = threshold
+        self.failures = 0
+        self.reason: str | None = None
+        self.kind = "circuit_open"
+        self._opened = asyncio.Event()
+
+    @property
+    def open(self) -> bool:
+        """Whether calls to the endpoint now end at once."""
+        return self.reason is not None
+
+    def success(self) -> None:
+        """An answer came back: the endpoint works."""
+        self.failures = 0
+
+    def failure(self, exc: BaseException) -> None:
+        """Count an attempt's failure; the ``threshold``-th in a row opens the breaker."""
+        if not counts_against_breaker(exc):
+            return
+        self.failures += 1
+        if self.threshold and self.failures >= self.threshold and not self.open:
+            self.trip(f"{self.failures} consecutive infrastructure failures, the last: {exc}")
+
+    def trip(self, reason: str, kind: str = "circuit_open") -> None:
+        """Open now; every later call to the endpoint raises ``ProviderError(kind=kind)``."""
+        if self.reason is None:
+            self.reason, self.kind = reason, kind
+            self._opened.set()
+
+    def check(self, endpoint: str) -> None:
+        """Raise the breaker's error when it is open.
+
+        Raises:
+            ProviderError: ``kind`` ``circuit_open`` (or ``fail_fast``), never retried.
+        """
+        if self.reason is not None:
+            raise ProviderError(f"{endpoint}: no more calls: {self.reason}", kind=self.kind)
+
+    async def nap(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less when the breaker opens meanwhile."""
+        if seconds <= 0 or self.open:
+            return
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._opened.wait(), timeout=seconds)
+
+
+def counts_against_breaker(exc: BaseException) -> bool:
+    """Infrastructure failures: timeouts, connection errors, 5xx, bad bodies, refused keys; not 429 or 4xx."""
+    if isinstance(exc, ProviderError) and (exc.status == 429 or exc.kind == "http_429"):
+        return False
+    return isinstance(exc, (TransientProviderError, AuthError))
+
+
+class Scope:
+    """The live state of one scope's limits: its slots, buckets and the pause a 429 asked for."""
+
+    def __init__(self, name: str, limits: Limits, clock: Clock = time.monotonic) -> None:
+        self.name = name
+        self.limits = limits
+        self.slots = asyncio.Semaphore(limits.concurrency) if limits.concurrency else None
+        self.requests = TokenBucket(limits.rpm, clock) if limits.rpm else None
+        self.tokens = TokenBucket(limits.tpm, clock) if limits.tpm else None
+        self.paused_until = 0.0
+        self._clock = clock
+
+    def pause(self, seconds: float) -> None:
+        """Hold new attempts for ``seconds`` (the server's ``Retry-After`` on a 429)."""
+        self.paused_until = max(self.paused_until, self._clock() + seconds)
+
+    async def wait_turn(self, tokens: int, breaker: CircuitBreaker, report: WaitReporter) -> None:
+        """Wait out a pause, then take one request and ``tokens`` from the buckets."""
+        while (left := self.paused_until - self._clock()) > 0:
+            with report("paused after HTTP 429", left):
+                await breaker.nap(left)
+            breaker.check(self.name)
+        for bucket, amount, why in ((self.requests, 1, "rpm"), (self.tokens, tokens, "tpm")):
+            if bucket is None:
+                continue
+            async with bucket.lock:
+                while (delay := bucket.wait_time(amount)) > 0:
+                    with report(f"{why} limit {_rate(bucket)}", delay):
+                        await breaker.nap(delay)
+                    breaker.check(self.name)
+                bucket.take(amount)
+
+
+def _rate(bucket: TokenBucket) -> str:
+    return f"{bucket.rate * 60:g}/min"
+
+
+@contextlib.asynccontextmanager
+async def holding(*slots: asyncio.Semaphore | None) -> AsyncIterator[None]:
+    """Hold each of ``slots`` (None: no cap) in the order given, releasing all on exit."""
+    async with contextlib.AsyncExitStack() as stack:
+        for slot in slots:
+            if slot is not None:
+                await stack.enter_async_context(slot)
+        yield
+
+
+def estimate_tokens(request: CompletionRequest) -> int:
+    """What a call will count against a tpm limit before it is made: prompt characters / 4 plus ``max_tokens``.
+
+    The runner corrects its buckets with the usage the endpoint reports.
+    """
+    characters = sum(len(message.content) for message in request.messages)
+    params = {**request.model.params, **request.params}
+    answer = params.get("max_tokens") or params.get("max_completion_tokens") or 0
+    return math.ceil(characters / 4) + (answer if isinstance(answer, int) else 0)
+
+
+class SessionBudget:
+    """What the session's calls cost so far, against ``--bench-budget-usd`` and ``--bench-budget-tokens``.
+
+    Checked before each case starts: once spent, no new case starts (calls of cases already running
+    finish). Calls without a price add tokens but no dollars; the reason says how many there were.
+
+    Args:
+        usd: dollars the session may spend; None: no limit.
+        tokens: input plus output tokens the session may use; None: no limit.
+    """
+
+    def __init__(self, usd: float | None = None, tokens: int | None = None) -> None:
+        self.usd, self.tokens = usd, tokens
+        self.spent_usd = 0.0
+        self.spent_tokens = 0
+        self.unpriced_calls = 0
+
+    def add(self, cost: Cost, usage: Usage) -> None:
+        """Count one call's cost and tokens."""
+        if cost.usd is not None:
+            self.spent_usd += cost.usd
+        elif cost.note:
+            self.unpriced_calls += 1
+        self.spent_tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0)
+
+    def exhausted(self) -> str | None:
+        """Why no new case may start, or None while the budget lasts."""
+        if self.usd is not None and self.spent_usd >= self.usd:
+            unpriced = f"; {self.unpriced_calls} calls had no price" if self.unpriced_calls else ""
+            return f"the session budget of ${self.usd:g} is spent (${self.spent_usd:.4f}{unpriced}; --bench-budget-usd)"
+        if self.tokens is not None and self.spent_tokens >= self.tokens:
+            return f"the session budget of {self.tokens} tokens is spent ({self.spent_tokens}; --bench-budget-tokens)"
+        return None

@@ -1,0 +1,151 @@
+"""Bootstrap intervals of many means at once from one resampling of a model's cases, fast enough for 10,000 cases.
+
+``statistics.mean_ci`` resamples one list of values; a report needs a dozen means per model (the
+composite, each component, the pass rate, every breakdown group) over the same cases. Here the
+resampling units (cases, or tasks when runs repeat) are drawn once per replicate, as a count matrix
+``W`` (replicates x units), and every mean of every replicate is ``(W @ sums) / (W @ counts)``: one
+matrix product instead of a Python loop over cases. The draws are the same as ``mean_ci``'s (same
+generator calls, same chunks), so a column present on every unit gets ``mean_ci``'s interval.
+
+Each replicate's mean of a column is pooled over the units drawn (a task drawn twice counts twice);
+a column that is missing from every drawn unit has no value in that replicate, and its interval is
+taken over the replicates where it has one.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+CONFIDENCE = 0.95
+N_BOOT = 1000
+_CHUNK_CELLS = 2_000_000  # the same chunks as statistics.mean_ci: same draws, same intervals
+DECIMALS = 6  # summary.json figures: steady across CPUs whose BLAS adds in another order
+
+
+def seed_for(*names: str) -> int:
+    """A seed that depends only on the names (suite, model...), so a model's interval ignores the other models."""
+    return zlib.crc32("\0".join(names).encode("utf-8"))
+
+
+def rounded(value: float | None) -> float | None:
+    """A finite figure rounded to ``DECIMALS`` for the summary; NaN, infinities and None become None."""
+    if value is None or not math.isfinite(value):
+        return None
+    return round(float(value), DECIMALS)
+
+
+def unit_sums(values: FloatArray, units: IntArray, n_units: int) -> tuple[FloatArray, FloatArray]:
+    """Per unit and column, the sum and the count of the present (non-NaN) values."""
+    present = ~np.isnan(values)
+    filled = np.where(present, values, 0.0)
+    columns = values.shape[1]
+    sums = np.zeros((n_units, columns), dtype=np.float64)
+    counts = np.zeros((n_units, columns), dtype=np.float64)
+    for column in range(columns):
+        sums[:, column] = np.bincount(units, weights=filled[:, column], minlength=n_units)
+        counts[:, column] = np.bincount(units, weights=present[:, column].astype(np.float64), minlength=n_units)
+    return sums, counts
+
+
+def bootstrap_means(
+    values: FloatArray,
+    units: IntArray,
+    n_units: int,
+    *,
+    n_boot: int = N_BOOT,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+) -> list[dict[str, Any] | None]:
+    """The mean of each column of ``values`` with its bootstrap standard error and percentile interval.
+
+    Args:
+        values: one row per case, one column per figure; NaN where the case has no value for it.
+        units: the resampling unit of each row, ``0 <= unit < n_units`` (a case, or its task when
+            runs repeat); every unit is drawn with equal chance, whether or not it has values.
+        n_units: the number of units.
+        n_boot: replicates (fewer than 2: no interval).
+        confidence: the interval's nominal coverage.
+        seed: the generator's seed.
+
+    Returns:
+        Per column ``{"mean", "se", "ci_low", "ci_high", "n", "units"}`` (``n``: cases with a value,
+        ``units``: units with a value; ``se`` and the bounds None with fewer than two units), or None
+        for a column with no value at all. Figures are rounded to ``DECIMALS``.
+    """
+    sums, counts = unit_sums(values, units, n_units)
+    totals, present = sums.sum(axis=0), counts.sum(axis=0)
+    valued_units = np.count_nonzero(counts, axis=0)
+    estimable = valued_units >= 2
+    replicates = np.full((max(n_boot, 0), values.shape[1]), np.nan)
+    if n_boot >= 2 and estimable.any():
+        rng = np.random.default_rng(seed)
+        step = max(1, _CHUNK_CELLS // max(n_units, 1))
+        keep_sums, keep_counts = sums[:, estimable], counts[:, estimable]
+        for start in range(0, n_boot, step):
+            stop = min(n_boot, start + step)
+            draws = rng.integers(0, n_units, size=(stop - start, n_units))
+            offsets = (np.arange(stop - start, dtype=np.int64) * n_units)[:, None]
+            weights = np.bincount((draws + offsets).ravel(), minlength=(stop - start) * n_units)
+            weights = weights.reshape(stop - start, n_units).astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                replicates[start:stop, estimable] = (weights @ keep_sums) / (weights @ keep_counts)
+    low, high, spread = _percentiles(replicates, confidence)
+    out: list[dict[str, Any] | None] = []
+    for column in range(values.shape[1]):
+        if present[column] == 0:
+            out.append(None)
+            continue
+        estimate: dict[str, Any] = {
+            "mean": rounded(totals[column] / present[column]), "se": None, "ci_low": None, "ci_high": None,
+            "n": int(present[column]), "units": int(valued_units[column]),
+        }
+        if estimable[column]:
+            estimate.update(se=rounded(spread[column]), ci_low=rounded(low[column]), ci_high=rounded(high[column]))
+        out.append(estimate)
+    return out
+
+
+def _percentiles(replicates: FloatArray, confidence: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per column, the percentile bounds and the standard deviation (ddof=1) of the non-NaN replicates.
+
+    The bounds interpolate linearly between order statistics, as ``numpy.quantile`` does; a column with
+    fewer than two replicates gets NaN.
+    """
+    columns = replicates.shape[1]
+    valid = np.count_nonzero(~np.isnan(replicates), axis=0)
+    nan = np.full(columns, np.nan)
+    if replicates.shape[0] == 0:
+        return nan, nan.copy(), nan.copy()
+    ordered = np.sort(replicates, axis=0)  # NaN sorts last
+    alpha = 1.0 - confidence
+    bounds = []
+    for share in (alpha / 2.0, 1.0 - alpha / 2.0):
+        position = share * np.maximum(valid - 1, 0)
+        below = np.floor(position).astype(np.int64)
+        above = np.minimum(below + 1, np.maximum(valid - 1, 0))
+        fraction = position - below
+        picked = np.arange(columns)
+        bound = ordered[below, picked] * (1.0 - fraction) + ordered[above, picked] * fraction
+        bounds.append(np.where(valid >= 2, bound, np.nan))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        filled = np.where(np.isnan(replicates), 0.0, replicates)
+        centre = filled.sum(axis=0) / valid
+        squares = np.where(np.isnan(replicates), 0.0, (replicates - centre) ** 2).sum(axis=0)
+        spread = np.where(valid >= 2, np.sqrt(squares / np.maximum(valid - 1, 1)), np.nan)
+    return bounds[0], bounds[1], spread
+
+
+def unit_codes(labels: Sequence[Any]) -> tuple[IntArray, int]:
+    """Integer codes for hashable labels (first seen first) and how many distinct labels there are."""
+    index: dict[Any, int] = {}
+    codes = np.fromiter((index.setdefault(label, len(index)) for label in labels), dtype=np.int64, count=len(labels))
+    return codes, len(index)

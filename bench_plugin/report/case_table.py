@@ -1,0 +1,130 @@
+"""A suite's cases as arrays for the statistics: one row per record, plus one per case a model has no record for.
+
+Every section that needs intervals (leaderboard, breakdowns, paired differences) adds its figures as
+columns over these rows (``Columns``); ``estimate`` then resamples the suite's units once for all of
+them. A unit is a case (a task and run), or a task when some task ran more than once (cluster
+bootstrap: repeats of a task are not independent evidence). All models share the units, so the same
+draws serve every model and every pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bench_plugin.record import CaseRecord
+from bench_plugin.report.bootstrap import N_BOOT, FloatArray, IntArray, bootstrap_means, seed_for, unit_codes
+from bench_plugin.report.case_data import CaseKey, case_keys, runs_repeat, score_of
+
+
+@dataclass(frozen=True)
+class CaseTable:
+    """The rows of one suite.
+
+    Attributes:
+        records: per row, its record, or None for a case the model has no record for (never run,
+            or lost from a shard): it counts only in the coverage-normalised score, as 0.
+        models: per row, the model.
+        keys: per row, the case key (task, run).
+        scores: per row, the composite of a scored case; NaN otherwise.
+        units: per row, its resampling unit.
+        n_units: how many units the suite has.
+        clustered: whether units are tasks (runs repeat) rather than cases.
+        model_order: the models, first seen first.
+        labels: model -> its display label.
+        expected: how many cases each model was expected to finish (the suite's distinct case keys).
+        path: the suite's path (seeds the resampling).
+        model_rows: model -> its row indices.
+        components: per row, ``record.components`` (read once: the property builds a dict per call).
+    """
+
+    records: tuple[CaseRecord | None, ...]
+    models: tuple[str, ...]
+    keys: tuple[CaseKey, ...]
+    scores: FloatArray
+    units: IntArray
+    n_units: int
+    clustered: bool
+    model_order: tuple[str, ...]
+    labels: dict[str, str]
+    expected: int
+    path: str
+    model_rows: dict[str, IntArray]
+    components: tuple[Mapping[str, Mapping[str, Any]], ...]
+
+    def rows_of(self, model: str) -> IntArray:
+        """The row indices of ``model``."""
+        return self.model_rows[model]
+
+
+def build_case_table(path: str, records: Sequence[CaseRecord]) -> CaseTable:
+    """The rows of one suite's records (see ``CaseTable``), with a row for each case a model lacks."""
+    keys = case_keys(records)
+    model_order = tuple(dict.fromkeys(record.model for record in records))
+    labels: dict[str, str] = {}
+    rows: list[tuple[CaseRecord | None, str, CaseKey]] = []
+    have: dict[str, set[CaseKey]] = {model: set() for model in model_order}
+    for record in records:
+        key = (record.task, record.run)
+        labels.setdefault(record.model, record.model_label or record.model)
+        rows.append((record, record.model, key))
+        have[record.model].add(key)
+    for model in model_order:
+        rows += [(None, model, key) for key in keys if key not in have[model]]
+    clustered = runs_repeat(records)
+    labels_of_units: list[Hashable] = [key[0] if clustered else key for _, _, key in rows]
+    units, n_units = unit_codes(labels_of_units)
+    scores = np.array([math_nan(None if record is None else score_of(record)) for record, _, _ in rows],
+                      dtype=np.float64)
+    model_rows: dict[str, list[int]] = {model: [] for model in model_order}
+    for row, (_, model, _) in enumerate(rows):
+        model_rows[model].append(row)
+    return CaseTable(
+        records=tuple(record for record, _, _ in rows),
+        models=tuple(model for _, model, _ in rows),
+        keys=tuple(key for _, _, key in rows),
+        scores=scores,
+        units=units,
+        n_units=n_units,
+        clustered=clustered,
+        model_order=model_order,
+        labels=labels,
+        expected=len(keys),
+        path=path,
+        model_rows={model: np.array(found, dtype=np.int64) for model, found in model_rows.items()},
+        components=tuple({} if record is None else record.components for record, _, _ in rows),
+    )
+
+
+def math_nan(value: float | None) -> float:
+    """None as NaN, for arrays."""
+    return float("nan") if value is None else float(value)
+
+
+class Columns:
+    """Figures to estimate, each a column over a ``CaseTable``'s rows, named by any hashable key."""
+
+    def __init__(self, table: CaseTable) -> None:
+        """Start with no column."""
+        self.table = table
+        self.keys: list[Hashable] = []
+        self.values: list[FloatArray] = []
+
+    def add(self, key: Hashable, rows: IntArray, values: FloatArray) -> None:
+        """A column with ``values`` at ``rows`` and no value (NaN) elsewhere."""
+        column = np.full(len(self.table.records), np.nan)
+        column[rows] = values
+        self.keys.append(key)
+        self.values.append(column)
+
+    def estimate(self, n_boot: int = N_BOOT) -> dict[Hashable, dict[str, Any] | None]:
+        """Every column's mean, standard error and 95% interval, from one resampling of the suite's units."""
+        if not self.keys:
+            return {}
+        matrix = np.column_stack(self.values)
+        found = bootstrap_means(matrix, self.table.units, self.table.n_units, n_boot=n_boot,
+                                seed=seed_for(self.table.path))
+        return dict(zip(self.keys, found, strict=True))

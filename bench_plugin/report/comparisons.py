@@ -1,0 +1,157 @@
+"""Is the difference real? Every pair of models compared case by case, a Holm-corrected test, and tiers.
+
+For each pair (a, b), a ranked above b, only the cases both finished with a score count. The mean
+difference ``a - b`` gets a paired bootstrap interval (the suite's one resampling, ``case_table``).
+The test for "no difference":
+
+- ``wilcoxon``: when every leaderboard component is a judge's grade (an ordinal scale, such as 1-10),
+  the Wilcoxon signed-rank test of the per-unit mean differences (``statistics.wilcoxon_signed_rank``);
+- ``permutation``: otherwise, the sign-flip permutation test of the mean difference (as
+  ``statistics.paired_difference``): exact when the units fit in ``N_PERM`` patterns, else Monte Carlo
+  with one matrix of random signs shared by every pair.
+
+A unit is a case, or a task when runs repeat (its differences flip together). The p-values of all
+pairs of the suite are adjusted with Holm's step-down method (``statistics.holm_adjust``), and models
+whose difference is not significant at 5% share a tier (``statistics.tiers``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bench_plugin.report.bootstrap import FloatArray, rounded, seed_for, unit_sums
+from bench_plugin.report.case_table import Columns
+from bench_plugin.report.statistics import holm_adjust, significant_pairs, tiers, wilcoxon_signed_rank
+
+ALPHA = 0.05
+N_PERM = 2000
+TESTS = {
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "permutation": "sign-flip permutation test of the mean difference",
+}
+
+
+def pairs_of(ranked: Sequence[str]) -> list[tuple[str, str]]:
+    """Every pair of models, the better-ranked one first, in ranking order."""
+    return [(a, b) for index, a in enumerate(ranked) for b in ranked[index + 1 :]]
+
+
+def add_pair_columns(columns: Columns, ranked: Sequence[str]) -> None:
+    """Add ``("pair", a, b)``: on a's rows, a's score minus b's on the same case (NaN unless both scored)."""
+    table = columns.table
+    for a, b in pairs_of(ranked):
+        rows = table.rows_of(a)
+        other: dict[tuple[str, int], float] = {}
+        for row in table.rows_of(b):
+            other.setdefault(table.keys[row], float(table.scores[row]))
+        theirs = np.array([other.get(table.keys[row], np.nan) for row in rows], dtype=np.float64)
+        columns.add(("pair", a, b), rows, table.scores[rows] - theirs)
+
+
+def compare_models(
+    columns: Columns,
+    estimates: Mapping[Hashable, dict[str, Any] | None],
+    ranked: Sequence[str],
+    means: Mapping[str, float | None],
+    *,
+    ordinal: bool,
+) -> dict[str, Any] | None:
+    """The section's data: one entry per pair, the test, the correction and the tiers.
+
+    Args:
+        columns: the suite's columns, with ``add_pair_columns`` already added.
+        estimates: ``columns.estimate()``.
+        ranked: the models, best first.
+        means: model -> its clean mean (orders the tiers).
+        ordinal: use the Wilcoxon test (judge grades) rather than the permutation test.
+
+    Returns:
+        ``{"test", "test_name", "correction": "holm", "alpha", "unit", "pairs", "tiers"}``, each pair
+        ``{"a", "b", "n", "units", "mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "wins",
+        "losses", "ties", "p_value", "p_holm", "significant"}``; None with fewer than two models.
+    """
+    pairs = pairs_of(ranked)
+    if not pairs:
+        return None
+    table = columns.table
+    index = {key: position for position, key in enumerate(columns.keys)}
+    diffs = np.column_stack([columns.values[index[("pair", a, b)]] for a, b in pairs])
+    sums, counts = unit_sums(diffs, table.units, table.n_units)
+    if ordinal:
+        p_values = [_wilcoxon(sums[:, p], counts[:, p]) for p in range(len(pairs))]
+    else:
+        p_values = sign_flip_p_values(sums, counts, N_PERM, seed_for(table.path, "sign-flip"))
+    adjusted = holm_adjust(p_values)
+    rows = []
+    for p, (a, b) in enumerate(pairs):
+        column = diffs[:, p]
+        present = ~np.isnan(column)
+        estimate = estimates.get(("pair", a, b)) or {}
+        mine = table.scores[present]
+        rows.append({
+            "a": a, "b": b, "n": int(present.sum()), "units": int(np.count_nonzero(counts[:, p])),
+            "mean_a": rounded(float(mine.mean())) if present.any() else None,
+            "mean_b": rounded(float((mine - column[present]).mean())) if present.any() else None,
+            "diff": estimate.get("mean"), "se": estimate.get("se"),
+            "ci_low": estimate.get("ci_low"), "ci_high": estimate.get("ci_high"),
+            "wins": int((column > 0).sum()), "losses": int((column < 0).sum()), "ties": int((column == 0).sum()),
+            "p_value": rounded(p_values[p]), "p_holm": rounded(adjusted[p]),
+        })
+    significant = significant_pairs({(a, b): p_values[p] for p, (a, b) in enumerate(pairs)}, alpha=ALPHA)
+    for row, (a, b) in zip(rows, pairs, strict=True):
+        row["significant"] = significant[frozenset((a, b))]
+    return {
+        "test": "wilcoxon" if ordinal else "permutation",
+        "test_name": TESTS["wilcoxon" if ordinal else "permutation"],
+        "correction": "holm",
+        "alpha": ALPHA,
+        "unit": "task" if table.clustered else "case",
+        "pairs": rows,
+        "tiers": tiers(means, significant),
+    }
+
+
+def _wilcoxon(sums: FloatArray, counts: FloatArray) -> float | None:
+    """The Wilcoxon p-value of the per-unit mean differences; None when no case was shared."""
+    valued = counts > 0
+    if not valued.any():
+        return None
+    unit_means = sums[valued] / counts[valued]
+    result = wilcoxon_signed_rank(list(unit_means), [0.0] * len(unit_means))
+    return None if result is None else result.p_value
+
+
+def sign_flip_p_values(sums: FloatArray, counts: FloatArray, n_perm: int, seed: int) -> list[float | None]:
+    """Two-sided sign-flip p-values of each column's total (one column per pair, one row per unit).
+
+    A column whose non-zero units fit in ``n_perm`` sign patterns is enumerated exactly; the others
+    share one Monte Carlo matrix of random signs (``(1 + b) / (1 + n_perm)``). A column with no unit
+    (no shared case: no count) gets None; one whose differences are all zero gets 1.0.
+    """
+    out: list[float | None] = [None] * sums.shape[1]
+    random_columns = []
+    for column in range(sums.shape[1]):
+        if not counts[:, column].any():
+            continue
+        units = sums[:, column][sums[:, column] != 0]
+        if units.size <= 20 and 2**units.size <= n_perm:
+            patterns = np.arange(2**units.size, dtype=np.int64)[:, None] >> np.arange(units.size, dtype=np.int64)
+            signs = 1.0 - 2.0 * (patterns & 1)
+            observed = abs(float(units.sum()))
+            tolerance = 1e-9 * max(1.0, float(np.abs(units).sum()))
+            out[column] = int(np.count_nonzero(np.abs(signs @ units) >= observed - tolerance)) / 2**units.size
+        else:
+            random_columns.append(column)
+    if random_columns:
+        chosen = sums[:, random_columns]
+        observed = np.abs(chosen.sum(axis=0))
+        tolerance = 1e-9 * np.maximum(1.0, np.abs(chosen).sum(axis=0))
+        rng = np.random.default_rng(seed)
+        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(n_perm, sums.shape[0])).astype(np.float64)
+        extreme = np.count_nonzero(np.abs(signs @ chosen) >= observed - tolerance, axis=0)
+        for position, column in enumerate(random_columns):
+            out[column] = float((1 + extreme[position]) / (1 + n_perm))
+    return out

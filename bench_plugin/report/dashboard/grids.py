@@ -1,0 +1,123 @@
+"""Grids of coloured cells: the model x task heat map and the model x model comparison matrix."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench_plugin.report.dashboard.svg import (
+    MISSING_FILL,
+    MUTED,
+    clip_label,
+    diverging,
+    esc,
+    format_tick,
+    ink_on,
+    label_width,
+    num,
+    rect,
+    sequential,
+    svg,
+    text,
+    titled_label,
+)
+
+
+def heat_map(
+    rows: Sequence[str],
+    columns: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    *,
+    chart: str,
+    label: str,
+    domain: tuple[float, float] = (0.0, 1.0),
+) -> str:
+    """A grid of coloured cells: ``values[row][column]``, None drawn grey.
+
+    Cells shrink to fit many columns (down to 3 px, beyond which the chart scrolls sideways); column
+    labels are drawn only while they fit, and every cell's tooltip names its row, column and value.
+    """
+    left = label_width(rows) + 6
+    cell_w = max(3.0, min(28.0, 760.0 / max(len(columns), 1)))
+    cell_h = 22.0
+    show_columns = cell_w >= 11.0
+    top = (min(label_width(columns, most=140.0), 140.0) * 0.75 + 6) if show_columns else 8.0
+    low, high = domain
+    span = high - low or 1.0
+    parts = []
+    if show_columns:
+        for index, column in enumerate(columns):
+            x, y = left + cell_w * index + cell_w / 2, top - 4
+            parts.append(f'<g transform="translate({num(x)} {num(y)}) rotate(-50)"><title>{esc(column)}</title>'
+                         f"{text(0, 0, clip_label(column, 130.0))}</g>")
+    for r, row in enumerate(rows):
+        y = top + cell_h * r
+        parts.append(titled_label(left - 6, y + cell_h / 2, row, left - 10))
+        cells = []
+        for c, value in enumerate(values[r]):
+            x = left + cell_w * c
+            if value is None or not math.isfinite(value):
+                cells.append(rect(x, y, cell_w, cell_h, MISSING_FILL, tip=f"{row} · {columns[c]}: no scored case"))
+            else:
+                fill = sequential((value - low) / span)
+                cells.append(rect(x, y, cell_w, cell_h, fill, tip=f"{row} · {columns[c]}: {value:.3f}"))
+        parts.append(f'<g class="cells">{"".join(cells)}</g>')
+    bottom = top + cell_h * len(rows)
+    parts.append(_legend(left, bottom + 12, low, high))
+    width = max(left + cell_w * len(columns), left + 260) + 8
+    return svg(width, bottom + 40, "".join(parts), chart=chart, label=label)
+
+
+def _legend(x: float, y: float, low: float, high: float) -> str:
+    steps = 20
+    parts = [rect(x + 10 * i, y, 10, 10, sequential(i / (steps - 1))) for i in range(steps)]
+    parts.append(text(x, y + 20, format_tick(low), fill=MUTED))
+    parts.append(text(x + 10 * steps, y + 20, format_tick(high), anchor="end", fill=MUTED))
+    parts.append(rect(x + 10 * steps + 16, y, 10, 10, MISSING_FILL))
+    parts.append(text(x + 10 * steps + 30, y + 5, "no scored case", fill=MUTED))
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """One cell of a comparison matrix (row model against column model).
+
+    Attributes:
+        value: the signed figure that colours the cell (row minus column), or None.
+        content: the short text drawn in the cell.
+        tip: the tooltip: the figures behind the cell with their denominators.
+        strong: draw a thick border (the difference is significant).
+    """
+
+    value: float | None
+    content: str
+    tip: str
+    strong: bool = False
+
+
+def matrix(labels: Sequence[str], cells: Sequence[Sequence[MatrixCell | None]], *, chart: str, label: str) -> str:
+    """A square matrix of signed cells, blue (row worse) to red (row better); None is the diagonal."""
+    left = label_width(labels) + 6
+    size = max(34.0, min(64.0, 520.0 / max(len(labels), 1)))
+    top = min(label_width(labels, most=140.0), 140.0) * 0.75 + 6
+    biggest = max((abs(c.value) for row in cells for c in row if c and c.value is not None), default=0.0) or 1.0
+    parts = []
+    for index, name in enumerate(labels):
+        x = left + size * index + size / 2
+        parts.append(f'<g transform="translate({num(x)} {num(top - 4)}) rotate(-50)"><title>{esc(name)}</title>'
+                     f"{text(0, 0, clip_label(name, 130.0))}</g>")
+    for r, row in enumerate(cells):
+        y = top + size * r
+        parts.append(titled_label(left - 6, y + size / 2, labels[r], left - 10))
+        for c, cell in enumerate(row):
+            x = left + size * c
+            if cell is None:
+                parts.append(rect(x, y, size, size, "#fafafa", extra=' stroke="#d4d4d8"'))
+                continue
+            fill = MISSING_FILL if cell.value is None else diverging(cell.value / biggest)
+            border = ' stroke="#000" stroke-width="2.5"' if cell.strong else ' stroke="#fff"'
+            parts.append(f'<g class="mark"><title>{esc(cell.tip)}</title>{rect(x, y, size, size, fill, extra=border)}'
+                         f"{text(x + size / 2, y + size / 2, cell.content, anchor='middle', fill=ink_on(fill))}</g>")
+    bottom = top + size * len(labels)
+    return svg(left + size * len(labels) + 10, bottom + 8, "".join(parts), chart=chart, label=label)

@@ -1,0 +1,129 @@
+"""The dashboard's sections on how each model scores: leaderboard, heat map, distributions, components, breakdowns."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bench_plugin.report.dashboard.bars import Histogram, grouped_bars, histograms
+from bench_plugin.report.dashboard.compare import Comparison
+from bench_plugin.report.dashboard.figures import (
+    Breakdown,
+    Estimate,
+    ModelFigures,
+    heat_rows,
+    ranked,
+    score_bins,
+)
+from bench_plugin.report.dashboard.frame import fallback, fmt, fmt_interval, section, table
+from bench_plugin.report.dashboard.grids import heat_map
+from bench_plugin.report.dashboard.intervals import Interval, interval_chart
+from bench_plugin.report.dashboard.svg import esc, model_colours
+
+HEAT_MAP_TITLE = "Model \u00d7 task"
+
+
+def leaderboard_section(models: Sequence[ModelFigures], comparison: Comparison | None, unit: str) -> str:
+    """Mean score per model with its 95% interval, best first; every count and denominator in the table."""
+    colours = model_colours(m.model for m in models)
+    tier_of = {model: n for n, tier in enumerate(comparison.tiers if comparison else [], 1) for model in tier}
+    order = ranked(models)
+    rows = [Interval(m.label, m.score.mean, m.score.low, m.score.high, colours[m.model],
+                     f"{m.label}: {fmt(m.score.mean)} {fmt_interval(m.score)} over {m.counts.get('scored', '?')} "
+                     f"scored of {m.counts.get('cases', '?')} cases") for m in order]
+    found = [v for m in models for v in (m.score.mean, m.score.low, m.score.high) if v is not None and math.isfinite(v)]
+    chart = interval_chart(rows, chart="leaderboard", label="Mean score per model with 95% intervals",
+                           domain=(min([0.0, *found]), max([1.0, *found])))
+    head = ["Rank", "Model", "Tier", "Mean score", "95% CI", "SE", "Coverage", "Normalised", "Normalised 95% CI",
+            "Pass rate", "Pass rate 95% CI", "Scored", "Expected", "Cases", "Unscored", "Errors", "Invalid", "Skipped",
+            "Tokens in", "Tokens out", "Cost (USD)", "Judge cost (USD)"]
+    body = []
+    for rank, m in enumerate(order, 1):
+        c = m.counts
+        body.append([str(rank), m.label, str(tier_of.get(m.model, "—")), fmt(m.score.mean), fmt_interval(m.score),
+                     fmt(m.score.se), fmt(c.get("coverage"), percent=True), fmt(m.normalised.mean),
+                     fmt_interval(m.normalised), fmt(m.pass_rate.mean, percent=True),
+                     fmt_interval(m.pass_rate, percent=True), str(c.get("scored", "—")), str(c.get("expected", "—")),
+                     str(c.get("cases", 0)), str(c.get("unscored", 0)), str(c.get("errors", 0)),
+                     str(c.get("invalid", 0)), str(c.get("skipped", 0)), fmt(c.get("input_tokens"), whole=True),
+                     fmt(c.get("output_tokens"), whole=True), fmt(c.get("cost_usd")), fmt(c.get("judge_cost_usd"))])
+    note = ("Mean composite over scored cases (passed or failed); unscored cases, infrastructure errors, invalid and "
+            "skipped cases are counted but left out. Normalised: every expected case without a score counts 0. "
+            f"95% percentile bootstrap intervals over {unit}. Tiers group models the paired tests cannot separate.")
+    return section("leaderboard", "Leaderboard", note, chart, fallback(table(head, body)))
+
+
+def heat_map_section(suite: Mapping[str, Any]) -> str:
+    """Mean score of every model on every task, tasks easiest first."""
+    tasks, values = heat_rows(suite)
+    labels = [str(row.get("label") or row.get("model")) for row in suite.get("models") or []]
+    present = [v for row in values for v in row if v is not None]
+    if not present:
+        return section("heatmap", HEAT_MAP_TITLE, "No task has a scored case.", "", "")
+    chart = heat_map(labels, tasks, values, chart="heatmap", label="Mean score per model and task",
+                     domain=(min(0.0, *present), max(1.0, *present)))
+    head = ["Task", *labels]
+    body = [[task, *(fmt(values[m][t]) for m in range(len(labels)))] for t, task in enumerate(tasks)]
+    note = (f"Mean composite of each model's scored cases on each of {len(tasks)} tasks, tasks ordered by their mean "
+            "over all models (easiest first); grey: no scored case. Hover a cell for its task and value.")
+    return section("heatmap", HEAT_MAP_TITLE, note, f'<div class="scroll">{chart}</div>', fallback(table(head, body)))
+
+
+def distribution_section(models: Sequence[ModelFigures]) -> str:
+    """Each model's histogram of case scores over shared bins, its mean marked."""
+    if not any(m.scores for m in models):
+        return section("distributions", "Score distributions", "No scored case.", "", "")
+    edges, counts = score_bins(models)
+    colours = model_colours(m.model for m in models)
+    series = [Histogram(m.label, counts[i], m.score.mean, colours[m.model]) for i, m in enumerate(models)]
+    chart = histograms(series, edges, chart="distributions", label="Distribution of case scores per model")
+    head = ["Bin", *(m.label for m in models)]
+    body = [[f"[{edges[b]:.2f}, {edges[b + 1]:.2f}{']' if b == len(edges) - 2 else ')'}",
+             *(str(counts[i][b]) for i in range(len(models)))] for b in range(len(edges) - 1)]
+    note = ("Composite of each scored case; bar heights are shares of that model's scored cases "
+            "(counts in the table); the black line is the mean.")
+    return section("distributions", "Score distributions", note, chart, fallback(table(head, body, left=1)))
+
+
+def _triple(found: Estimate) -> tuple[float | None, float | None, float | None]:
+    return (found.mean, found.low, found.high) if found.has_interval else (found.mean, None, None)
+
+
+def component_section(models: Sequence[ModelFigures]) -> str:
+    """The mean of each score component per model, with 95% intervals."""
+    names = list(models[0].components) if models else []
+    if not names:
+        return section("components", "Component breakdown", "The suite's scores have no components.", "", "")
+    colours = model_colours(m.model for m in models)
+    values = [[_triple(m.components[name]) for m in models] for name in names]
+    chart = grouped_bars(names, [(m.label, colours[m.model]) for m in models], values, chart="components",
+                         label="Mean of each score component per model")
+    head = ["Component", *(m.label for m in models)]
+    body = [[name, *(f"{fmt(m.components[name].mean)} {fmt_interval(m.components[name])}" for m in models)]
+            for name in names]
+    note = ("Mean value of each component (each scorer's part of the composite) over the scored cases that have it; "
+            "whiskers: 95% bootstrap intervals.")
+    return section("components", "Component breakdown", note, chart, fallback(table(head, body, left=1)))
+
+
+def breakdown_section(found: Sequence[Breakdown], models: Sequence[ModelFigures]) -> str:
+    """Each model's mean score per group of every dimension (tags, categories, turns...), with intervals."""
+    if not found:
+        return section("breakdowns", "Breakdowns", "No tag, category or other dimension splits these cases.", "", "")
+    colours = model_colours(m.model for m in models)
+    series = [(m.label, colours[m.model]) for m in models]
+    charts, tables = [], []
+    for entry in found:
+        values = [[_triple(value) for value in row] for row in entry.values]
+        charts.append(f'<div><h4>By {esc(entry.title)}</h4>'
+                      + grouped_bars(entry.groups, series, values, chart="breakdown",
+                                     label=f"Mean score by {entry.title}") + "</div>")
+        head = [entry.title, "Cases", *(m.label for m in models)]
+        tables.append(table(head, [[group, str(entry.cases[g]),
+                                    *(f"{fmt(v.mean)} {fmt_interval(v)}" for v in entry.values[g])]
+                                   for g, group in enumerate(entry.groups)], left=1))
+    note = ("Mean composite per group of each dimension the cases carry (tags, categories, turns and the like), over "
+            "the group's scored cases, with 95% bootstrap intervals; Cases counts every status.")
+    return section("breakdowns", "Breakdowns", note, f'<div class="charts">{"".join(charts)}</div>',
+                   fallback("".join(tables)))

@@ -1,0 +1,101 @@
+"""The leaderboard's intervals and denominators: coverage, clean and coverage-normalised means, judge usage.
+
+Per model of a suite (rows of a ``CaseTable``):
+
+- ``expected``: the suite's distinct cases (task x run); ``scored``: those the model finished with a
+  score (passed or failed); ``coverage = scored / expected``.
+- ``mean_composite`` (the clean mean): over scored cases only; unscored cases, infrastructure errors,
+  invalid and skipped cases are left out.
+- ``normalised``: the composite summed over scored cases, divided by ``expected``: every case
+  without a score (unscored, error, invalid, skipped, missing) counts 0. It equals clean mean x coverage.
+- ``pass_rate``: passed / scored.
+- ``judge_mean``: per case, the mean of its judge components; over the cases where a judge scored.
+- ``components``: each component over the cases where it has a value (as the plain means).
+
+Each comes with its bootstrap standard error and 95% interval (``case_table``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bench_plugin.record import PASSED
+from bench_plugin.report.case_data import SCORED, judge_usage, judge_value, number
+from bench_plugin.report.case_table import CaseTable, Columns, math_nan
+
+
+def add_leaderboard_columns(
+    columns: Columns, components: Sequence[str], judges: Sequence[str]
+) -> dict[str, dict[str, float | None]]:
+    """Add each model's figures to ``columns`` under keys ``(figure, model)`` / ``("component", model, name)``.
+
+    Returns:
+        Per model, its judges' tokens and cost summed over its cases (``judge_usage``), read in the
+        same pass over the records.
+    """
+    table = columns.table
+    usage: dict[str, dict[str, float | None]] = {}
+    for model in table.model_order:
+        rows = table.rows_of(model)
+        scores = table.scores[rows]
+        passed = np.full(len(rows), np.nan)
+        judged = np.full(len(rows), np.nan)
+        values = np.full((len(rows), len(components)), np.nan)
+        totals: dict[str, float | None] = {"input_tokens": None, "output_tokens": None, "cost_usd": None}
+        for position, row in enumerate(rows):
+            record = table.records[row]
+            if record is None:
+                continue
+            if record.status in SCORED:
+                passed[position] = float(record.status == PASSED)
+            found = table.components[row]
+            for index, name in enumerate(components):
+                values[position, index] = math_nan(number(found.get(name, {}).get("value")))
+            judged[position] = math_nan(judge_value(found, judges))
+            for key, value in judge_usage(record.usage or {}, found).items():
+                if value is not None:
+                    totals[key] = (totals[key] or 0.0) + value
+        usage[model] = totals
+        columns.add(("mean_composite", model), rows, scores)
+        columns.add(("normalised", model), rows, np.nan_to_num(scores, nan=0.0))
+        columns.add(("pass_rate", model), rows, passed)
+        if judges:
+            columns.add(("judge_mean", model), rows, judged)
+        for index, name in enumerate(components):
+            columns.add(("component", model, name), rows, values[:, index])
+    return usage
+
+
+def leaderboard_figures(
+    table: CaseTable,
+    estimates: Mapping[Hashable, dict[str, Any] | None],
+    usage: Mapping[str, Mapping[str, float | None]],
+    components: Sequence[str],
+    judges: Sequence[str],
+) -> dict[str, dict[str, Any]]:
+    """Per model, the keys the summary adds to its leaderboard row (see the module docstring)."""
+    out: dict[str, dict[str, Any]] = {}
+    for model in table.model_order:
+        records = [r for r in (table.records[row] for row in table.rows_of(model)) if r is not None]
+        scored = sum(1 for r in records if r.status in SCORED)
+        tokens_in, tokens_out = usage[model]["input_tokens"], usage[model]["output_tokens"]
+        out[model] = {
+            "expected": table.expected,
+            "scored": scored,
+            "missing": table.expected - len({(r.task, r.run) for r in records}),
+            "coverage": scored / table.expected if table.expected else None,
+            "intervals": {
+                "mean_composite": estimates.get(("mean_composite", model)),
+                "normalised": estimates.get(("normalised", model)),
+                "pass_rate": estimates.get(("pass_rate", model)),
+                "judge_mean": estimates.get(("judge_mean", model)) if judges else None,
+                "components": {name: estimates.get(("component", model, name)) for name in components},
+            },
+            "judge_input_tokens": None if tokens_in is None else int(tokens_in),
+            "judge_output_tokens": None if tokens_out is None else int(tokens_out),
+            "judge_cost_usd": usage[model]["cost_usd"],
+        }
+    return out

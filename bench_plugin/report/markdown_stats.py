@@ -1,0 +1,245 @@
+"""The statistical sections of report.md: intervals and denominators, paired differences and tiers, ratings.
+
+Each renderer takes one suite of the summary (``report.summary``) and returns lines; a section with
+nothing to show returns none. Every section opens with one "how to read" line that names what each
+figure counts and what it leaves out. Model and suite text goes through ``report.escape``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bench_plugin.report.escape import markdown_cell
+from bench_plugin.report.statistics import wilson_interval
+
+MISSING = "—"
+MAX_PAIR_ROWS = 45  # ten models; beyond that the matrix alone says it
+
+
+def row(cells: Sequence[str]) -> str:
+    """A Markdown table row; the cells must already be escaped."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def header(names: Sequence[str], left: int = 1) -> list[str]:
+    """A header row and its alignment row: ``left`` text columns, then right-aligned figures."""
+    return [row(names), row(["---"] * left + ["---:"] * (len(names) - left))]
+
+
+def number(value: float | None, digits: int = 4) -> str:
+    """A figure with ``digits`` decimals, or ``MISSING``."""
+    return MISSING if value is None else f"{value:.{digits}f}"
+
+
+def percent(value: float | None) -> str:
+    """A share (0 to 1) as a percentage with one decimal, or ``MISSING``."""
+    return MISSING if value is None else f"{100 * value:.1f}%"
+
+
+def interval(estimate: Mapping[str, Any] | None, digits: int = 4, *, as_percent: bool = False) -> str:
+    """``mean [low, high]`` of an estimate (``report.bootstrap``); the mean alone when it has no interval."""
+    if not estimate or estimate.get("mean") is None:
+        return MISSING
+    show = percent if as_percent else (lambda value: number(value, digits))
+    text = show(estimate["mean"])
+    if estimate.get("ci_low") is not None and estimate.get("ci_high") is not None:
+        text += f" [{show(estimate['ci_low'])}, {show(estimate['ci_high'])}]"
+    return text
+
+
+def p_value(value: float | None) -> str:
+    """A p-value with 4 decimals, ``< 0.0001`` below that."""
+    if value is None:
+        return MISSING
+    return "< 0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+def labels_of(suite: Mapping[str, Any]) -> dict[str, str]:
+    """Model name -> its escaped display label."""
+    return {model["model"]: markdown_cell(model["label"]) for model in suite["models"]}
+
+
+def ranked_rows(suite: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The leaderboard rows, best mean score first (as the leaderboard table)."""
+
+    def key(model: Mapping[str, Any]) -> tuple[bool, float, bool, float]:
+        score, rate = model["mean_composite"], model["pass_rate"]
+        return (score is None, -(score or 0.0), rate is None, -(rate or 0.0))
+
+    return sorted(suite["models"], key=key)
+
+
+def render_intervals(suite: Mapping[str, Any]) -> list[str]:
+    """Under the leaderboard: coverage, means with intervals, pass rates with their denominators."""
+    stats = suite.get("statistics")
+    if not stats:
+        return []
+    models = ranked_rows(suite)
+    clustered = stats["unit"] == "task"
+    units = "tasks (runs of a task resampled together)" if clustered else "cases"
+    judge_column = bool(stats["judges"]) and not stats["ordinal"]
+    usage = any(m.get("judge_input_tokens") is not None or m.get("judge_cost_usd") is not None for m in models)
+    lines = [
+        "#### Intervals and denominators",
+        "",
+        f"How to read: each mean with its 95% bootstrap interval ({stats['n_boot']} resamples of the "
+        f"{units}) and standard error. Mean score counts scored cases only (passed or failed); unscored cases "
+        "(the grader could not decide), infrastructure errors, invalid and skipped cases are left out. "
+        f"Normalised divides by all {stats['expected_cases']} expected cases, each case without a score "
+        f"counting 0 (= mean score x coverage). Pass rate = passed / scored "
+        f"({'cluster bootstrap' if clustered else 'Wilson'} interval)."
+        + (" Judge-only: the mean of the judges' components alone." if judge_column else "")
+        + (" Judge tokens and cost are the graders' usage, apart from the model's." if usage else ""),
+        "",
+    ]
+    names = ["Model", "Scored / expected", "Mean score [95% CI]", "SE", "Normalised [95% CI]", "Pass rate [95% CI]"]
+    names += ["Judge-only mean [95% CI]"] if judge_column else []
+    names += ["Judge tokens in/out", "Judge cost"] if usage else []
+    lines += header(names)
+    for model in models:
+        found = model.get("intervals") or {}
+        clean = found.get("mean_composite") or {}
+        cells = [
+            markdown_cell(model["label"]),
+            f"{model['scored']} / {model['expected']} ({percent(model['coverage'])})",
+            interval(clean),
+            number(clean.get("se")),
+            interval(found.get("normalised")),
+            _pass_rate(model, found.get("pass_rate"), clustered),
+        ]
+        cells += [interval(found.get("judge_mean"))] if judge_column else []
+        if usage:
+            tokens = [model.get("judge_input_tokens"), model.get("judge_output_tokens")]
+            cells += [" / ".join(MISSING if t is None else f"{t:,}" for t in tokens),
+                      MISSING if model.get("judge_cost_usd") is None else f"${model['judge_cost_usd']:.4f}"]
+        lines.append(row(cells))
+    lines.append("")
+    if len(suite["components"]) >= 2:
+        lines += ["#### Components", "",
+                  "How to read: each component's mean over the cases where it has a value (an unscored "
+                  "component is left out, not counted 0), with its 95% bootstrap interval.", ""]
+        lines += header(["Model", *(markdown_cell(name) for name in suite["components"])])
+        for model in models:
+            found = (model.get("intervals") or {}).get("components") or {}
+            cells = [interval(found.get(name)) for name in suite["components"]]
+            lines.append(row([markdown_cell(model["label"]), *cells]))
+        lines.append("")
+    return lines
+
+
+def _pass_rate(model: Mapping[str, Any], estimate: Mapping[str, Any] | None, clustered: bool) -> str:
+    scored = model["passed"] + model["failed"]
+    text = f"{percent(model['pass_rate'])} ({model['passed']} of {scored})"
+    if clustered:
+        bounds = (estimate or {}).get("ci_low"), (estimate or {}).get("ci_high")
+    else:
+        wilson = wilson_interval(model["passed"], scored)
+        bounds = (None, None) if wilson is None else (wilson.low, wilson.high)
+    if bounds[0] is not None and bounds[1] is not None:
+        text += f" [{percent(bounds[0])}, {percent(bounds[1])}]"
+    return text
+
+
+def render_differences(suite: Mapping[str, Any]) -> list[str]:
+    """Is the difference real? The difference matrix, the tiers and (up to ten models) the pair table."""
+    found = suite.get("comparisons")
+    if not found or not any(pair["n"] for pair in found["pairs"]):  # no case that two models both finished
+        return []
+    labels = labels_of(suite)
+    ranked = [model for tier in found["tiers"] for model in tier]
+    pairs = {(pair["a"], pair["b"]): pair for pair in found["pairs"]}
+    unit = "tasks, runs of a task flipped and resampled together" if found["unit"] == "task" else "cases"
+    lines = [
+        "### Is the difference real?",
+        "",
+        f"How to read: each cell is the row model's mean score minus the column model's, over the cases both "
+        f"finished with a score ({unit}); ✓ marks a difference that holds after {_correction(found)}. Models "
+        f"in one tier cannot be told apart at 95%; each tier is led by its best model.",
+        "",
+        "Tiers: " + "; ".join(f"**{index}.** {', '.join(labels[m] for m in tier)}"
+                              for index, tier in enumerate(found["tiers"], 1)) + ".",
+        "",
+    ]
+    lines += header(["Model", *(labels[model] for model in ranked[1:])])
+    for index, first in enumerate(ranked[:-1]):
+        cells = [labels[first]]
+        for position, second in enumerate(ranked[1:], 1):
+            pair = pairs.get((first, second)) or _swapped(pairs.get((second, first)))
+            cells.append("" if position <= index or pair is None else _cell(pair))
+        lines.append(row(cells))
+    lines.append("")
+    if len(found["pairs"]) <= MAX_PAIR_ROWS:
+        lines += [*header(["A", "B", "Cases", "A - B [95% CI]", "SE", "A better / worse / tied", "p", "p (Holm)"],
+                          left=2)]
+        for pair in found["pairs"]:
+            difference = {"mean": pair["diff"], "ci_low": pair["ci_low"], "ci_high": pair["ci_high"]}
+            lines.append(row([
+                labels[pair["a"]], labels[pair["b"]], str(pair["n"]), interval(difference), number(pair["se"]),
+                f"{pair['wins']} / {pair['losses']} / {pair['ties']}", p_value(pair["p_value"]),
+                p_value(pair["p_holm"]) + (" ✓" if pair["significant"] else ""),
+            ]))
+        lines.append("")
+    return lines
+
+
+def _correction(found: Mapping[str, Any]) -> str:
+    count = len(found["pairs"])
+    return (f"Holm's correction for the {count} comparison{'s' * (count != 1)} ({found['test_name']}, "
+            f"{100 * found['alpha']:g}% family-wise)")
+
+
+def _swapped(pair: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    if pair is None:
+        return None
+    flip = {"diff": None if pair["diff"] is None else -pair["diff"]}
+    return {**pair, **flip}
+
+
+def _cell(pair: Mapping[str, Any]) -> str:
+    if pair["diff"] is None:
+        return MISSING
+    return f"{pair['diff']:+.4f}" + (" ✓" if pair["significant"] else "")
+
+
+def render_ratings(suite: Mapping[str, Any]) -> list[str]:
+    """Bradley-Terry ratings and FastChat's win rates from per-case score comparisons."""
+    found = (suite.get("ratings") or {}).get("scores")
+    if not found:
+        return []
+    labels = labels_of(suite)
+    rates = {entry["model"]: entry for entry in found["win_rates"]}
+    lines = [
+        "### Ratings from per-case comparisons",
+        "",
+        f"How to read: each case two models both finished with a score is one game between them ({found['games']} "
+        "games): the higher score wins, equal scores tie. Bradley-Terry ratings (mean 1000; 400 points = 10 times "
+        f"the odds of winning) with 95% bootstrap intervals over games ({found['n_boot']} resamples); win, loss "
+        "and tie counts and rates as FastChat's `show_result.py` computes them (each rate over the model's "
+        "games; the adjusted rate counts a tie as half a win).",
+        "",
+        *header(["Rank", "Model", "Games", "Bradley-Terry [95% CI]", "Win", "Loss", "Tie", "Win rate", "Loss rate",
+                 "Win rate (ties half)"], left=2),
+    ]
+    for rank, rating in enumerate(found["bradley_terry"], 1):
+        rate = rates.get(rating["model"], {})
+        lines.append(row([
+            str(rank), labels.get(rating["model"], markdown_cell(rating["model"])), str(rating["games"]),
+            interval({"mean": rating["rating"], "ci_low": rating["ci_low"], "ci_high": rating["ci_high"]}, 1),
+            str(rate.get("win", MISSING)), str(rate.get("loss", MISSING)), str(rate.get("tie", MISSING)),
+            number(rate.get("win_rate")), number(rate.get("loss_rate")), number(rate.get("win_rate_adjusted")),
+        ]))
+    return [*lines, ""]
+
+
+def describe_how_to_read() -> list[str]:
+    """The report's opening paragraph: what a score is and which cases each kind of figure counts."""
+    return [
+        "How to read this report: scores run from 0 to 1. A case is *scored* when it passed or failed; unscored "
+        "cases (the grader could not decide), infrastructure errors, invalid and skipped cases are counted "
+        "(Cases) but left out of every mean and rate, the leaderboard's and the task table's included, except "
+        "the coverage-normalised score, where they count 0. Pass rate is passed / scored. Intervals are 95%. "
+        "Each section below the leaderboard says what it counts.",
+        "",
+    ]
+

@@ -1,0 +1,176 @@
+"""Ratings beside the Elo: Bradley-Terry with bootstrap intervals, and FastChat's win / loss / tie table.
+
+Two sources of games, each rated on its own:
+
+- ``scores``: per-case score comparisons. On every case two models both finished with a score, the
+  higher composite wins and equal composites tie. A game is one case, so both of FastChat's orders
+  agree by construction.
+- ``pairwise``: the suite's pairwise judgments (``llm_judge_pairwise`` components): the candidate
+  against the other answer, judged in both orders, read with FastChat's rules (a win needs the same
+  winner in both orders, anything else is a tie, a failed call drops the game), plus how often the
+  judge picked the answer it was shown first (``statistics.position_bias``).
+
+Ratings come from ``statistics.bradley_terry`` (400-point scale, mean 1000, percentile bootstrap over
+games) and the table from ``statistics.fastchat_win_rates`` (FastChat's ``show_result.py``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from bench_plugin.record import CaseRecord
+from bench_plugin.report.bootstrap import N_BOOT, rounded, seed_for
+from bench_plugin.report.case_data import CaseKey, case_key, score_of
+from bench_plugin.report.statistics import (
+    BradleyTerryResult,
+    PairwiseGame,
+    Verdict,
+    bradley_terry,
+    fastchat_win_rates,
+    position_bias,
+)
+
+# the candidate's verdicts per order, in FastChat's labels: order 1 shows the candidate (model_1) as A
+_ORDER_1: dict[str | None, Verdict] = {"first": "model_1", "second": "model_2", "tie": "tie", None: "error"}
+_ORDER_2: dict[str | None, Verdict] = {"first": "model_2", "second": "model_1", "tie": "tie", None: "error"}
+
+
+def score_tallies(records: Sequence[CaseRecord], models: Sequence[str]) -> list[tuple[str, str, int, int, int]]:
+    """Per pair of models (in ``models`` order): wins, losses and ties over the cases both have a score on.
+
+    The higher composite wins, equal composites tie; each case is one game.
+    """
+    order = {model: index for index, model in enumerate(models)}
+    keys: dict[CaseKey, int] = {}
+    found: list[tuple[int, int, float]] = []
+    for record in records:
+        score = score_of(record)
+        if score is not None and record.model in order:
+            found.append((keys.setdefault(case_key(record), len(keys)), order[record.model], score))
+    grid = np.full((len(keys), len(models)), np.nan)
+    for row, column, score in reversed(found):  # the first record of a case wins, as everywhere else
+        grid[row, column] = score
+    tallies = []
+    for first, second in itertools.combinations(range(len(models)), 2):
+        both = ~np.isnan(grid[:, first]) & ~np.isnan(grid[:, second])
+        mine, theirs = grid[both, first], grid[both, second]
+        wins, losses = int((mine > theirs).sum()), int((mine < theirs).sum())
+        if both.any():
+            tallies.append((models[first], models[second], wins, losses, int(both.sum()) - wins - losses))
+    return tallies
+
+
+def rate_tallies(tallies: Sequence[tuple[str, str, int, int, int]], seed: int, n_boot: int = N_BOOT) -> dict[str, Any]:
+    """Ratings and FastChat's table of score comparisons, from their tallies (see ``rate_games``).
+
+    The same figures as ``rate_games`` over one game per case whose two orders agree, without
+    building 100,000 games for a large run.
+    """
+    comparisons: list[tuple[str, str, float | None]] = []
+    counts: list[int] = []
+    tally: dict[str, list[int]] = {}
+    for first, second, wins, losses, ties in tallies:
+        comparisons += [(first, second, 1.0), (first, second, 0.0), (first, second, 0.5)]
+        counts += [wins, losses, ties]
+        for model, won, lost in ((first, wins, losses), (second, losses, wins)):
+            row = tally.setdefault(model, [0, 0, 0])
+            row[0], row[1], row[2] = row[0] + won, row[1] + lost, row[2] + ties
+    fitted = bradley_terry(comparisons, n_boot=n_boot, seed=seed, counts=counts)
+    rows: list[dict[str, Any]] = []
+    for model, (win, loss, tie) in tally.items():
+        total = win + loss + tie
+        if total:  # FastChat's show_result.py: each rate over the model's games, a tie half a win when adjusted
+            rows.append({"model": model, "win": win, "loss": loss, "tie": tie, "win_rate": rounded(win / total),
+                         "loss_rate": rounded(loss / total), "win_rate_adjusted": rounded((win + 0.5 * tie) / total)})
+    rows.sort(key=lambda row: (-(row["win_rate_adjusted"] or 0.0), row["model"]))
+    games = sum(counts)
+    return {"games": games, "dropped": 0, "comparisons": fitted.n_comparisons, "n_boot": n_boot,
+            "bradley_terry": _ratings(fitted), "win_rates": rows}
+
+
+def pairwise_games(records: Sequence[CaseRecord]) -> dict[str, list[PairwiseGame]]:
+    """Per pairwise component, one game per judged case: the case's model against the other answer.
+
+    The other answer is named by its label; a label that is a suite model's label becomes that model.
+    A case judged against its own model is left out.
+    """
+    by_label = {record.model_label or record.model: record.model for record in records}
+    games: dict[str, list[PairwiseGame]] = {}
+    for record in records:
+        for name, component in record.components.items():
+            found = component.get("pairwise")
+            if not isinstance(found, Mapping):
+                continue
+            other = by_label.get(str(found.get("against")), str(found.get("against")))
+            verdicts = {order.get("order"): order.get("verdict") for order in found.get("orders") or []}
+            if other == record.model:
+                continue
+            games.setdefault(name, []).append(
+                PairwiseGame(record.model, other, _ORDER_1.get(verdicts.get(1), "error"),
+                             _ORDER_2.get(verdicts.get(2), "error"))
+            )
+    return games
+
+
+def rate_games(games: Sequence[PairwiseGame], seed: int, n_boot: int = N_BOOT) -> dict[str, Any]:
+    """Bradley-Terry ratings and FastChat's table of one set of games.
+
+    Returns:
+        ``{"games", "dropped" (a failed call in either order), "comparisons" (games rated), "n_boot",
+        "bradley_terry": [{"model", "rating", "ci_low", "ci_high", "games"}], "win_rates": [{"model",
+        "win", "loss", "tie", "win_rate", "loss_rate", "win_rate_adjusted"}]}``.
+    """
+    outcomes = [(game.model_1, game.model_2, _outcome(game)) for game in games]
+    fitted = bradley_terry(outcomes, n_boot=n_boot, seed=seed)
+    return {
+        "games": len(games),
+        "dropped": sum(1 for game in games if "error" in (game.g1_winner, game.g2_winner)),
+        "comparisons": fitted.n_comparisons,
+        "n_boot": n_boot,
+        "bradley_terry": _ratings(fitted),
+        "win_rates": [{key: rounded(value) if isinstance(value, float) else value for key, value in asdict(row).items()}
+                      for row in fastchat_win_rates(games)],
+    }
+
+
+def _outcome(game: PairwiseGame) -> float | None:
+    """FastChat's verdict as model_1's result: a win in both orders, else a tie; None drops a failed call."""
+    if "error" in (game.g1_winner, game.g2_winner):
+        return None
+    if game.g1_winner == game.g2_winner and game.g1_winner != "tie":
+        return 1.0 if game.g1_winner == "model_1" else 0.0
+    return 0.5
+
+
+def _ratings(fitted: BradleyTerryResult) -> list[dict[str, Any]]:
+    return [
+        {"model": entry.model, "rating": rounded(entry.rating), "ci_low": rounded(entry.ci_low),
+         "ci_high": rounded(entry.ci_high), "games": entry.games}
+        for entry in fitted.ratings
+    ]
+
+
+def summarize_ratings(path: str, records: Sequence[CaseRecord], models: Sequence[str]) -> dict[str, Any] | None:
+    """The section's data: ratings of score comparisons and of each pairwise judge component.
+
+    Returns:
+        ``{"scores": rate_tallies(...) or None, "pairwise": [rate_games(...) + "component", "position_bias"]}``;
+        None when there is nothing to rate (fewer than two models and no pairwise judgment).
+    """
+    tallies = score_tallies(records, models) if len(models) >= 2 else []
+    pairwise = []
+    for name, games in pairwise_games(records).items():
+        rated = rate_games(games, seed_for(path, "pairwise", name))
+        bias = position_bias(games)
+        rated.update(component=name, position_bias={
+            "first": bias.first, "second": bias.second, "n": bias.n, "rate": rounded(bias.rate),
+            "p_value": rounded(bias.p_value)})
+        pairwise.append(rated)
+    if not tallies and not pairwise:
+        return None
+    return {"scores": rate_tallies(tallies, seed_for(path, "scores")) if tallies else None, "pairwise": pairwise}

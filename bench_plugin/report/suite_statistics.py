@@ -1,0 +1,79 @@
+"""Every statistical section of one suite computed together, so one resampling of its cases serves them all.
+
+The leaderboard intervals, the breakdowns and the paired differences are columns over the suite's
+cases (``case_table``); their bootstrap draws the units once. Repeats, ratings and the audit read
+the records directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bench_plugin.record import CaseRecord
+from bench_plugin.report.audit import audit
+from bench_plugin.report.bootstrap import CONFIDENCE, N_BOOT
+from bench_plugin.report.breakdowns import add_breakdown_columns, breakdown_figures, find_dimensions
+from bench_plugin.report.case_data import judge_names
+from bench_plugin.report.case_table import Columns, build_case_table
+from bench_plugin.report.comparisons import add_pair_columns, compare_models
+from bench_plugin.report.leaderboard_stats import add_leaderboard_columns, leaderboard_figures
+from bench_plugin.report.ratings import summarize_ratings
+from bench_plugin.report.repeats import summarize_repeats
+
+
+def rank_models(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Model names by mean composite, then pass rate, both descending; unknown values last, ties in suite order."""
+
+    def key(row: Mapping[str, Any]) -> tuple[bool, float, bool, float]:
+        score, pass_rate = row["mean_composite"], row["pass_rate"]
+        return (score is None, -(score or 0.0), pass_rate is None, -(pass_rate or 0.0))
+
+    return [row["model"] for row in sorted(rows, key=key)]
+
+
+def suite_statistics(
+    path: str, records: Sequence[CaseRecord], components: Sequence[str], model_rows: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The statistical keys of one suite's summary; adds each model's intervals to its row in ``model_rows``.
+
+    Args:
+        path: the suite's path (seeds the resampling, so a report is the same every time).
+        records: the suite's records, in case order.
+        components: the leaderboard's components (per-turn ones left out).
+        model_rows: the summary's leaderboard rows (``summarize_model``), updated in place.
+
+    Returns:
+        ``{"statistics", "comparisons", "breakdowns", "repeats", "ratings", "audit"}`` (see
+        ``report.summary``).
+    """
+    table = build_case_table(path, records)
+    judges = judge_names(table.components)
+    ranked = [model for model in rank_models(model_rows)
+              if any(row["model"] == model and row["mean_composite"] is not None for row in model_rows)]
+    columns = Columns(table)
+    usage = add_leaderboard_columns(columns, components, judges)
+    dimensions = find_dimensions(table)
+    add_breakdown_columns(columns, dimensions)
+    add_pair_columns(columns, ranked)
+    estimates = columns.estimate()
+    figures = leaderboard_figures(table, estimates, usage, components, judges)
+    for row in model_rows:
+        row.update(figures[row["model"]])
+    means = {row["model"]: row["mean_composite"] for row in model_rows if row["model"] in ranked}
+    ordinal = bool(judges) and set(components) <= set(judges)
+    return {
+        "statistics": {
+            "confidence": CONFIDENCE,
+            "n_boot": N_BOOT,
+            "unit": "task" if table.clustered else "case",
+            "expected_cases": table.expected,
+            "judges": judges,
+            "ordinal": ordinal,
+        },
+        "comparisons": compare_models(columns, estimates, ranked, means, ordinal=ordinal),
+        "breakdowns": breakdown_figures(table, dimensions, estimates),
+        "repeats": summarize_repeats(records, rank_models(model_rows)),
+        "ratings": summarize_ratings(path, records, ranked),
+        "audit": audit(records),
+    }

@@ -1,0 +1,142 @@
+"""Bounds of a run: the session budget (dollars, tokens), the per-case wall budget, the per-call timeout, prices."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from bench_plugin.mock.server import MockServer
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def records(pytester: pytest.Pytester) -> list[dict[str, Any]]:
+    lines = (pytester.path / "bench-results" / "results.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def sent(server: MockServer, model_id: str) -> int:
+    return sum(1 for request in server.requests if request["model"] == model_id)
+
+
+def suite(server: MockServer, model_id: str, *, model_extra: str = "", task: str = "prompt: 'Say hello to Ada'",
+          timeout: float = 5) -> str:
+    return f"""\
+providers:
+  mock: {{type: openai_compatible, base_url: '{server.openai_base_url}', timeout: {timeout}, max_retries: 0}}
+models:
+  m: {{provider: mock, id: {model_id}{model_extra}}}
+tasks:
+  - {{id: greet, {task}}}
+scorers:
+  - {{type: contains, value: Ada}}
+"""
+
+
+DOLLAR_A_TOKEN = ", pricing: {input_per_mtok: 1000000, output_per_mtok: 1000000}"
+
+
+def test_spent_dollar_budget_starts_no_new_case_and_reports_the_rest_as_not_run(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    model_id = unique("priced")
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id, model_extra=DOLLAR_A_TOKEN)})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "5", "--bench-concurrency", "1",
+                                "--bench-budget-usd", "5", "-rs")
+    result.assert_outcomes(passed=1, skipped=4)
+    result.stdout.fnmatch_lines(["*not run: the session budget of $5 is spent*--bench-budget-usd*"])
+    found = records(pytester)
+    assert len(found) == 5 and sent(mock_server, model_id) == 1
+    ran, *not_run = sorted(found, key=lambda r: r["status"] != "passed")
+    assert ran["usage"]["cost_usd"] > 5 and ran["usage"]["cost_source"] == "suite"
+    assert all(r["status"] == "skipped" and r["error"]["kind"] == "budget" for r in not_run)
+    assert (pytester.path / "bench-results" / "summary.json").exists()
+    assert (pytester.path / "bench-results" / "report.md").exists()
+
+
+def test_spent_token_budget_starts_no_new_case(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model_id = unique("tokens")
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "3", "--bench-concurrency", "1",
+                                "--bench-budget-tokens", "1")
+    result.assert_outcomes(passed=1, skipped=2)
+    assert sent(mock_server, model_id) == 1
+    reasons = {r["reason"] for r in records(pytester) if r["status"] == "skipped"}
+    assert len(reasons) == 1 and "tokens is spent" in reasons.pop()
+
+
+def test_case_wall_budget_ends_a_slow_case_keeping_the_turns_answered(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    model_id = unique("slow")
+    mock_server.add_rule({"model": model_id, "match": "second", "delay": 5})
+    task = "turns: ['Say first to Ada', 'Say second to Ada']"
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id, task=task, timeout=30)})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-case-timeout", "0.5")
+    result.assert_outcomes(errors=1)
+    (record,) = records(pytester)
+    assert record["error"]["kind"] == "case_timeout" and record["error"]["partial"] is True
+    assert "wall budget of 0.5 s" in record["reason"]
+    assert [t["answer"] for t in record["turns"]] == ["echo: Say first to Ada"]
+
+
+def test_call_timeout_option_overrides_the_suites(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model_id = unique("late")
+    mock_server.add_rule({"model": model_id, "delay": 2})
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id, timeout=30)})
+    pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-timeout", "0.2").assert_outcomes(errors=1)
+    (record,) = records(pytester)
+    assert record["error"]["kind"] == "timeout" and "timed out after 0.2 s" in record["reason"]
+
+
+def test_limit_option_overrides_the_suites_retries(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model_id = unique("flaky")
+    mock_server.add_rule({"model": model_id, "status": 502, "times": 2})
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-limit", "mock:max_retries=2,rpm=600")
+    result.assert_outcomes(passed=1)
+    (record,) = records(pytester)
+    assert record["usage"]["attempts"] == 3
+
+
+def test_a_model_without_a_known_price_says_so(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model_id = unique("unpriced")
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    (record,) = records(pytester)
+    assert record["usage"]["cost_usd"] is None and record["usage"]["input_tokens"] > 0
+    assert f"no known price for '{model_id}'" in record["usage"]["cost_note"]
+    assert "declare pricing:" in record["call_log"][0]["cost_note"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bench-limit", "openai"], "--bench-limit: expected NAME:KEY=VALUE*"),
+        (["--bench-limit", "openai:rpm=0"], "--bench-limit: 'openai:rpm=0': rpm expects a number > 0, got '0'"),
+        (["--bench-limit", "openai:speed=2"], "--bench-limit: 'openai:speed=2': expected KEY=VALUE with KEY one of*"),
+        (["--bench-limit", "openai:concurrency=1.5"], "*concurrency expects a whole number > 0*"),
+        (["--bench-model-limit", "openai:gpt-4o:timeout=3"], "--bench-model-limit: *KEY one of concurrency, rpm, tpm*"),
+        (["--bench-budget-usd", "0"], "--bench-budget-usd: expected a number > 0, got 0.0"),
+        (["--bench-budget-tokens", "0"], "--bench-budget-tokens: expected a whole number >= 1, got 0"),
+        (["--bench-circuit-breaker", "-1"], "--bench-circuit-breaker: expected a whole number >= 0, got -1"),
+        (["--bench-case-timeout", "-2"], "--bench-case-timeout: expected a number > 0, got -2.0"),
+    ],
+)
+def test_bad_call_options_are_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}"])
+
+
+def test_model_limit_accepts_a_provider_model_name(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model_id = unique("named")
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-model-limit", "m:concurrency=1,tpm=6000",
+                                "--bench-model-limit", f"vllm:{model_id}:rpm=600")
+    result.assert_outcomes(passed=1)

@@ -1,0 +1,325 @@
+"""Client-side limits: token buckets, the circuit breaker, 429 pauses, the attempt gate, prices and the budget."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bench_plugin.attempts import AttemptGate, Endpoint
+from bench_plugin.call_log import CallEntry, CallLog
+from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec
+from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
+from bench_plugin.limits import CircuitBreaker, Limits, Scope, SessionBudget, TokenBucket, estimate_tokens
+from bench_plugin.pricing import Cost, add_costs, call_cost
+from bench_plugin.providers.interface import BaseProvider
+from bench_plugin.providers.retry import complete_with_retries
+from bench_plugin.run_status import RunStatus
+
+SPEC = ProviderSpec("p", "test")
+MODEL = ModelSpec(name="m", provider=SPEC, id="m", label="m")
+
+
+class Clock:
+    """Seconds that pass only when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ClockBreaker(CircuitBreaker):
+    """A breaker whose naps move the fake clock instead of sleeping, and remember how long they were."""
+
+    def __init__(self, clock: Clock, threshold: int = 0) -> None:
+        super().__init__(threshold)
+        self.clock = clock
+        self.naps: list[float] = []
+
+    async def nap(self, seconds: float) -> None:
+        self.naps.append(seconds)
+        self.clock.now += seconds
+
+
+class Reports:
+    def __init__(self) -> None:
+        self.waits: list[tuple[str, float]] = []
+
+    @contextlib.contextmanager
+    def __call__(self, why: str, seconds: float) -> Iterator[None]:
+        self.waits.append((why, seconds))
+        yield
+
+
+# --- token buckets ------------------------------------------------------------------------------------
+
+
+def test_bucket_paces_calls_at_its_rate_after_a_burst_of_one_second():
+    clock = Clock()
+    bucket = TokenBucket(120, clock)  # 2 per second, holds 2
+
+    assert (bucket.capacity, bucket.wait_time(1)) == (2.0, 0.0)
+    bucket.take(1)
+    bucket.take(1)
+    assert bucket.wait_time(1) == pytest.approx(0.5)
+    clock.now += 0.5
+    assert bucket.wait_time(1) == 0.0
+
+
+def test_take_larger_than_the_bucket_waits_for_a_full_one_then_leaves_a_debt():
+    clock = Clock()
+    bucket = TokenBucket(600, clock)  # 10 per second, holds 10
+
+    bucket.take(5)
+    assert bucket.wait_time(50) == pytest.approx(0.5)  # only a full bucket is needed
+    clock.now += 0.5
+    bucket.take(50)
+    assert bucket.level == pytest.approx(-40)
+    assert bucket.wait_time(1) == pytest.approx(4.1)
+
+
+def test_give_back_returns_unused_tokens_up_to_the_capacity():
+    bucket = TokenBucket(600, Clock())
+    bucket.take(8)
+    bucket.give_back(5)
+    assert bucket.level == pytest.approx(7)
+    bucket.give_back(100)
+    assert bucket.level == bucket.capacity
+
+
+def test_slow_rates_hold_at_least_one_call():
+    assert TokenBucket(1, Clock()).capacity == 1.0
+
+
+# --- circuit breaker ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "counts"),
+    [
+        (TransientProviderError("x", status=500), True),
+        (TransientProviderError("x", kind="timeout"), True),
+        (TransientProviderError("x", kind="malformed"), True),
+        (AuthError("x", status=401), True),
+        (TransientProviderError("x", status=429), False),
+        (ProviderError("x", status=400), False),
+        (ValueError("bug"), False),
+    ],
+)
+def test_breaker_counts_infrastructure_failures_only(error: Exception, counts: bool):
+    breaker = CircuitBreaker(threshold=1)
+    breaker.failure(error)
+    assert breaker.open is counts
+
+
+def test_breaker_opens_after_k_consecutive_failures_and_an_answer_resets_the_count():
+    breaker = CircuitBreaker(threshold=3)
+    for _ in range(2):
+        breaker.failure(TransientProviderError("down", status=503))
+    breaker.success()
+    for _ in range(2):
+        breaker.failure(TransientProviderError("down", status=503))
+    assert not breaker.open
+    breaker.failure(TransientProviderError("still down", status=503))
+
+    with pytest.raises(ProviderError, match="3 consecutive infrastructure failures, the last: still down") as info:
+        breaker.check("p")
+    assert info.value.kind == "circuit_open" and not isinstance(info.value, TransientProviderError)
+
+
+def test_breaker_with_threshold_zero_never_opens_on_failures_but_can_be_tripped():
+    breaker = CircuitBreaker(threshold=0)
+    for _ in range(50):
+        breaker.failure(TransientProviderError("x", status=500))
+    assert not breaker.open
+    breaker.trip("rate limited", "fail_fast")
+    breaker.trip("later reason")
+    with pytest.raises(ProviderError, match="rate limited") as info:
+        breaker.check("p")
+    assert info.value.kind == "fail_fast"
+
+
+@pytest.mark.asyncio
+async def test_a_nap_ends_when_the_breaker_opens():
+    breaker = CircuitBreaker(threshold=1)
+    nap = asyncio.ensure_future(breaker.nap(600))
+    await asyncio.sleep(0)
+    breaker.failure(TransientProviderError("x", status=500))
+    await asyncio.wait_for(nap, timeout=30)
+    assert nap.done()
+
+
+# --- scopes: 429 pauses and buckets ------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_a_pause_holds_new_attempts_and_says_why():
+    clock = Clock()
+    scope, breaker, reports = Scope("p", Limits(), clock), ClockBreaker(clock), Reports()
+    scope.pause(12)
+    await scope.wait_turn(0, breaker, reports)
+    assert reports.waits == [("paused after HTTP 429", 12)]
+    assert breaker.naps == [12]
+
+
+@pytest.mark.asyncio
+async def test_rpm_and_tpm_buckets_make_calls_wait_their_turn():
+    clock = Clock()
+    scope, breaker, reports = Scope("p", Limits(rpm=60, tpm=600), clock), ClockBreaker(clock), Reports()
+    for _ in range(3):
+        await scope.wait_turn(10, breaker, reports)
+    assert [why for why, _ in reports.waits] == ["rpm limit 60/min", "rpm limit 60/min"]
+    assert sum(breaker.naps) == pytest.approx(2.0)
+    await scope.wait_turn(100, breaker, reports)  # a full bucket lets a large call go, leaving a debt of 90
+    await scope.wait_turn(10, breaker, reports)  # the rpm wait refills 10 tokens; 80 owed plus 10 take 9 s
+    assert reports.waits[-1] == ("tpm limit 600/min", pytest.approx(9.0))
+
+
+@pytest.mark.asyncio
+async def test_waits_end_with_the_breakers_error_when_it_opens():
+    clock = Clock()
+    breaker = ClockBreaker(clock)
+    scope = Scope("p", Limits(), clock)
+    scope.pause(30)
+    breaker.trip("down")
+    with pytest.raises(ProviderError, match="down"):
+        await scope.wait_turn(0, breaker, Reports())
+
+
+def test_estimate_counts_prompt_characters_and_the_answer_bound():
+    model = ModelSpec(name="m", provider=SPEC, id="m", label="m", params={"max_tokens": 100})
+    request = CompletionRequest(model=model, messages=(Message("user", "x" * 41),))
+    assert estimate_tokens(request) == 11 + 100
+    assert estimate_tokens(CompletionRequest(model=MODEL, messages=(Message("user", "abcd"),))) == 1
+
+
+# --- the attempt gate ---------------------------------------------------------------------------------
+
+
+class Counting(BaseProvider):
+    """Answers after a pause, counting the calls in flight; fails first with the given errors."""
+
+    def __init__(self, *errors: Exception) -> None:
+        super().__init__(SPEC)
+        self.errors = list(errors)
+        self.in_flight = self.most = 0
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
+            await asyncio.sleep(0.01)
+            if self.errors:
+                raise self.errors.pop(0)
+            return Completion("ok", usage=Usage(3, 2))
+        finally:
+            self.in_flight -= 1
+
+
+def gate(provider: Counting, endpoint: Endpoint, model: Scope, entry: CallEntry, **kwargs: Any) -> AttemptGate:
+    return AttemptGate(provider, endpoint, model, entry, session_slots=None, status=RunStatus(), **kwargs)
+
+
+@pytest.mark.asyncio
+async def test_concurrency_caps_of_model_and_endpoint_hold_every_attempt():
+    provider = Counting()
+    endpoint = Endpoint("k", "p", Scope("p", Limits(concurrency=3)), CircuitBreaker(10))
+    model = Scope("p/m", Limits(concurrency=2))
+    request = CompletionRequest(model=MODEL, messages=())
+    entries = [CallEntry.of(request) for _ in range(12)]
+    await asyncio.gather(*(complete_with_retries(gate(provider, endpoint, model, e), request, max_retries=0)
+                           for e in entries))
+    assert provider.most == 2
+    assert [e.attempts for e in entries] == [1] * 12
+
+
+@pytest.mark.asyncio
+async def test_a_429_pauses_the_model_and_fail_fast_opens_the_breaker_instead():
+    request = CompletionRequest(model=MODEL, messages=())
+    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
+    model = Scope("p/m", Limits())
+    limited = TransientProviderError("slow down", status=429, retry_after=30)
+    with pytest.raises(TransientProviderError):
+        await gate(Counting(limited), endpoint, model, CallEntry.of(request)).complete(request)
+    assert model.paused_until > 0 and not endpoint.breaker.open
+
+    entry = CallEntry.of(request)
+    with pytest.raises(TransientProviderError):
+        await gate(Counting(limited), endpoint, Scope("p/m", Limits()), entry, fail_fast=True).complete(request)
+    assert endpoint.breaker.kind == "fail_fast" and entry.attempts == 1
+    with pytest.raises(ProviderError, match="under --bench-fail-fast"):
+        await gate(Counting(), endpoint, model, CallEntry.of(request)).complete(request)
+
+
+# --- prices, the call log and the budget -------------------------------------------------------------
+
+
+def model_on(provider: ProviderSpec, model_id: str, pricing: Pricing | None = None) -> ModelSpec:
+    return ModelSpec(name=model_id, provider=provider, id=model_id, label=model_id, pricing=pricing)
+
+
+def test_suite_pricing_wins_over_the_price_library():
+    cost = call_cost(model_on(PRESETS["openai"], "gpt-4o-mini", Pricing(1.0, 2.0)), Usage(1_000_000, 500_000))
+    assert cost == Cost(2.0, "suite")
+
+
+def test_well_known_models_are_priced_by_genai_prices_offline():
+    cost = call_cost(model_on(PRESETS["openai"], "gpt-4o-mini"), Usage(1_000_000, 1_000_000))
+    assert cost.usd == pytest.approx(0.15 + 0.60) and cost.source.startswith("genai-prices ")
+    assert call_cost(model_on(PRESETS["anthropic"], "claude-sonnet-4-5"), Usage(1000, 0)).usd > 0
+
+
+def test_unknown_price_says_so_and_offline_calls_cost_nothing_to_say():
+    cost = call_cost(model_on(PRESETS["vllm"], "my-finetune"), Usage(10, 5))
+    assert cost.usd is None and "no known price for 'my-finetune' at http://localhost:8000/v1" in (cost.note or "")
+    assert call_cost(model_on(PRESETS["echo"], "echo"), Usage(10, 5)) == Cost(None)
+    assert call_cost(model_on(PRESETS["openai"], "gpt-4o"), Usage()) == Cost(None)
+
+
+def test_sum_of_costs_is_unknown_when_one_priced_call_is_missing():
+    assert add_costs([Cost(1.0, "suite"), Cost(0.5, "genai-prices 1")]) == Cost(1.5, "genai-prices 1, suite")
+    assert add_costs([Cost(1.0, "suite"), Cost(None, note="no price")]) == Cost(None, note="no price")
+    assert add_costs([]) == Cost(None)
+
+
+def test_call_log_keeps_judges_apart_and_names_the_failed_call():
+    log = CallLog()
+    judge = CompletionRequest(model=MODEL, messages=(), purpose="judge", turn=1)
+    done = log.start(CompletionRequest(model=MODEL, messages=()))
+    done.attempts, done.completion = 2, Completion("a", usage=Usage(5, 1), finish_reason="stop", request_id="r1")
+    failed = log.start(judge)
+    failed.attempts, failed.error = 3, TransientProviderError("down", status=503)
+    assert log.failed_call() is failed
+    assert log.judge_usage() == {"input_tokens": None, "output_tokens": None, "cost_usd": None, "calls": 1,
+                                 "attempts": 3}
+    first, second = log.to_list()
+    assert first["finish_reason"] == "stop" and first["response_id"] == "r1" and first["attempts"] == 2
+    assert second["error"] == {"kind": "http_503", "type": "TransientProviderError", "message": "down", "status": 503}
+
+
+def test_budget_counts_dollars_and_tokens_and_names_unpriced_calls():
+    budget = SessionBudget(usd=1.0, tokens=None)
+    budget.add(Cost(0.6, "suite"), Usage(10, 10))
+    budget.add(Cost(None, note="no price"), Usage(5, 5))
+    assert budget.exhausted() is None
+    budget.add(Cost(0.5, "suite"), Usage(1, 1))
+    assert budget.exhausted() == "the session budget of $1 is spent ($1.1000; 1 calls had no price; --bench-budget-usd)"
+    tokens = SessionBudget(tokens=20)
+    tokens.add(Cost(None), Usage(15, None))
+    assert tokens.exhausted() is None
+    tokens.add(Cost(None), Usage(None, 5))
+    assert tokens.spent_tokens == 20 and "20 tokens is spent" in (tokens.exhausted() or "")
+
+
+def test_local_servers_are_not_looked_up_and_providers_without_url_use_their_default():
+    for url in ("http://127.0.0.1:8000/v1", "http://gpu-box:8000/v1", "http://10.0.0.7/v1"):
+        cost = call_cost(model_on(ProviderSpec("local", "openai_compatible", url), "gpt-4o-mini"), Usage(10, 5))
+        assert cost.usd is None and "(a local server)" in (cost.note or "")
+    anthropic = ProviderSpec("mine", "anthropic")  # no base_url: api.anthropic.com
+    assert call_cost(model_on(anthropic, "claude-sonnet-4-5"), Usage(1000, 0)).usd
