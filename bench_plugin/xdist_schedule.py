@@ -66,6 +66,8 @@ class BenchDistribution:
 class BenchScheduling(LoadScheduling):  # type: ignore[misc]  # xdist ships no type information
     """``--dist load`` for ordinary tests; every bench case goes to the worker whose share it is.
 
+    A run without bench cases is scheduled exactly as ``--dist load`` schedules it.
+
     Args:
         config: the controller's config.
         log: xdist's log producer.

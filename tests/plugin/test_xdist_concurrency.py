@@ -144,3 +144,15 @@ def test_ordinary_tests_in_the_same_run_still_run_once(
     result.stdout.fnmatch_lines(["*scheduling tests via BenchScheduling*"])
     assert len(counting_server.calls_per_case()) == 40 and set(counting_server.calls_per_case().values()) == {1}
 
+
+@pytest.mark.slow
+def test_exitfirst_stops_both_workers_long_before_their_shares_are_done(
+    pytester: pytest.Pytester, counting_server: CountingServer
+) -> None:
+    pytester.makefile(".yaml", **{"suites/many": suite_text(counting_server.server.openai_base_url, 400)})
+    counting_server.reset()
+    result = run(pytester, "-n", "2", "--bench-concurrency", "2", "-x")
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)  # xdist: interrupted
+    result.stdout.fnmatch_lines(["*stopping after 1 failures*"])
+    # each worker keeps only a window queued and started ahead: a few dozen calls, not 400
+    assert sum(counting_server.calls_per_case().values()) < 200
