@@ -36,6 +36,17 @@ def _import(reference: str) -> object:
 
 
 
+def require_callable(value: object, shape: str) -> object:
+    """``value`` itself, checked to be callable (the adapt step of registries of functions and classes).
+
+    Raises:
+        TypeError: ``"<shape>, got <type>"`` when it is not.
+    """
+    if not callable(value):
+        raise TypeError(f"{shape}, got {type(value).__name__}")
+    return value
+
+
 class Registry(Generic[T]):
     """Implementations by name, built-ins first.
 

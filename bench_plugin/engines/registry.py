@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import cast
 
 from bench_plugin.chat import CallModel
-from bench_plugin.registry import Registry
+from bench_plugin.registry import Registry, require_callable
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import Transcript
 
@@ -25,9 +25,7 @@ def adapt_engine(value: object) -> Engine:
     Raises:
         TypeError: ``value`` is not callable.
     """
-    if not callable(value):
-        raise TypeError(f"an engine must be a callable (case, call_model) -> Transcript, got {type(value).__name__}")
-    return cast(Engine, value)
+    return cast(Engine, require_callable(value, "an engine must be a callable (case, call_model) -> Transcript"))
 
 
 ENGINES: Registry[Engine] = Registry(

@@ -13,7 +13,7 @@ from typing import cast
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.http import HttpPool
 from bench_plugin.providers.interface import Provider
-from bench_plugin.registry import Registry
+from bench_plugin.registry import Registry, require_callable
 
 ProviderFactory = Callable[[ProviderSpec, HttpPool], Provider]
 """Make the provider for one endpoint; ``HttpPool`` holds the runner's shared httpx clients."""
@@ -28,9 +28,8 @@ def adapt_provider_factory(value: object) -> ProviderFactory:
     Raises:
         TypeError: ``value`` is not callable.
     """
-    if not callable(value):
-        raise TypeError(f"a provider type must be a callable (spec, http) -> Provider, got {type(value).__name__}")
-    return cast(ProviderFactory, value)
+    shape = "a provider type must be a callable (spec, http) -> Provider"
+    return cast(ProviderFactory, require_callable(value, shape))
 
 
 PROVIDER_TYPES: Registry[ProviderFactory] = Registry(
