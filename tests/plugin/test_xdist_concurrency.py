@@ -52,9 +52,13 @@ class CountingServer:
         return max((i + 1 - bisect.bisect_right(times, t - DELAY_S) for i, t in enumerate(times)), default=0)
 
     def calls_per_case(self) -> collections.Counter[tuple[str, str]]:
-        """(model, prompt) -> how many completion requests the server got for it."""
+        """(model, prompt) -> how many completion requests the server got for it.
+
+        A worker stopped mid-send (``-x``) leaves a body cut short, which the server keeps as text:
+        it is counted under ``("?", "?")``.
+        """
         return collections.Counter(
-            (r["model"], r["body"]["messages"][-1]["content"])
+            (r["model"], r["body"]["messages"][-1]["content"]) if isinstance(r["body"], dict) else ("?", "?")
             for r in self.server.requests if r["path"].endswith("/chat/completions")
         )
 
