@@ -27,6 +27,7 @@ class CallEntry:
     completion: Completion | None = None
     error: BaseException | None = None
     cost: Cost = field(default_factory=lambda: Cost(None))
+    cache: str | None = None  # what the response cache did for it (record.CACHE_USES), None when not asked
 
     @classmethod
     def of(cls, request: CompletionRequest) -> CallEntry:
@@ -46,6 +47,8 @@ class CallEntry:
                 out["cost_note"] = self.cost.note
         if self.error is not None:
             out["error"] = error_fields(self.error)
+        if self.cache is not None:
+            out["cache"] = self.cache
         return out
 
 

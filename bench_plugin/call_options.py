@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
+from bench_plugin.cache import DEFAULT_FOLDER, DEFAULT_MODE, MODES
 from bench_plugin.runner import BREAKER_THRESHOLD, RunnerSettings
 
 PROVIDER_KEYS = ("concurrency", "rpm", "tpm", "timeout", "max_retries", "max_wait")
@@ -21,13 +23,13 @@ _WHOLE = ("concurrency", "max_retries")
 
 def add_call_options(group: pytest.OptionGroup) -> None:
     """Declare the call options in the ``bench`` group."""
-    group.addoption("--bench-limit", action="append", default=[], metavar="PROVIDER:KEY=VALUE,...",
+    group.addoption("--bench-rate-limit", action="append", default=[], metavar="PROVIDER:KEY=VALUE,...",
                     help="limit a provider's calls, over the suite: concurrency, rpm, tpm, timeout (s per "
                          "attempt), max_retries, max_wait (s of waiting per call); e.g. openai:rpm=500,tpm=90000 "
-                         "(repeatable)")
-    group.addoption("--bench-model-limit", action="append", default=[], metavar="MODEL:KEY=VALUE,...",
+                         "(repeatable; under xdist each worker keeps to an equal share of concurrency, rpm, tpm)")
+    group.addoption("--bench-model-rate-limit", action="append", default=[], metavar="MODEL:KEY=VALUE,...",
                     help="limit one model's calls (its name in the suite, or provider:model-id): concurrency, "
-                         "rpm, tpm; e.g. gpt-4o:rpm=60 (repeatable)")
+                         "rpm, tpm; e.g. gpt-4o:rpm=60 (repeatable; under xdist each worker keeps to an equal share)")
     group.addoption("--bench-timeout", type=float, default=None, metavar="SECONDS",
                     help="seconds per request phase (connect, send, each read) of every attempt of a model call, "
                          "for every provider (over the suites' timeout)")
@@ -46,6 +48,12 @@ def add_call_options(group: pytest.OptionGroup) -> None:
                     help=f"after K consecutive infrastructure failures of a provider its remaining cases end at "
                          f"once (default {BREAKER_THRESHOLD}, or twice the calls it may have in flight when that is "
                          f"more; 0: never)")
+    group.addoption("--bench-cache", default=DEFAULT_MODE, choices=MODES,
+                    help=f"response cache of HTTP model calls (default {DEFAULT_MODE}): on reads and stores, read "
+                         "never stores, write calls every model again and stores the answers, off neither")
+    group.addoption("--bench-cache-dir", default=None, metavar="DIR",
+                    help=f"folder of the response cache, shared by xdist workers and parallel runs (default "
+                         f"{DEFAULT_FOLDER} under the rootdir)")
 
 
 def read_call_settings(config: pytest.Config) -> RunnerSettings:
@@ -64,14 +72,17 @@ def read_call_settings(config: pytest.Config) -> RunnerSettings:
     # under xdist each worker keeps to an equal share, so that together they stay within the budget
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
     return RunnerSettings(
-        provider_limits=_limits("--bench-limit", config.getoption("bench_limit"), PROVIDER_KEYS),
-        model_limits=_limits("--bench-model-limit", config.getoption("bench_model_limit"), MODEL_KEYS),
+        provider_limits=_limits("--bench-rate-limit", config.getoption("bench_rate_limit"), PROVIDER_KEYS),
+        model_limits=_limits("--bench-model-rate-limit", config.getoption("bench_model_rate_limit"), MODEL_KEYS),
         fail_fast=bool(config.getoption("bench_fail_fast")),
         breaker_threshold=breaker,
         call_timeout_s=_positive("--bench-timeout", config.getoption("bench_timeout")),
         case_timeout_s=_positive("--bench-case-timeout", config.getoption("bench_case_timeout")),
         budget_usd=usd / workers if usd is not None else None,
         budget_tokens=max(1, tokens // workers) if tokens is not None else None,
+        cache_mode=config.getoption("bench_cache"),
+        cache_dir=config.rootpath / Path(config.getoption("bench_cache_dir") or DEFAULT_FOLDER).expanduser(),
+        processes=workers,  # the rate limits too: each worker keeps to an equal share (limits.shared_by)
     )
 
 

@@ -14,9 +14,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from bench_plugin import record as rec
+from bench_plugin.cache import HIT_COST
 from bench_plugin.call_log import CallLog
 from bench_plugin.catalog import Catalog
-from bench_plugin.chat import CallModel, Completion
+from bench_plugin.chat import CallModel, Completion, EmbedTexts
 from bench_plugin.endpoints import ModelSpec
 from bench_plugin.engines.partial import partial_of
 from bench_plugin.engines.registry import Engine
@@ -24,6 +25,7 @@ from bench_plugin.errors import CaseError, ProviderError, ReplayMissError, Sandb
 from bench_plugin.pricing import Cost, add_costs, call_cost
 from bench_plugin.record import CaseRecord, json_safe
 from bench_plugin.recorded_verdicts import check_recorded_verdicts
+from bench_plugin.rejudge import check_agent_checks, derive_contexts, judged_again, transcript_from_record
 from bench_plugin.scoring.bind import CaseScoring, ScoringBinder
 from bench_plugin.scoring.context import ScoreSet, ScoringContext
 from bench_plugin.scoring.score import score_case
@@ -36,11 +38,14 @@ class PreparedCase:
     """A case ready to run: its spec, the engine it names looked up and its scoring bound once, at collection.
 
     ``engine`` and ``scoring`` are None when the case cannot run (``spec.problem`` says why).
+    ``stored`` is set under ``--bench-rejudge``: the case's stored record, whose transcript is scored
+    again instead of running the engine (the model under test is not called).
     """
 
     spec: CaseSpec
     engine: Engine | None = None
     scoring: CaseScoring | None = None
+    stored: CaseRecord | None = None
 
 
 class CasePreparer:
@@ -60,7 +65,8 @@ class CasePreparer:
         try:
             engine = self.catalog.engines.get(case.engine)
         except UnknownName as exc:
-            problem = CaseError(str(exc), path=case.path, line=case.line, key="engine")
+            key = f"tasks[{case.task_index}].engine" if case.task_index is not None else "engine"
+            problem = CaseError(str(exc), path=case.path, line=case.line, key=key)
             return PreparedCase(replace(case, problem=problem))
         try:
             scoring = self._binder.bind(case)
@@ -70,19 +76,28 @@ class CasePreparer:
 
 
 async def execute_case(
-    prepared: PreparedCase, nodeid: str, call_model: CallModel, calls: CallLog | None = None
+    prepared: PreparedCase, nodeid: str, call_model: CallModel, calls: CallLog | None = None,
+    embed: EmbedTexts | None = None,
 ) -> CaseRecord:
     """Run and score one case. Never raises for a problem of the case: it becomes the record's status.
 
-    ``calls`` is where the runner logs every call ``call_model`` makes for the case (judges and failed
-    calls included): the record then keeps them (``call_log``), the judges' usage apart, and the
-    attempts of the call that failed.
+    ``calls`` is where the runner logs every call ``call_model`` (and ``embed``, for ``similar``
+    scorers) makes for the case (judges and failed calls included): the record then keeps them
+    (``call_log``), the judges' usage apart, and the attempts of the call that failed.
     """
-    record = await _run_and_score(prepared, nodeid, call_model)
-    return record if calls is None else with_calls(record, calls)
+    notes: list[str] = []  # what a re-judgment could not do as the run did
+    record = await _run_and_score(prepared, nodeid, call_model, embed, notes)
+    record = record if calls is None else with_calls(record, calls)
+    if prepared.stored is not None:
+        at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        return judged_again(prepared.stored, record, at=at, notes=notes)
+    return record
 
 
-async def _run_and_score(prepared: PreparedCase, nodeid: str, call_model: CallModel) -> CaseRecord:
+async def _run_and_score(
+    prepared: PreparedCase, nodeid: str, call_model: CallModel, embed: EmbedTexts | None = None,
+    notes: list[str] | None = None,
+) -> CaseRecord:
     case = prepared.spec
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     started = time.perf_counter()
@@ -94,9 +109,13 @@ async def _run_and_score(prepared: PreparedCase, nodeid: str, call_model: CallMo
             "CasePreparer sets the engine and scoring of every case without a problem"
         scoring = prepared.scoring
         check_recorded_verdicts(case, scoring)  # skip before the model is called when no verdict could be served
-        transcript = await prepared.engine(case, call_model)
+        if prepared.stored is not None:  # --bench-rejudge: the stored transcript, no call to the model under test
+            transcript = _stored_transcript(case, prepared.stored)
+            (notes if notes is not None else []).extend(check_agent_checks(case, transcript.agent))
+        else:
+            transcript = await prepared.engine(case, call_model)
         context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns,
-                                 transcript_text=transcript.text, agent=transcript.agent)
+                                 transcript_text=transcript.text, agent=transcript.agent, embed=embed)
         scores = await score_case(context, scoring)
         status, reason = _verdict(scores)
         return build_record(case, nodeid, status, reason, transcript=transcript, scores=scores,
@@ -126,13 +145,31 @@ async def _run_and_score(prepared: PreparedCase, nodeid: str, call_model: CallMo
                             started_at=started_at, duration_s=time.perf_counter() - started)
 
 
+def _stored_transcript(case: CaseSpec, stored: CaseRecord) -> Transcript:
+    """The transcript of a stored record, for re-judging.
+
+    Raises:
+        CaseError: a ``per_turn`` scorer needs a turn's context that the record cannot give back.
+    """
+    try:
+        return transcript_from_record(stored, phased=case.turns is not None,
+                                      need_contexts=any(spec.per_turn for spec in case.scorers))
+    except ValueError as exc:
+        raise CaseError(f"cannot re-judge: {exc}", path=case.path, line=case.line) from None
+
+
 def _verdict(scores: ScoreSet) -> tuple[str, str]:
     if scores.passed is None:
         return rec.UNSCORED, scores.unscored_reason or "the grader could not decide"
-    failing = [c for c in scores.components if c.passed is False or (c.value is not None and c.value < 1)]
-    shown = "; ".join(f"{c.name}={c.value:.4g}: {c.detail}" for c in failing[:3] if c.value is not None)
+    failing = [c for c in scores.components if c.name not in scores.dropped
+               and (c.passed is False or (c.value is not None and c.value < 1))]
+    shown = "; ".join([*(f"{c.name}={c.value:.4g}: {c.detail}" for c in failing[:3] if c.value is not None),
+                       # a component the composite left out did not lower the score: say so, not its value
+                       *(f"{name} not counted: {why}" for name, why in scores.dropped.items())])
     if scores.composite is None:
         return rec.PASSED, "no scorers: the call succeeded"
+    if scores.pass_detail or scores.threshold is None:  # the scorers' pass rules decided (scoring/pass_rule.py)
+        return (rec.PASSED if scores.passed else rec.FAILED), scores.pass_detail
     comparison = ">=" if scores.passed else "<"
     head = f"score {scores.composite:.4f} {comparison} threshold {scores.threshold:g}"
     return (rec.PASSED if scores.passed else rec.FAILED), (f"{head} ({shown})" if shown and not scores.passed else head)
@@ -173,7 +210,7 @@ def build_record(
         messages=[m.to_dict() for m in case.messages],
         transcript=[m.to_dict() for m in transcript.messages] if transcript else [],
         response=transcript.response if transcript else None,
-        turns=turn_entries(transcript, scores),
+        turns=turn_entries(transcript, scores, case),
         conversation=json_safe(transcript.conversation) if transcript and transcript.conversation else None,
         agent=json_safe(transcript.agent.to_dict()) if transcript and transcript.agent else None,
         scores=scores.to_dict() if scores else None,
@@ -193,8 +230,14 @@ def build_record(
     )
 
 
-def turn_entries(transcript: Transcript | None, scores: ScoreSet | None) -> list[dict[str, Any]]:
-    """The record's ``turns``: each turn as data, with its per-turn scores (scorer name -> value)."""
+def turn_entries(transcript: Transcript | None, scores: ScoreSet | None,
+                 case: CaseSpec | None = None) -> list[dict[str, Any]]:
+    """The record's ``turns``: each turn as data, with its per-turn scores (scorer name -> value).
+
+    A turn's context (what the model was sent for it) is not kept when re-judging can read it off the
+    transcript (``rejudge.derive_contexts``). When it cannot, the entry keeps it as ``context`` if the
+    case has a ``per_turn`` scorer (which reads it), else ``context: null`` says it is not stored.
+    """
     if transcript is None:
         return []
     per_turn = [c for c in (scores.components if scores else ()) if c.turn is not None]
@@ -203,18 +246,43 @@ def turn_entries(transcript: Transcript | None, scores: ScoreSet | None) -> list
         entry = turn.to_dict()
         entry["scores"] = {c.scorer: c.value for c in per_turn if c.turn == turn.index}
         entries.append(entry)
+    if case is not None:
+        _keep_contexts(transcript, entries, case)
     return entries
+
+
+def _keep_contexts(transcript: Transcript, entries: list[dict[str, Any]], case: CaseSpec) -> None:
+    needed = any(spec.per_turn for spec in case.scorers)
+    if transcript.conversation is not None:  # a participant's own view of the room: never in the transcript
+        if needed:
+            for turn, entry in zip(transcript.turns, entries, strict=True):
+                if turn.answered:
+                    entry["context"] = [message.to_dict() for message in turn.context]
+        return
+    label = case.model.label if case.model is not None else case.model_name
+    derived = derive_contexts(transcript.messages, entries, label, case.messages, phased=case.turns is not None)
+    for turn, entry in zip(transcript.turns, entries, strict=True):
+        if turn.answered and derived.get(turn.index) != turn.context:
+            entry["context"] = [message.to_dict() for message in turn.context] if needed else None
 
 
 def _cost(model: ModelSpec | None, completions: Sequence[Completion], input_tokens: int | None,
           output_tokens: int | None) -> Cost:
-    """The case model's cost: the suite's price on the summed tokens, else each call priced by genai-prices."""
+    """The case model's cost: the suite's price on the summed tokens, else each call priced by genai-prices.
+
+    Answers from the response cache cost nothing this run (their tokens still count in the record).
+    """
     if model is None:
         return Cost(None)
+    paid = [completion for completion in completions if not completion.cached]
+    free = [HIT_COST] if len(paid) < len(completions) else []
     if model.pricing is not None:
+        if free:
+            input_tokens = _sum(c.usage.input_tokens for c in paid)
+            output_tokens = _sum(c.usage.output_tokens for c in paid)
         cost = model.pricing.cost(input_tokens, output_tokens)
-        return Cost(cost, "suite" if cost is not None else None)
-    return add_costs([call_cost(model, completion.usage) for completion in completions])
+        return add_costs([Cost(cost, "suite" if cost is not None else None), *free])
+    return add_costs([*(call_cost(model, completion.usage) for completion in paid), *free])
 
 
 def with_calls(record: CaseRecord, calls: CallLog) -> CaseRecord:

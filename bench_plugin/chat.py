@@ -93,7 +93,8 @@ class CompletionRequest:
 class Completion:
     """A model's answer and what it cost. ``latency_s`` is wall time of the successful attempt.
 
-    ``tool_calls`` are the tools the model asked to call (the text may then be empty).
+    ``tool_calls`` are the tools the model asked to call (the text may then be empty). ``cached``: the
+    answer came from the response cache (``cache.py``): no attempt was made and it costs nothing this run.
     """
 
     text: str
@@ -103,6 +104,37 @@ class Completion:
     request_id: str | None = None
     attempts: int = 1
     tool_calls: tuple[ToolCall, ...] = ()
+    cached: bool = False
 
 
 CallModel = Callable[[CompletionRequest], Awaitable[Completion]]
+
+
+@dataclass(frozen=True)
+class EmbeddingRequest:
+    """One call that turns texts into vectors (an OpenAI-compatible ``/v1/embeddings``), made for a scorer.
+
+    ``purpose`` is ``judge``: an embedding call grades an answer, so it counts with the judges' calls
+    (``usage.judge`` and the ``call_log`` of the record). ``task`` and ``run`` name the case.
+    """
+
+    model: ModelSpec
+    texts: tuple[str, ...]
+    task: str = ""
+    run: int = 1
+    purpose: str = "judge"
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    """One vector per text of the request, in its order, and what the call cost."""
+
+    vectors: tuple[tuple[float, ...], ...]
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    request_id: str | None = None
+    attempts: int = 1
+
+
+EmbedTexts = Callable[[EmbeddingRequest], Awaitable[Embeddings]]
+"""How scorers embed texts: the runner's embedding call, with its limits, retries and call log."""

@@ -1,6 +1,6 @@
 """The ``bench`` command: work on suites and stored results without running pytest.
 
-bench validate [PATH ...]        check suites (schema, templates, scorers) without calling a model
+bench validate [PATH ...]        check suites without calling a model: what a run finds before any call
 bench report RESULTS.jsonl ...   rebuild every report from one or more stored result sets (no model is called)
 bench audit RESULTS.jsonl ...    print the audit: cases to look at before trusting the numbers
 bench merge RESULTS.jsonl ...    combine shards' results into one results.jsonl (each case once) and every report
@@ -71,7 +71,9 @@ def _validate(options: argparse.Namespace) -> int:
     """Collect the suites the way ``pytest`` would, calling no model, and list every problem.
 
     Going through pytest's own collection loads the same ``conftest.py`` files and plugins a run
-    would, so a project's own scorers, providers and engines are known here too.
+    would, so a project's own scorers, providers and engines are known here too, and everything a
+    run finds before its first call is found here: the YAML and the schema, scripted models' rules,
+    and per case its templates (prompts, scorer options, judge prompts), scorers and composite.
     """
     files = find_suites(Path(p) for p in options.paths)
     if not files:

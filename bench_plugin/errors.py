@@ -44,6 +44,7 @@ class SuiteError(BenchError):
         key: the key path, e.g. ``tasks[3].scorers[1].weight``.
         hint: an optional suggestion printed on its own line.
         excerpt: optional source lines quoted under the message.
+        column: 0-based column, when the exact spot is known (a YAML syntax error); printed after the line.
     """
 
     def __init__(
@@ -55,6 +56,7 @@ class SuiteError(BenchError):
         key: str | None = None,
         hint: str | None = None,
         excerpt: str | None = None,
+        column: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -63,6 +65,7 @@ class SuiteError(BenchError):
         self.key = key
         self.hint = hint
         self.excerpt = excerpt
+        self.column = column
 
     def located(
         self, path: str | None = None, line: int | None = None, key: str | None = None
@@ -75,12 +78,15 @@ class SuiteError(BenchError):
             key=self.key or key,
             hint=self.hint,
             excerpt=self.excerpt,
+            column=self.column if self.line is not None else None,
         )
 
     def __str__(self) -> str:
         where = self.path or "<suite>"
         if self.line is not None:
             where = f"{where}:{self.line + 1}"
+            if self.column is not None:
+                where = f"{where}:{self.column + 1}"
         head = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
         parts = [head]
         if self.excerpt:

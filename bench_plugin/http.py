@@ -21,6 +21,7 @@ import httpx
 
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
+from bench_plugin.text_safety import log_line
 
 logger = logging.getLogger(__name__)
 
@@ -155,7 +156,7 @@ def _raise_for_status(response: httpx.Response, secrets: tuple[str, ...]) -> Non
         return
     message = f"HTTP {status} from {response.request.url}: {_error_excerpt(response.text)}"
     if 300 <= status < 400:  # redirects are not followed: a moved endpoint is a configuration problem
-        message += f" (redirected to {response.headers.get('location', '?')}; use that as base_url)"
+        message += f" (redirected to {log_line(response.headers.get('location', '?'))}; use that as base_url)"
     raise error_for_status(status, redact(message, secrets), retry_wait_of(response.headers, status))
 
 
@@ -172,7 +173,9 @@ def _parse_json_object(response: httpx.Response, secrets: tuple[str, ...]) -> di
 def _error_excerpt(text: str) -> str:
     """The server's error message, or the start of the body; whitespace collapsed, at most ~300 characters.
 
-    The message is read from the usual ``{"error": {"message"}}`` shape when the body has it.
+    The message is read from the usual ``{"error": {"message"}}`` shape when the body has it. It is the
+    server's text, and it reaches logs, the terminal and reports: control characters (an ANSI escape, a
+    bidirectional override) are shown escaped (``log_line``), never passed on.
     """
     try:
         error = json.loads(text).get("error")
@@ -180,7 +183,7 @@ def _error_excerpt(text: str) -> str:
             text = error["message"]
     except (ValueError, AttributeError):
         pass
-    text = " ".join(text.split()) or "(empty body)"
+    text = log_line(" ".join(text.split())) or "(empty body)"
     return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "..."
 
 
@@ -287,14 +290,24 @@ def log_redaction() -> SecretLogFilter:
     list. pytester drops and re-imports modules between in-process runs: the filter already on the
     loggers is found and reused, so the keys a later run registers still reach it.
     """
+    global _redaction
+    # every request comes here: when the filter is still on every logger, that is all (looking the loggers up
+    # by name each time was a third of our own CPU per call); a logger is never replaced, only its filters
+    if _redaction is not None and all(_redaction[0] in logger.filters for logger in _redaction[1]):
+        return _redaction[0]
     anchor = logging.getLogger(REDACTED_LOGGERS[0])
     installed = next((f for f in anchor.filters if getattr(f, "redacts_bench_secrets", False)), None)
     shared = cast(SecretLogFilter, installed) if installed is not None else SecretLogFilter()
-    for name in REDACTED_LOGGERS:
-        logger = logging.getLogger(name)
+    loggers = tuple(logging.getLogger(name) for name in REDACTED_LOGGERS)
+    for logger in loggers:
         if not any(getattr(f, "redacts_bench_secrets", False) for f in logger.filters):
             logger.addFilter(shared)
+    _redaction = (shared, loggers) if all(shared in logger.filters for logger in loggers) else None
     return shared
+
+
+_redaction: tuple[SecretLogFilter, tuple[logging.Logger, ...]] | None = None
+"""The filter ``log_redaction`` installed and the loggers it sits on, checked on each use."""
 
 
 def api_key_from_env(spec: ProviderSpec) -> str | None:

@@ -36,6 +36,23 @@ class Limits:
     tpm: float | None = None
 
 
+def shared_by(limits: Limits, processes: int) -> Limits:
+    """One process's equal share of ``limits`` that ``processes`` processes keep together (xdist workers).
+
+    The processes do not see each other's calls, so each keeps to its share: ``rpm / N`` and ``tpm / N``,
+    and ``concurrency // N`` but at least 1 (so a concurrency below N lets N calls go at once).
+
+    Example: ``shared_by(Limits(concurrency=5, rpm=30), 2)`` is ``Limits(concurrency=2, rpm=15.0)``.
+    """
+    if processes <= 1:
+        return limits
+    return Limits(
+        concurrency=max(1, limits.concurrency // processes) if limits.concurrency else None,
+        rpm=limits.rpm / processes if limits.rpm else None,
+        tpm=limits.tpm / processes if limits.tpm else None,
+    )
+
+
 class TokenBucket:
     """Refills at ``per_minute / 60`` per second up to ``BURST_S`` seconds' worth.
 

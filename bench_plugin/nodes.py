@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -13,14 +14,21 @@ from bench_plugin import record as rec
 from bench_plugin.case import CasePreparer, PreparedCase, build_record
 from bench_plugin.catalog import catalog_from_hooks
 from bench_plugin.errors import CaseFailed, InfrastructureError, SuiteError
+from bench_plugin.providers.offline import check_script_rules
 from bench_plugin.record import CaseRecord
+from bench_plugin.rejudge import judged_again
+from bench_plugin.run_history import CANNOT_REJUDGE, REJUDGE, REUSE
 from bench_plugin.session import STATE_KEY, BenchState
+from bench_plugin.suite.aggregates.outputs import OutputClaims
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.expand import expand_suite
 from bench_plugin.suite.loader import load_suite_file
 from bench_plugin.suite.spec import CaseSpec
 
 RECORD_KEY = pytest.StashKey[CaseRecord]()
+OUTPUTS_KEY = pytest.StashKey[OutputClaims]()  # which suite writes each output file (collected so far)
+REUSED_KEY = pytest.StashKey[str]()  # the run whose stored record the case reports again
+SETUP_PROBLEM_KEY = pytest.StashKey[str]()  # why the case could not start (shown alone, without a traceback)
 _MARKER_UNSAFE = re.compile(r"\W+")
 
 
@@ -35,19 +43,39 @@ class SuiteFile(pytest.File):
             catalog = catalog_from_hooks(self.ihook)  # this folder's conftest.py files may add names
             known = tuple(catalog.providers.names())
             suite = build_suite(loaded, replace(state.build_options, provider_types=known))
+            check_script_rules(loaded, suite.models, "models")  # a rule that never works is a typo, not a failure
+            check_script_rules(loaded, suite.judges, "judges")
             cases = expand_suite(suite, state.expand_options)
+            # all suites write into one output folder: a second suite naming a file stops here
+            self.config.stash.setdefault(OUTPUTS_KEY, OutputClaims()).claim(self.nodeid, suite.outputs)
         except SuiteError as exc:
-            raise self.CollectError(str(exc)) from None
+            raise self.CollectError(collection_message(exc, self.config)) from None
         preparer = CasePreparer(catalog)
+        # one MarkDecorator per name for the whole file: pytest keeps every item to the end of the session,
+        # and a mark made per item was a quarter of an item's memory
+        marks: dict[str, pytest.MarkDecorator] = {}
         for case in map(preparer.prepare, cases):
             # An explicit nodeid: pytest >= 9.2 parses stored ids (--lf cache) into name + [params],
             # and a name with brackets only matches when the item's id is parsed the same way.
             nodeid = f"{self.nodeid}::{case.spec.case_id}"
             item = CaseItem.from_parent(self, name=case.spec.case_id, nodeid=nodeid, prepared=case)
             for marker in case_markers(case.spec):
-                state.register_marker(self.config, marker)
-                item.add_marker(marker)
+                if marker not in marks:
+                    state.register_marker(self.config, marker)
+                    marks[marker] = getattr(pytest.mark, marker)
+                item.add_marker(marks[marker])
             yield item
+
+
+def collection_message(error: SuiteError, config: pytest.Config) -> str:
+    """A broken file's message, and (unless the user already passed it) how to run the other suites anyway.
+
+    pytest stops the whole run at any collection error ("Interrupted: 1 error during collection").
+    """
+    if config.getoption("continue_on_collection_errors", False):
+        return str(error)
+    return (f"{error}\n  (pytest runs nothing while a file has a collection error: fix it, or pass "
+            "--continue-on-collection-errors to run the other suites)")
 
 
 def case_markers(case: CaseSpec) -> list[str]:
@@ -71,12 +99,39 @@ class CaseItem(pytest.Item):
         """The case's spec (with its problem, when it cannot run)."""
         return self.prepared.spec
 
+    def to_run(self) -> PreparedCase | None:
+        """What to hand the runner for this case: None when it has a problem or reuses a stored record.
+
+        Under ``--bench-rejudge`` it is the case with its stored record, whose transcript is scored again.
+        """
+        if self.case.problem is not None:
+            return None
+        history = self.config.stash[STATE_KEY].history
+        decision = history.decide(self.nodeid, self.case)
+        if decision in (REUSE, CANNOT_REJUDGE):
+            return None
+        if decision == REJUDGE and self.prepared.stored is None:
+            self.prepared = replace(self.prepared, stored=history.record(self.nodeid))
+        return self.prepared
+
     def setup(self) -> None:
-        """Wait for the case's record; an infrastructure failure raises here, so pytest shows ERROR."""
+        """Wait for the case's record; an infrastructure failure raises here, so pytest shows ERROR.
+
+        A case a named run finished earlier reports its stored record again, calling no model.
+        """
         if self.case.problem is not None:
             return
         state: BenchState = self.config.stash[STATE_KEY]
-        record = state.scheduler.result(self.nodeid, self.prepared)
+        prepared = self.to_run()
+        if prepared is None:
+            history = state.history
+            if history.decide(self.nodeid, self.case) == CANNOT_REJUDGE:
+                self.stash[SETUP_PROBLEM_KEY] = history.rejudge_problem(self.nodeid)
+                raise InfrastructureError(self.stash[SETUP_PROBLEM_KEY])
+            record = history.record(self.nodeid)
+            self.stash[REUSED_KEY] = history.settings.name or ""
+        else:
+            record = state.scheduler.result(self.nodeid, prepared)
         self.stash[RECORD_KEY] = record
         if record.status == rec.ERROR:
             if record.error and record.error.get("expected"):
@@ -88,10 +143,15 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         """Turn the record's status into pytest's outcome: pass, fail, or skip when unscored."""
         if self.case.problem is not None:
-            self.stash[RECORD_KEY] = build_record(
+            record = build_record(
                 self.case, self.nodeid, rec.INVALID, str(self.case.problem),
                 error={"kind": "suite", "type": type(self.case.problem).__name__, "message": str(self.case.problem)},
             )
+            history = self.config.stash[STATE_KEY].history
+            if history.decide(self.nodeid, self.case) == REJUDGE:  # keep the transcript to re-judge once fixed
+                now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                record = judged_again(history.record(self.nodeid), record, at=now, notes=[])
+            self.stash[RECORD_KEY] = record
             raise CaseFailed(str(self.case.problem))
         record = self.stash[RECORD_KEY]
         if record.status in (rec.FAILED, rec.INVALID):
@@ -111,10 +171,18 @@ class CaseItem(pytest.Item):
         Also adds junitxml properties, and keeps our internals out of what the user reads.
         """
         record = self.stash.get(RECORD_KEY, None)
+        if record is None and call.when == "setup" and report.failed and SETUP_PROBLEM_KEY in self.stash:
+            report.longrepr = self.stash[SETUP_PROBLEM_KEY]  # setup errors skip repr_failure
+            return
         # an infrastructure failure ends in setup: ERROR, or XFAIL when the suite expects it
         if record is None or not (call.when == "call" or (call.when == "setup" and record.status == rec.ERROR)):
             return
         report.bench_record = record.to_dict()  # type: ignore[attr-defined]
+        # the report carries the record from here; pytest keeps every item to the end of the session, and
+        # its copy of the record would be the largest thing kept per case (about 6 KB)
+        del self.stash[RECORD_KEY]
+        if REUSED_KEY in self.stash:  # the controller counts it and does not write it again
+            report.bench_reused = self.stash[REUSED_KEY]  # type: ignore[attr-defined]
         properties = [
             ("bench_model", record.model),
             ("bench_task", record.task),

@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from bench_plugin.call_options import read_call_settings
+from bench_plugin.control_options import ControlOptions, read_control_options
 from bench_plugin.endpoints import PRESETS
 from bench_plugin.errors import SuiteError
+from bench_plugin.run_history import RunSettings
+from bench_plugin.run_options import read_run_settings
 from bench_plugin.runner import RunnerSettings
 from bench_plugin.shards import Shard, parse_shard
 from bench_plugin.suite.agent.spec import SandboxOverride
@@ -30,6 +33,8 @@ class BenchOptions:
     expand: ExpandOptions
     shard: Shard | None = None
     calls: RunnerSettings = field(default_factory=RunnerSettings)
+    controls: ControlOptions = field(default_factory=ControlOptions)  # --bench-limit, --bench-model-arg
+    run: RunSettings = field(default_factory=RunSettings)
 
 
 def read_options(config: pytest.Config) -> BenchOptions:
@@ -47,12 +52,14 @@ def read_options(config: pytest.Config) -> BenchOptions:
     if runs is not None and runs < 1:
         raise pytest.UsageError(f"--bench-runs: expected a whole number >= 1, got {runs}")
     models = _split_models(config.getoption("bench_models"))
+    controls = read_control_options(config)
     judge = config.getoption("bench_judge")
     if judge is not None and ":" not in judge:
         raise pytest.UsageError(f"--bench-judge: expected PROVIDER:MODEL such as openai:gpt-4o, got {judge!r}")
     output = Path(config.getoption("bench_output") or config.getini("bench_output"))
     if not output.is_absolute():
         output = config.rootpath / output
+    run, output = read_run_settings(config, output)  # a named run has its own folder
     return BenchOptions(
         concurrency=concurrency,
         output_dir=output,
@@ -62,11 +69,14 @@ def read_options(config: pytest.Config) -> BenchOptions:
             allowed_paths=_allowed_paths(config),
             allowed_key_env=_allowed_key_env(config),
             sandbox=SandboxOverride(config.getoption("bench_sandbox", None),
-                                    config.getoption("bench_sandbox_image", None)),
+                                    config.getoption("bench_sandbox_image", None),
+                                    allow_none=bool(config.getini("bench_allow_no_sandbox"))),
         ),
-        expand=ExpandOptions(models=models, runs=runs),
+        expand=ExpandOptions(models=models, runs=runs, model_args=controls.model_args),
         shard=_shard(config.getoption("bench_shard", None)),
         calls=read_call_settings(config),
+        controls=controls,
+        run=run,
     )
 
 

@@ -12,9 +12,13 @@ import pytest
 
 from bench_plugin import __version__, hookspecs
 from bench_plugin.call_options import add_call_options
+from bench_plugin.case_limit import first_cases
+from bench_plugin.control_options import ControlOptions, add_control_options
+from bench_plugin.env_file import ENV_FILE_KEY, env_file_path, load_env_file
 from bench_plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.options import check_names, read_options, wants_html_report
-from bench_plugin.progress import ProgressDisplay
+from bench_plugin.progress import register_progress
+from bench_plugin.run_options import add_run_options, load_history
 from bench_plugin.sandbox_notice import SandboxNotice
 from bench_plugin.session import STATE_KEY, BenchState
 from bench_plugin.shards import share_from_workerinput, split_shard, worker_share
@@ -58,24 +62,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="let suites send the environment variable NAME as an API key to the endpoints they "
                          "declare (repeatable); built-in providers' keys go only to their own hosts without it")
     add_call_options(group)
+    add_control_options(group)
+    add_run_options(group)
     parser.addini("bench_output", "folder for benchmark results", default="bench-results")
     parser.addini("bench_allow_paths", "folders suites may read besides their own (like --bench-allow-path)",
                   type="paths", default=[])
     parser.addini("bench_allow_key_env", "key variables suites may send (like --bench-allow-key-env)",
                   type="args", default=[])
     parser.addini("bench_concurrency", "cases in flight at once", default="16")
+    parser.addini("bench_allow_no_sandbox", "let suites run agent commands without a sandbox (their sandbox: none); "
+                  "--bench-sandbox none does it for every suite", type="bool", default=False)
+
+
+CONTROLS_KEY = pytest.StashKey[ControlOptions]()
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
+    """Read ``.env`` before any conftest.py is imported; give pytest-asyncio's loop scope a default.
+
+    ``pip install bench_plugin[dev]`` brings pytest-asyncio, which warns in every run that does not set
+    ``asyncio_default_fixture_loop_scope``; users running their suites should not see our packaging.
+    Declaring the option again changes only its default: an ini file or ``-o`` still wins.
+    """
+    choice = getattr(early_config.known_args_namespace, "bench_env_file", None)
+    path = env_file_path(choice, early_config.rootpath, early_config.invocation_params.dir)
+    if path is not None:
+        early_config.stash[ENV_FILE_KEY] = load_env_file(path)
+    if early_config.pluginmanager.hasplugin("asyncio"):
+        parser.addini("asyncio_default_fixture_loop_scope", "default scope of the asyncio event loop of async "
+                      "fixtures (bench_plugin: function, pytest-asyncio's coming default, when unset)",
+                      default="function")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     options = read_options(config)
     calls = options.calls
-    if not hasattr(config, "workerinput"):  # progress on the terminal of the process that shows results
-        progress = ProgressDisplay(config, calls.status)
-        config.pluginmanager.register(progress, "bench_progress")
-        calls = replace(calls, on_wait=progress.tick)
+    # progress on the terminal of the process that shows results; an xdist worker sends it there
+    calls = replace(calls, on_wait=register_progress(config, calls.status))
     config.stash[STATE_KEY] = BenchState(options.concurrency, options.build, options.expand, config.hook,
-                                         shard=options.shard, calls=calls)
+                                         shard=options.shard, calls=calls, history=load_history(options.run))
+    config.stash[CONTROLS_KEY] = options.controls
     config.addinivalue_line("markers", "bench: every case collected from a bench_plugin suite")
     if hasattr(config, "workerinput"):
         return  # controller only: workers must not write reports
@@ -132,7 +159,16 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--bench-shard: deselect the cases of other shards (after -k/-m/--lf, which it does not depend on)."""
+    """--bench-limit, then --bench-shard: deselect the cases past the limit, then those of other shards.
+
+    Both run after -k/-m/--lf, so the limit counts the selected cases and the shards split what is left.
+    """
+    limit = config.stash[CONTROLS_KEY].limit
+    if limit is not None:
+        items[:], deselected = first_cases(items, limit, lambda i: (
+            (i.nodeid.split("::")[0], i.case.model_name, i.case.task) if isinstance(i, CaseItem) else None))
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
     shard = config.stash[STATE_KEY].shard
     if shard is not None:
         items[:], deselected = split_shard(items, shard, lambda i: i.nodeid, lambda i: isinstance(i, CaseItem))
@@ -156,8 +192,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if share is None:
             return
         items = [items[index] for index in worker_share([item.nodeid for item in items], *share)]
-    cases = [(item.nodeid, item.prepared) for item in items
-             if isinstance(item, CaseItem) and item.case.problem is None]
+    # reused cases call no model; re-judged ones score their stored transcript (nodes.py)
+    cases = [(item.nodeid, prepared) for item in items
+             if isinstance(item, CaseItem) and (prepared := item.to_run()) is not None]
     if cases:
         state.scheduler.plan(cases)
 
@@ -175,6 +212,16 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     state: BenchState = config.stash[STATE_KEY]
     shard = f", shard {state.shard} (--bench-shard)" if state.shard is not None else ""
     lines = [f"bench_plugin {__version__}: concurrency {state.concurrency}{shard}"]
+    run = state.history.settings
+    if run.name is not None or run.rejudge:  # what the session continues (run_history.py)
+        what = f"run {run.name}" if run.name is not None else "re-judging"
+        lines.append(f"bench_plugin: {what}: {len(state.history)} earlier case records in {run.results}")
+    controls = config.stash[CONTROLS_KEY].describe()
+    if controls:
+        lines.append(f"bench_plugin: {controls}")
+    env_file = config.stash.get(ENV_FILE_KEY, None)
+    if env_file is not None:
+        lines.append(f"bench_plugin: {env_file.describe()}")
     if config.getoption("bench_sandbox", None) == "none":
         lines.append("bench_plugin: agent commands run WITHOUT a sandbox (--bench-sandbox none): they can read "
                      "this machine's files and pytest's environment")

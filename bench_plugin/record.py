@@ -24,6 +24,13 @@ INVALID = "invalid"  # the case itself is broken (suite problem): fails alone
 SKIPPED = "skipped"  # nothing to run, e.g. an offline replay with no recorded answer
 
 STATUSES = (PASSED, FAILED, UNSCORED, ERROR, INVALID, SKIPPED)
+_ONLY_WHEN_SET = ("rejudged", "judgments")
+
+# what the response cache did for a call (a ``call_log`` entry's ``cache``, absent when it was not asked):
+CACHE_HIT = "hit"  # answered from the cache: no call made, ``cost_usd`` 0
+CACHE_MISS = "miss"  # looked up, not found: the call was made (and, with --bench-cache on, its answer stored)
+CACHE_REFRESH = "refresh"  # --bench-cache write: the call was made without looking, its answer stored
+CACHE_USES = (CACHE_HIT, CACHE_MISS, CACHE_REFRESH)
 
 
 @dataclass(frozen=True)
@@ -58,12 +65,18 @@ class CaseRecord:
         response_id: the server's id of the model's last answer.
         call_log: every call the case made, judges' and failed ones included, in order: ``purpose``,
             ``model``, ``provider``, ``turn``, ``attempts``, and its tokens, ``cost_usd``, ``latency_s``,
-            ``finish_reason`` and ``response_id``, or its ``error``.
+            ``finish_reason`` and ``response_id``, or its ``error``; ``cache`` (``hit``, ``miss`` or
+            ``refresh``, see ``CACHE_USES``) when the response cache was asked about it.
         error: ``{"kind", "type", "message"}`` when status is error, invalid or skipped; for an error,
             also ``attempts`` and ``call`` (which call failed: ``purpose``, ``model``, ``turn``, ``index``
             in ``call_log``), and ``partial: true`` when the transcript is what was said before it failed.
         case_index: position of the case in its suite's expansion; orders results the same way
             whether or not xdist ran them.
+        rejudged: set when ``--bench-rejudge`` scored the stored transcript again: ``at`` (when) and
+            ``notes`` (what could not be judged again as it was, e.g. an agent's workspace checks); None
+            when the scores are those of the run.
+        judgments: the earlier score sets of a re-judged case, oldest first: ``judged_at``, ``status``,
+            ``reason``, ``composite``, ``threshold``, ``scores``, ``judge_usage`` (and ``notes``).
     """
 
     nodeid: str
@@ -97,18 +110,25 @@ class CaseRecord:
     started_at: str | None = None
     error: dict[str, Any] | None = None
     case_index: int = 0
+    rejudged: dict[str, Any] | None = None
+    judgments: list[dict[str, Any]] = field(default_factory=list)
     version: int = RECORD_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         """Plain builtins only, safe for xdist transport and JSON."""
         # thaw: a spec's frozen mapping or list copied into a record (a scorer option in a detail) is
         # a dict or list subclass, which JSON writes alike but xdist's transport refuses
-        return {f.name: thaw(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        data = {name: thaw(getattr(self, name)) for name in _FIELD_NAMES}
+        # only a re-judged case has these: every other record stays as it was before re-judging existed
+        for name in _ONLY_WHEN_SET:
+            if not data[name]:
+                del data[name]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
         """Rebuild a record, ignoring keys this version does not know (newer writers)."""
-        known = {f.name for f in dataclasses.fields(cls)}
+        known = _KNOWN_FIELDS
         return cls(**{k: v for k, v in data.items() if k in known})
 
     @property
@@ -128,3 +148,8 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return str(value)
+
+
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(CaseRecord))
+"""The record's fields, in order, looked up once: every report and every line of results.jsonl needs them."""
+_KNOWN_FIELDS = frozenset(_FIELD_NAMES)

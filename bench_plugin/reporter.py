@@ -17,7 +17,8 @@ import pytest
 from bench_plugin.record import FAILED, PASSED, CaseRecord
 from bench_plugin.report.conversation_log import FOLDER, ConversationLogWriter
 from bench_plugin.report.escape import log_line
-from bench_plugin.report.write import in_case_order, write_reports
+from bench_plugin.run_history import RunSettings
+from bench_plugin.session import STATE_KEY
 from bench_plugin.store import ResultsStore
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
 from bench_plugin.suite.leaderboard import read_suite_leaderboards
@@ -31,6 +32,11 @@ class BenchReporter:
         self.output_dir = output_dir
         self.store = ResultsStore(output_dir / "results.jsonl")
         self._opened = False
+        # a named run resumed, --lf, --bench-rejudge: results.jsonl keeps the cases this session does not run
+        self._run = config.stash[STATE_KEY].history.settings
+        self.reused = 0  # cases reported again from the named run's stored records
+        self.rejudged = 0  # cases whose stored transcript was scored again
+        self.appended = 0  # records this session wrote
         self._html = bool(getattr(config.option, "htmlpath", None))
         self._csv_files: list[str] = []
         self.conversations = ConversationLogWriter(output_dir)
@@ -58,11 +64,18 @@ class BenchReporter:
         if self.write_error is None:
             try:
                 if not self._opened:  # first record: only runs that have cases touch the output folder
-                    self.store.open()
+                    self.store.open(keep_earlier=self._run.keep_earlier)
                     self._opened = True
-                self.store.append(data)
-                self.conversations.write(data)
-            except OSError as exc:
+                if getattr(report, "bench_reused", None) is not None and self.store.has(data["nodeid"]):
+                    self.reused += 1  # already in results.jsonl, its conversation log already written
+                else:
+                    self.store.append(data)
+                    self.appended += 1
+                    self.conversations.write(data)
+                    self.rejudged += bool(self._run.rejudge and data.get("rejudged"))
+            except (OSError, ValueError) as exc:  # ValueError: the earlier results.jsonl has a bad line
+                if isinstance(exc, ValueError):
+                    exc = OSError(0, str(exc))
                 kept = len(self.store.records)
                 self.stop_writing(exc, self.output_dir, (
                     f"{self.store.path} keeps the {kept} case{'s' * (kept != 1)} written before, each a whole "
@@ -75,6 +88,10 @@ class BenchReporter:
         """Put the records in case order and write every report from them."""
         if not self._opened or self.write_error is not None:
             return
+        # start-up: the report writers import numpy and the dashboard (a third of the plugin's start-up);
+        # only a run that recorded a case needs them, and only now
+        from bench_plugin.report.write import in_case_order, write_reports
+
         records = in_case_order(self.store.records)
         try:
             self.store.finalize([r.nodeid for r in records])
@@ -130,9 +147,17 @@ class BenchReporter:
         """Print the per-model summary and where the files went, or which file could not be written."""
         if not self._opened and self.write_error is None:
             return
+        from bench_plugin.report.summary import count_cache_use, describe_cache_use  # start-up: see sessionfinish
+
         records = self.store.records
         terminalreporter.section("bench summary")
         for line in summary_lines(records):
+            terminalreporter.write_line(log_line(line))
+        cache = count_cache_use(records)  # from the records' call logs: every xdist worker's calls
+        if cache is not None:
+            terminalreporter.write_line(describe_cache_use(cache))
+        kept = len(records) - self.appended - self.reused if self._run.keep_earlier else 0
+        for line in continuation_lines(self._run, self.reused, self.rejudged, kept):
             terminalreporter.write_line(log_line(line))
         if self.write_error is not None:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
@@ -160,6 +185,20 @@ def check_folder(folder: Path) -> None:
             f"bench: cannot write {where}: {log_line(exc.strerror or exc)}; choose a folder that can be written "
             "with --bench-output (and --bench-html PATH or --html PATH for report.html)"
         ) from exc
+
+
+def continuation_lines(run: RunSettings, reused: int, rejudged: int, kept: int) -> list[str]:
+    """What the session took from earlier results: cases reused from a named run, cases kept in results.jsonl."""
+    lines = []
+    if rejudged:
+        lines.append(f"{rejudged} case{'s' * (rejudged != 1)} re-judged from stored transcripts (no call to the models "
+                     "under test; earlier scores are kept in each record's judgments)")
+    if run.name is not None and reused:
+        lines.append(f"{reused} case{'s' * (reused != 1)} reused from run {run.name} (not sent to a model again; "
+                     "--bench-retry-errors re-runs infrastructure errors, --bench-fresh starts over)")
+    if kept > 0:
+        lines.append(f"results.jsonl also keeps {kept} earlier case{'s' * (kept != 1)} this session did not select")
+    return lines
 
 
 def summary_lines(records: list[CaseRecord]) -> list[str]:

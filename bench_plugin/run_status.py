@@ -1,7 +1,8 @@
 """What the runner is doing right now: cases started and finished, errors, and every call that waits.
 
 The runner's loop thread counts here; the progress display (``progress.py``) reads it from pytest's
-main thread, so every change and every read holds one lock.
+main thread, so every change and every read holds one lock. Under xdist each worker sends
+``StatusSnapshot``s of its counters as plain data, and the controller draws their sum (``combine``).
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ import contextlib
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
 class Wait:
-    """One call waiting: on which provider, why, and until when (monotonic seconds)."""
+    """One call waiting: on which provider, why, and until when (monotonic seconds; in a snapshot, wall clock)."""
 
     provider: str
     why: str
@@ -60,22 +62,74 @@ class RunStatus:
             with self._lock:
                 self.waits.pop(key, None)
 
+    def snapshot(self) -> StatusSnapshot:
+        """The counters now, with each wait's end on the wall clock (so another process can read it)."""
+        with self._lock:
+            started, finished, errors, not_run = self.started, self.finished, self.errors, self.not_run
+            waits = list(self.waits.values())
+        at, monotonic = time.time(), time.monotonic()
+        ends = tuple(Wait(wait.provider, wait.why, at + wait.until - monotonic) for wait in waits)
+        return StatusSnapshot(started, finished, errors, not_run, ends)
+
     def line(self, total: int | None) -> str:
         """One line: cases done (of ``total``), in flight, errors, not run, and the waits grouped."""
-        with self._lock:
-            done, flight, errors, not_run = self.finished, self.started - self.finished, self.errors, self.not_run
-            waits = list(self.waits.values())
+        return self.snapshot().line(total)
+
+
+_COUNTS = ("started", "finished", "errors", "not_run")
+
+
+@dataclass(frozen=True)
+class StatusSnapshot:
+    """``RunStatus`` at one moment; ``waits`` end on the wall clock (``time.time()``)."""
+
+    started: int = 0
+    finished: int = 0
+    errors: int = 0
+    not_run: int = 0
+    waits: tuple[Wait, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, to cross from an xdist worker to the controller."""
+        return {"started": self.started, "finished": self.finished, "errors": self.errors, "not_run": self.not_run,
+                "waits": [[wait.provider, wait.why, wait.until] for wait in self.waits]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StatusSnapshot:
+        """Read ``to_dict``'s data back.
+
+        Raises:
+            ValueError: when ``data`` does not have that shape.
+        """
+        try:
+            started, finished, errors, not_run = (int(data[key]) for key in _COUNTS)
+            waits = tuple(Wait(str(provider), str(why), float(until)) for provider, why, until in data["waits"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a status snapshot: {exc}") from exc
+        return cls(started, finished, errors, not_run, waits)
+
+    def line(self, total: int | None, now: float | None = None) -> str:
+        """One line: cases done (of ``total``), in flight, errors, not run, and the waits grouped."""
+        done, flight, errors, not_run = self.finished, self.started - self.finished, self.errors, self.not_run
         parts = [f"{done}/{total}" if total is not None else f"{done}", f"cases done, {flight} in flight"]
         text = f"bench: {' '.join(parts)}, {errors} error{'s' * (errors != 1)}"
         if not_run:
             text += f", {not_run} not run"
-        if waits:
-            text += "; waiting: " + "; ".join(_grouped(waits))
+        if self.waits:
+            text += "; waiting: " + "; ".join(_grouped(self.waits, time.time() if now is None else now))
         return text
 
 
-def _grouped(waits: list[Wait]) -> list[str]:
-    now = time.monotonic()
+def combine(snapshots: Iterable[StatusSnapshot]) -> StatusSnapshot:
+    """The sum of several processes' snapshots (the xdist workers'), their waits side by side."""
+    total = StatusSnapshot()
+    for part in snapshots:
+        total = StatusSnapshot(total.started + part.started, total.finished + part.finished,
+                               total.errors + part.errors, total.not_run + part.not_run, total.waits + part.waits)
+    return total
+
+
+def _grouped(waits: Iterable[Wait], now: float) -> list[str]:
     groups: dict[tuple[str, str], list[float]] = {}
     for wait in waits:
         groups.setdefault((wait.provider, wait.why), []).append(max(0.0, wait.until - now))

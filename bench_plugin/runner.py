@@ -4,7 +4,8 @@ pytest runs items one by one on the main thread; each item waits on its own futu
 works ahead on the cases submitted after deselection (see ``schedule.py``). Providers and their
 httpx clients live inside this loop and are reused across cases (measured fastest in
 ``design/pytest-concurrency.md``). Every call passes the limits of ``limits.py`` and the retries of
-``providers/retry.py`` here, and is written into its case's ``CallLog``.
+``providers/retry.py`` here, and is written into its case's ``CallLog``. The response cache (``cache.py``)
+answers a call before it takes a slot, a rate-limit token or a share of the budget.
 """
 
 from __future__ import annotations
@@ -14,19 +15,23 @@ import concurrent.futures
 import contextlib
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from bench_plugin import record as rec
 from bench_plugin.attempts import AttemptGate, Endpoint
+from bench_plugin.cache import HIT_COST, OFF, ResponseCache, cache_key, is_cacheable
 from bench_plugin.call_log import CallEntry, CallLog
 from bench_plugin.case import PreparedCase, build_record, execute_case
-from bench_plugin.chat import Completion, CompletionRequest
+from bench_plugin.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings
+from bench_plugin.embedding_calls import EmbeddingCall, can_embed
 from bench_plugin.endpoints import ProviderSpec
-from bench_plugin.errors import ProviderError
+from bench_plugin.errors import CaseError, ProviderError
 from bench_plugin.http import HttpPool
-from bench_plugin.limits import CircuitBreaker, Limits, Scope, SessionBudget
+from bench_plugin.limits import CircuitBreaker, Limits, Scope, SessionBudget, shared_by
 from bench_plugin.pricing import call_cost
 from bench_plugin.providers.interface import Provider, apply_system_policy
 from bench_plugin.providers.registry import PROVIDER_TYPES, ProviderFactory, create_provider
@@ -50,6 +55,9 @@ class RunnerSettings:
     ``provider_limits`` and ``model_limits`` override the suite's keys by provider and model name
     (``concurrency``, ``rpm``, ``tpm``; providers also ``timeout``, ``max_retries``, ``max_wait``).
     ``on_wait`` is told how long the main thread has waited for a case, every ``TICK_S``.
+    ``cache_mode`` is ``--bench-cache`` (``off`` here: a Runner made in code caches only when asked) and
+    ``cache_dir`` the folder of its file. ``processes`` is how many processes keep to these limits together
+    (the xdist workers): each keeps to an equal share of every provider's and model's limits.
     """
 
     provider_limits: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
@@ -62,6 +70,9 @@ class RunnerSettings:
     budget_tokens: int | None = None
     status: RunStatus = field(default_factory=RunStatus)
     on_wait: Callable[[float], None] | None = None
+    cache_mode: str = OFF
+    cache_dir: Path | None = None
+    processes: int = 1
 
 
 class _CaseFuture(concurrent.futures.Future[CaseRecord]):
@@ -115,6 +126,8 @@ class Runner:
         self._endpoints: dict[str, Endpoint] = {}
         self._model_scopes: dict[tuple[str, str], Scope] = {}
         self._futures: set[concurrent.futures.Future[CaseRecord]] = set()
+        mode, folder = self.settings.cache_mode, self.settings.cache_dir
+        self.cache = ResponseCache(folder, mode) if mode != OFF and folder is not None else None
 
     def submit(self, case: PreparedCase, nodeid: str) -> concurrent.futures.Future[CaseRecord]:
         """Start a case now; the future resolves to its record (it never raises for case problems)."""
@@ -145,12 +158,16 @@ class Runner:
                 return record
             status.case_started()
             log = CallLog()
+            repeats: Counter[str] = Counter()  # identical calls of this case, each its own cache entry
             deadline = time.monotonic() + self.settings.case_timeout_s if self.settings.case_timeout_s else None
 
             async def call(request: CompletionRequest) -> Completion:
-                return await self._bounded_call(request, log.start(request), deadline)
+                return await self._bounded_call(request, log.start(request), deadline, repeats)
 
-            record = await execute_case(case, nodeid, call, calls=log)
+            async def embed(request: EmbeddingRequest) -> Embeddings:
+                return await self._bounded_embed(request, log, deadline)
+
+            record = await execute_case(case, nodeid, call, calls=log, embed=embed)
             status.case_finished(record.status)
             return record
 
@@ -158,27 +175,39 @@ class Runner:
         """Make one model call outside any case (every case's calls also come through ``_call``)."""
         return await self._call(request, CallEntry.of(request))
 
-    async def _bounded_call(self, request: CompletionRequest, entry: CallEntry, deadline: float | None) -> Completion:
+    async def _bounded_call(
+        self, request: CompletionRequest, entry: CallEntry, deadline: float | None, repeats: Counter[str] | None = None
+    ) -> Completion:
         """One call of a case, cut off when the case's wall budget (``--bench-case-timeout``) runs out."""
         if deadline is None:
-            return await self._call(request, entry)
+            return await self._call(request, entry, repeats)
         try:
-            return await asyncio.wait_for(self._call(request, entry), timeout=max(0.0, deadline - time.monotonic()))
+            return await asyncio.wait_for(self._call(request, entry, repeats),
+                                          timeout=max(0.0, deadline - time.monotonic()))
         except asyncio.TimeoutError:
             message = (f"the case's wall budget of {self.settings.case_timeout_s:g} s ran out during a call "
                        f"to {request.model.name}")
             entry.error = ProviderError(message, kind="case_timeout")
             raise entry.error from None
 
-    async def _call(self, request: CompletionRequest, entry: CallEntry) -> Completion:
-        """Applies the model's system policy, the limits of its endpoint and model, and retries."""
+    async def _call(
+        self, request: CompletionRequest, entry: CallEntry, repeats: Counter[str] | None = None
+    ) -> Completion:
+        """Applies the model's system policy, the response cache, the limits of its endpoint and model, and retries.
+
+        ``repeats`` counts the case's calls by cache key, so that identical calls of one case stay apart.
+        """
+        prepared = replace(request, messages=apply_system_policy(request.messages, request.model))
+        key = self._cache_key(prepared, entry, repeats)
+        if key is not None and self.cache is not None and (hit := self.cache.get(key)) is not None:
+            entry.cache, entry.completion, entry.cost = rec.CACHE_HIT, hit, HIT_COST
+            return hit
         spec = self._effective(request.model.provider)
         provider = self._provider(spec)
         endpoint = self._endpoint(provider, spec)
         attempts = AttemptGate(provider, endpoint, self._model_scope(endpoint, request), entry,
                                session_slots=self.call_slots, status=self.settings.status,
                                fail_fast=self.settings.fail_fast)
-        prepared = replace(request, messages=apply_system_policy(request.messages, request.model))
         try:
             completion = await complete_with_retries(
                 attempts, prepared, max_retries=spec.max_retries, max_wait=spec.max_wait_s or DEFAULT_MAX_WAIT_S,
@@ -193,10 +222,62 @@ class Runner:
         entry.completion = completion
         entry.cost = call_cost(request.model, completion.usage)
         self.budget.add(entry.cost, completion.usage)
+        if key is not None and self.cache is not None:  # answers only: a failed call raised above
+            self.cache.put(key, completion, request.model.provider.name, request.model.id)
         return completion
 
+    def _cache_key(self, request: CompletionRequest, entry: CallEntry, repeats: Counter[str] | None) -> str | None:
+        """The call's key when the cache is in use for it (an HTTP provider), noting in ``entry`` what it does."""
+        if self.cache is None or not is_cacheable(request.model.provider):
+            return None
+        first = cache_key(request)
+        occurrence = 0
+        if repeats is not None:
+            occurrence = repeats[first]
+            repeats[first] += 1
+        entry.cache = rec.CACHE_MISS if self.cache.reads else rec.CACHE_REFRESH
+        return cache_key(request, occurrence) if occurrence else first
+
+    async def _bounded_embed(self, request: EmbeddingRequest, log: CallLog, deadline: float | None) -> Embeddings:
+        """An embedding call of a case (a ``similar`` scorer's): a completion's limits, retries, log and budget.
+
+        ``embedding_calls.EmbeddingCall`` lets the completion path carry it; the response cache does not.
+        """
+        spec = self._effective(request.model.provider)
+        provider = self._provider(spec)
+        if not can_embed(provider):
+            raise CaseError(f"model '{request.model.name}' cannot embed texts: its provider type "
+                            f"{spec.type!r} has no embeddings endpoint here (use an openai_compatible provider)")
+        embedding = EmbeddingCall(provider, request)
+        entry = log.start(embedding.stand_in)
+        endpoint = self._endpoint(provider, spec)
+        attempts = AttemptGate(embedding, endpoint, self._model_scope(endpoint, embedding.stand_in), entry,
+                               session_slots=self.call_slots, status=self.settings.status,
+                               fail_fast=self.settings.fail_fast)
+        calling = complete_with_retries(
+            attempts, embedding.stand_in, max_retries=spec.max_retries, max_wait=spec.max_wait_s or DEFAULT_MAX_WAIT_S,
+            retry_rate_limits=not self.settings.fail_fast, sleep=attempts.sleep, on_retry=attempts.on_retry,
+        )
+        try:
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            completion = await asyncio.wait_for(calling, timeout=timeout)
+        except Exception as exc:
+            if deadline is not None and isinstance(exc, asyncio.TimeoutError) and time.monotonic() >= deadline:
+                entry.error = ProviderError(f"the case's wall budget of {self.settings.case_timeout_s:g} s ran out "
+                                            f"during an embedding call to {request.model.name}", kind="case_timeout")
+                raise entry.error from None
+            entry.error = exc
+            raise
+        except asyncio.CancelledError:
+            entry.error = ProviderError("the call was cancelled before it answered", kind="cancelled")
+            raise
+        entry.completion = completion
+        entry.cost = call_cost(request.model, completion.usage)
+        self.budget.add(entry.cost, completion.usage)
+        return embedding.answer(completion)
+
     def _effective(self, spec: ProviderSpec) -> ProviderSpec:
-        """The provider spec with the command line's overrides (``--bench-limit``, ``--bench-timeout``)."""
+        """The provider spec with the command line's overrides (``--bench-rate-limit``, ``--bench-timeout``)."""
         if spec not in self._specs:
             given: dict[str, Any] = dict(self.settings.provider_limits.get(spec.name, {}))
             if self.settings.call_timeout_s is not None:
@@ -218,7 +299,7 @@ class Runner:
     def _endpoint(self, provider: Provider, spec: ProviderSpec) -> Endpoint:
         key = provider.connection_key()
         if key not in self._endpoints:  # the first spec seen for an endpoint sets its limits
-            limits = Limits(provider.max_concurrency(), spec.rpm, spec.tpm)
+            limits = shared_by(Limits(provider.max_concurrency(), spec.rpm, spec.tpm), self.settings.processes)
             threshold = self.settings.breaker_threshold
             if threshold is None:
                 threshold = max(BREAKER_THRESHOLD, 2 * min(limits.concurrency or self.concurrency, self.concurrency))
@@ -232,7 +313,7 @@ class Runner:
             given = {"concurrency": model.concurrency, "rpm": model.rpm, "tpm": model.tpm,
                      **self.settings.model_limits.get(model.name, {})}
             concurrency = int(given["concurrency"]) if given["concurrency"] else None
-            limits = Limits(concurrency, given["rpm"], given["tpm"])
+            limits = shared_by(Limits(concurrency, given["rpm"], given["tpm"]), self.settings.processes)
             self._model_scopes[key] = Scope(f"{endpoint.name}/{model.id}", limits)
         return self._model_scopes[key]
 
@@ -255,6 +336,7 @@ class Runner:
         self._http = HttpPool(size=self.concurrency)
         ready.set()
         loop.run_forever()
+        loop.close()  # stopped by close(): its self-pipe goes too (else a ResourceWarning under -W error)
 
     def close(self) -> None:
         """Cancel what is still in flight (Ctrl-C, -x), close clients inside the loop, stop the thread."""
@@ -270,6 +352,8 @@ class Runner:
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(timeout=_SHUTDOWN_TIMEOUT_S)
+        if self.cache is not None:  # after the loop: every answer it got is queued, and now stored
+            self.cache.close()
 
     async def _aclose(self) -> None:
         pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]

@@ -11,6 +11,7 @@ from pluggy import HookRelay
 from bench_plugin.case import PreparedCase
 from bench_plugin.catalog import catalog_from_hooks
 from bench_plugin.providers.registry import PROVIDER_TYPES
+from bench_plugin.run_history import RunHistory
 from bench_plugin.runner import Runner, RunnerSettings
 from bench_plugin.schedule import Scheduler
 from bench_plugin.shards import Shard
@@ -28,6 +29,7 @@ class BenchState:
     hook: HookRelay | None = None  # config.hook: the session-wide hook relay (provider types are session-wide)
     shard: Shard | None = None  # --bench-shard: this machine's part of the cases
     calls: RunnerSettings = field(default_factory=RunnerSettings)  # limits, budgets, progress
+    history: RunHistory = field(default_factory=RunHistory)  # earlier results: reuse, re-judge (run_history.py)
     _markers: set[str] = field(default_factory=set)
 
     @cached_property

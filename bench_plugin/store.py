@@ -5,6 +5,11 @@ nothing that already finished. At the end of the session ``finalize`` rewrites i
 collection order, so ``-n 2`` and ``-n 0`` give files with the same lines in the same order. A write
 that fails (a full disk, a read-only folder) raises an ``OSError`` that names the file, and leaves the
 file as it was: complete lines only.
+
+A session that continues earlier results (a named run resumed, ``--lf``, ``--bench-rejudge``) opens the
+file with ``keep_earlier``: its complete lines are kept (a line torn by a killed process is cut off) and
+new lines are appended after them. A case is its node id: its newest line wins, and ``finalize`` leaves
+one line per case.
 """
 
 from __future__ import annotations
@@ -47,32 +52,70 @@ class ResultsStore:
         self.path = Path(path)
         self._file: BinaryIO | None = None
         self._size = 0  # bytes of complete lines in the file
-        self._records: list[CaseRecord] = []
-        self._lines: list[tuple[str, str]] = []  # (nodeid, line) exactly as appended
+        # nodeid -> record, and where its line is in the file (offset, size): a case's newest line replaces
+        # its earlier one. The lines stay on disk until finalize: kept in memory they were 4 KB a case.
+        self._records: dict[str, CaseRecord] = {}
+        self._spans: dict[str, tuple[int, int]] = {}
+        self.earlier = 0  # cases kept from the file when it was opened with keep_earlier
 
     @property
     def records(self) -> list[CaseRecord]:
-        """The records received, in arrival order until ``finalize`` puts them in collection order."""
-        return list(self._records)
+        """One record per case, in arrival order (kept ones first) until ``finalize`` puts them in collection order."""
+        return list(self._records.values())
+
+    def has(self, nodeid: str) -> bool:
+        """Whether the store holds a record of the case (kept from the file or appended)."""
+        return nodeid in self._records
 
     @property
     def is_open(self) -> bool:
         """Whether results.jsonl has been opened for this run."""
         return self._file is not None
 
-    def open(self) -> None:
-        """Create the directory and start an empty file: one file per session, never a mix of two.
+    def open(self, *, keep_earlier: bool = False) -> None:
+        """Create the directory and start an empty file, or continue the file's earlier results.
+
+        Args:
+            keep_earlier: keep the records already in the file (a resumed run): a torn last line is
+                cut off and new lines are appended. Otherwise the file starts empty: one session's results.
 
         Raises:
             OSError: the folder or the file cannot be created; ``filename`` names it.
+            ValueError: ``keep_earlier`` and a line before the last is not a case record (``path:line``).
         """
+        self._records.clear()
+        self._spans.clear()
+        self._size = 0
         with _naming(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if keep_earlier and self.path.exists():
+                self._size = self._load_earlier()
+                self._file = self.path.open("r+b", buffering=0)
+                self._file.truncate(self._size)  # the torn line of a killed run, if any
+                self._file.seek(self._size)
+                return
             # unbuffered: a failed write shows at once, on the line that failed, and can be undone
             self._file = self.path.open("wb", buffering=0)
-        self._size = 0
-        self._records.clear()
-        self._lines.clear()
+
+    def _load_earlier(self) -> int:
+        """Read the file's complete lines into the store; returns their size in bytes."""
+        data = self.path.read_bytes()
+        complete = data[: data.rfind(b"\n") + 1]
+        end = 0
+        for number, raw in enumerate(complete.splitlines(keepends=True), start=1):
+            start, end = end, end + len(raw)
+            line = raw.decode("utf-8", "replace")
+            if not line.strip():
+                continue
+            # every line here ends with its newline, so it was written whole: a bad one is an error
+            record = parse_record_line(line, self.path, number, last=False)
+            assert record is not None
+            self._records.pop(record.nodeid, None)
+            self._records[record.nodeid] = record
+            self._spans.pop(record.nodeid, None)
+            self._spans[record.nodeid] = (start, len(raw))
+        self.earlier = len(self._records)
+        return len(complete)
 
     def append(self, record: Mapping[str, Any] | CaseRecord) -> CaseRecord:
         """Write one finished case and flush it to the OS at once.
@@ -97,10 +140,12 @@ class ResultsStore:
         except OSError:
             self._drop_torn_line()
             raise
-        self._size += len(encoded)
         case = record if isinstance(record, CaseRecord) else CaseRecord.from_dict(data)
-        self._records.append(case)
-        self._lines.append((case.nodeid, line))
+        self._spans.pop(case.nodeid, None)
+        self._spans[case.nodeid] = (self._size, len(encoded))
+        self._size += len(encoded)
+        self._records.pop(case.nodeid, None)  # a case re-run or re-judged: its newest line is the one kept
+        self._records[case.nodeid] = case
         return case
 
     def finalize(self, order: Sequence[str] | None = None) -> None:
@@ -115,11 +160,25 @@ class ResultsStore:
         if order is not None:
             position = {nodeid: index for index, nodeid in reversed(list(enumerate(order)))}
             last = len(position)
-            ranked = sorted(range(len(self._lines)), key=lambda i: position.get(self._lines[i][0], last))
-            self._lines = [self._lines[i] for i in ranked]
-            self._records = [self._records[i] for i in ranked]
+            ranked = sorted(self._spans, key=lambda nodeid: position.get(nodeid, last))
+            self._spans = {nodeid: self._spans[nodeid] for nodeid in ranked}
+            self._records = {nodeid: self._records[nodeid] for nodeid in ranked}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.path, "".join(line + "\n" for _, line in self._lines))
+        rewritten: dict[str, tuple[int, int]] = {}  # where each line is in the sorted file
+
+        def lines(source: BinaryIO | None) -> Iterator[str]:
+            # one at a time from the appended file: one joined copy would be the largest object of a big run
+            written = 0
+            for nodeid, (offset, size) in self._spans.items():
+                assert source is not None
+                source.seek(offset)
+                rewritten[nodeid] = (written, size)
+                written += size
+                yield source.read(size).decode("utf-8", "replace")
+
+        with _naming(self.path), (self.path.open("rb") if self._spans else contextlib.nullcontext()) as source:
+            write_atomically(self.path, lines(source))
+        self._spans = rewritten
 
     def close(self) -> None:
         """Close the file without reordering (safe to call twice)."""
@@ -160,8 +219,10 @@ def _naming(path: Path) -> Iterator[None]:
         raise
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | Iterable[str]) -> None:
     """Replace ``path`` with ``text`` so that readers see the old file or the new one, never half.
+
+    ``text`` is the whole text, or its pieces in order (written one by one, never joined in memory).
 
     Raises:
         OSError: the folder or the file cannot be written; ``filename`` names ``path`` (or the folder that
@@ -172,7 +233,10 @@ def write_atomically(path: Path, text: str) -> None:
         handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as temp:
-                temp.write(text)
+                if isinstance(text, str):
+                    temp.write(text)
+                else:
+                    temp.writelines(text)
                 temp.flush()
                 os.fsync(temp.fileno())
             os.replace(temp_name, path)
@@ -198,19 +262,31 @@ def read_results(path: Path | str) -> list[CaseRecord]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number == len(lines):
-                break  # torn by a crash mid-write: everything before it is intact
-            raise ValueError(f"{path}:{number}: not valid JSON: {exc.msg}") from exc
-        if not isinstance(data, dict) or "nodeid" not in data:
-            raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
-        try:
-            records.append(CaseRecord.from_dict(data))
-        except TypeError as exc:
-            raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
+        record = parse_record_line(line, path, number, last=number == len(lines))
+        if record is None:
+            break  # torn by a crash mid-write: everything before it is intact
+        records.append(record)
     return records
+
+
+def parse_record_line(line: str, path: Path, number: int, *, last: bool = True) -> CaseRecord | None:
+    """One line of a results file as a record; None for a ``last`` line that is not JSON (torn by a crash).
+
+    Raises:
+        ValueError: ``path:line: ...`` for a line that is not a JSON object with a ``nodeid``.
+    """
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        if last:
+            return None
+        raise ValueError(f"{path}:{number}: not valid JSON: {exc.msg}") from exc
+    if not isinstance(data, dict) or "nodeid" not in data:
+        raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
+    try:
+        return CaseRecord.from_dict(data)
+    except TypeError as exc:
+        raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
 
 
 def read_result_sets(paths: Iterable[Path | str]) -> tuple[list[CaseRecord], int]:

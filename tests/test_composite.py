@@ -141,7 +141,7 @@ def test_runtime_division_by_zero_leaves_the_composite_unscored() -> None:
         ("C if T else B", "is not allowed"),
         ("C > 0.5", "belong in gate conditions"),
         ("C and T", "belong in gate conditions"),
-        ("0.4*C +", "not a valid expression"),
+        ("0.4*C +", "a term is missing after it"),
         ("'text'", "is not a number"),
         ("min(C)", "at least two arguments"),
         ("round(C)", "the functions are min, max and abs"),

@@ -11,100 +11,20 @@ The marker's ``key=value`` pairs are the outcomes passed to ``assert_outcomes`` 
 ``failed``, ``skipped``, ``errors``...), plus two optional ones: ``expect="text"`` (a line of the
 output must contain it) and ``args="--bench-runs 2"`` (extra command-line arguments, split like a
 shell would). Files the example needs are marked ``<!-- file: NAME/relative/path -->``, the path being
-relative to ``suites/``.
+relative to ``suites/``. The markers are read by ``tests/doc_examples.py``, which docs/coming-from.md's
+test shares.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from doc_examples import Example, load_examples, run_example
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "suite-guide.md"
 
-_MARKER = re.compile(r"^<!--\s*(?P<kind>example|file):\s*(?P<body>.*?)\s*-->\s*$")
-_FENCE = re.compile(r"^(?P<ticks>`{3,})[\w+-]*\s*$")
-_CLOSING = re.compile(r"^ {0,3}(?P<ticks>`{3,})\s*$")
-_OUTCOME_KEYS = ("passed", "failed", "skipped", "errors", "xfailed", "xpassed", "deselected")
-
-
-@dataclass
-class Example:
-    name: str
-    suite: str = ""
-    outcomes: dict[str, int] = field(default_factory=dict)
-    expect: list[str] = field(default_factory=list)
-    args: list[str] = field(default_factory=list)
-    files: dict[str, str] = field(default_factory=dict)
-    line: int = 0
-
-
-def _fenced_block(lines: list[str], start: int, where: str) -> str:
-    """The text of the fenced block that opens on ``lines[start]``."""
-    opening = _FENCE.match(lines[start]) if start < len(lines) else None
-    if opening is None:
-        raise ValueError(f"{where}: the marker must be followed directly by a ``` fence")
-    ticks = opening.group("ticks")
-    for end in range(start + 1, len(lines)):
-        closing = _CLOSING.match(lines[end])
-        if closing is not None and len(closing.group("ticks")) >= len(ticks):
-            return "".join(line + "\n" for line in lines[start + 1 : end])
-    raise ValueError(f"{where}: the fence opened on line {start + 1} is never closed")
-
-
-def _parse_marker(body: str, where: str) -> Example:
-    name, *pairs = shlex.split(body)
-    example = Example(name=name)
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise ValueError(f"{where}: expected key=value in the marker, got {pair!r}")
-        if key in _OUTCOME_KEYS:
-            example.outcomes[key] = int(value)
-        elif key == "expect":
-            example.expect.append(value)
-        elif key == "args":
-            example.args.extend(shlex.split(value))
-        else:
-            raise ValueError(f"{where}: unknown marker key {key!r}")
-    return example
-
-
-def load_examples(path: Path = GUIDE) -> list[Example]:
-    """Every example of the guide, with the files that belong to it, in document order."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    examples: dict[str, Example] = {}
-    files: list[tuple[str, str, str]] = []
-    for number, line in enumerate(lines):
-        match = _MARKER.match(line.strip())
-        if match is None:
-            continue
-        where = f"{path.name}:{number + 1}"
-        text = _fenced_block(lines, number + 1, where)
-        if match.group("kind") == "example":
-            example = _parse_marker(match.group("body"), where)
-            if example.name in examples:
-                raise ValueError(f"{where}: a second example named {example.name!r}")
-            example.suite, example.line = text, number + 1
-            examples[example.name] = example
-        else:
-            owner, _, relative = match.group("body").partition("/")
-            if not relative:
-                raise ValueError(f"{where}: expected <!-- file: EXAMPLE/relative/path -->")
-            files.append((owner, relative, text))
-    for owner, relative, text in files:
-        if owner not in examples:
-            raise ValueError(f"<!-- file: {owner}/{relative} -->: no example named {owner!r}")
-        examples[owner].files[relative] = text
-    if not examples:
-        raise ValueError(f"{path}: no <!-- example: NAME --> markers found")
-    return list(examples.values())
-
-
-EXAMPLES = load_examples()
+EXAMPLES = load_examples(GUIDE)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[example.name for example in EXAMPLES])
@@ -114,24 +34,4 @@ def test_guide_example_runs_offline_and_ends_as_declared(
     # the infrastructure-error example relies on this key variable being unset
     monkeypatch.delenv("EXAMPLE_KEY_NOT_SET", raising=False)
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    suites = pytester.path / "suites"
-    for relative, text in example.files.items():
-        target = suites / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    suites.mkdir(exist_ok=True)
-    (suites / f"{example.name}.yaml").write_text(example.suite, encoding="utf-8")
-    result = pytester.runpytest("suites", "-p", "no:cacheprovider", *example.args)
-    output = result.stdout.str()
-    context = f"example {example.name!r} (docs/suite-guide.md:{example.line}):\n{output}"
-    try:
-        result.assert_outcomes(**example.outcomes)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{context}") from None
-    for text in example.expect:
-        result.stdout.fnmatch_lines([f"*{_literal(text)}*"])
-
-
-def _literal(text: str) -> str:
-    """Escape fnmatch's special characters, so ``expect`` text matches only itself."""
-    return re.sub(r"([][*?])", r"[\1]", text)
+    run_example(pytester, example, "docs/suite-guide.md")

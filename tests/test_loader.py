@@ -31,7 +31,7 @@ def test_duplicate_key_is_an_error_with_both_lines() -> None:
 def test_invalid_yaml_names_file_and_line() -> None:
     with pytest.raises(SuiteError) as info:
         load("models:\n  a: [1, 2\ntasks: []\n")
-    assert str(info.value).startswith("suites/demo.yaml:3: invalid YAML")
+    assert str(info.value).startswith("suites/demo.yaml:2:6: models.a: this '[' is never closed with ']'")
 
 
 def test_top_level_must_be_a_mapping() -> None:

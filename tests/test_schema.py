@@ -33,8 +33,9 @@ def test_unknown_key_suggests_the_close_one() -> None:
 
 
 def test_wrong_type_says_expected_and_found() -> None:
-    message = error_for("models:\n  a: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\npass_threshold: high\n")
-    assert message.splitlines()[0] == "suites/demo.yaml:5: pass_threshold: expected a number, got 'high'"
+    # (pass_threshold: high is checked at build: a text threshold may be a template, tests/test_data_features.py)
+    message = error_for("models:\n  a: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\nruns: many\n")
+    assert message.splitlines()[0] == "suites/demo.yaml:5: runs: expected a whole number, got 'many'"
 
 
 def test_out_of_range_number() -> None:
@@ -49,8 +50,8 @@ def test_missing_required_key() -> None:
 
 def test_task_needs_exactly_one_prompt_form() -> None:
     message = error_for("models:\n  a: {provider: echo}\ntasks:\n  - id: t\n    prompt: hi\n    prompt_file: x.j2\n")
-    assert ("tasks[0]: expected exactly one of prompt, prompt_file, messages, turns, phases, conversation; "
-            "found prompt, prompt_file") in message
+    assert ("tasks[0]: expected exactly one of prompt, prompt_file, messages, turns, phases, conversation, "
+            "prompts; found prompt, prompt_file") in message
 
 
 def test_scorer_option_typo_is_caught_per_type() -> None:

@@ -5,7 +5,8 @@ the first one whose matchers all hold is applied.
 
 Matchers (all optional; a rule without matchers applies to every request):
     ``model``: the exact model name of the request. ``match``: a regex searched in the last user message.
-    ``path``: ``openai`` or ``anthropic``. ``tool_result``: a regex searched in the request's last message
+    ``path``: ``openai``, ``anthropic`` or ``embeddings`` (``/v1/embeddings``, where ``match`` searches
+    the input texts, one per line). ``tool_result``: a regex searched in the request's last message
     when it is a tool result (OpenAI ``role: tool``, Anthropic ``tool_result`` blocks); otherwise no match.
     ``every``: N: only every Nth request the other matchers hold for (the Nth, 2Nth...).
     ``probability``: p in [0, 1]: only that fraction of them, drawn at random (the server's ``seed`` makes
@@ -37,6 +38,8 @@ Example rules file (YAML or JSON), "rate-limited twice, then the capital of Fran
     - {model: broken, body: "<html>Bad gateway</html>"}
 
 Answers are in the route's wire format (OpenAI chat completions or Anthropic messages), errors included.
+An embeddings request gets vectors (``mock/embeddings.py``); of the actions, ``reply`` and
+``tool_calls`` do not apply to it, the others (``status``, ``delay``, ``body``, ``drop``...) do.
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ from typing import Any
 
 import yaml
 
+from bench_plugin.mock.embeddings import embedding_inputs, embeddings_body
+
+ROUTE_NAMES = ("openai", "anthropic", "embeddings")
 MATCHERS = ("model", "match", "path", "tool_result", "every", "probability")
 ACTIONS = (
     "reply", "delay", "status", "error", "retry_after", "retry_after_date", "headers", "body", "drop", "times",
@@ -124,8 +130,8 @@ def compile_rule(rule: Mapping[str, Any]) -> Rule:
     unknown = sorted(set(rule) - set(MATCHERS) - set(ACTIONS))
     if unknown:
         raise ValueError(f"unknown rule keys {unknown}; valid keys: {', '.join(MATCHERS + ACTIONS)}")
-    if rule.get("path", "openai") not in ("openai", "anthropic"):
-        raise ValueError(f"rule path must be 'openai' or 'anthropic', got {rule['path']!r}")
+    if rule.get("path", "openai") not in ROUTE_NAMES:
+        raise ValueError(f"rule path must be 'openai', 'anthropic' or 'embeddings', got {rule['path']!r}")
     times = rule.get("times")
     if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
         raise ValueError(f"rule times must be a positive integer, got {times!r}")
@@ -153,7 +159,7 @@ def pick_rule(
 
     ``rng`` draws for ``probability`` rules. The caller holds the lock that guards ``rules`` (and ``rng``).
     """
-    model, prompt, tool_result = body.get("model"), _last_user_text(body), last_tool_result(body)
+    model, prompt, tool_result = body.get("model"), request_text(route, body), last_tool_result(body)
     for rule in rules:
         if rule.applies(route, model, prompt, tool_result, rng):
             if rule.remaining is not None:
@@ -176,7 +182,7 @@ def build_answer(
 
     ``ids`` numbers the completions; only a successful completion takes a number.
     """
-    model, prompt = body.get("model"), _last_user_text(body)
+    model, prompt = body.get("model"), request_text(route, body)
     delay = latency + float(rule.get("delay", 0))
     if rule.get("drop"):
         return Answer(delay=delay, drop=True)
@@ -193,6 +199,11 @@ def build_answer(
     if status >= 400:
         message = str(rule.get("error") or _default_error(status, headers))
         return Answer(status, encode(error_body(route, status, message)), extra, delay)
+    if route == "embeddings":
+        code, payload = embeddings_body(body)
+        if isinstance(payload, str):
+            return Answer(code, encode(error_body(route, code, payload)), extra, delay)
+        return Answer(status, encode(payload), extra, delay)
     reply = str(rule.get("reply", f"echo: {prompt}"))
     if match is not None:
         try:
@@ -256,6 +267,13 @@ def _text_of(content: Any) -> str:
 def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     messages = body.get("messages")
     return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+
+
+def request_text(route: str, body: Mapping[str, Any]) -> str:
+    """What ``match`` searches: the last user message, or an embeddings request's texts, one per line."""
+    if route == "embeddings":
+        return "\n".join(embedding_inputs(body) or [])
+    return _last_user_text(body)
 
 
 def _last_user_text(body: Mapping[str, Any]) -> str:

@@ -3,7 +3,8 @@
 Run it with ``bench-mock-server --port 8000 --latency 0.2 --rules rules.yaml`` (or
 ``python -m bench_plugin.mock``), then point a provider at ``http://127.0.0.1:8000/v1`` (OpenAI
 format) or ``http://127.0.0.1:8000`` (Anthropic format). Routes: ``POST /v1/chat/completions``,
-``POST /v1/messages``, ``GET /v1/models`` and ``GET /health``; anything else is a 404.
+``POST /v1/messages``, ``POST /v1/embeddings`` (deterministic vectors: ``mock/embeddings.py``),
+``GET /v1/models`` and ``GET /health``; anything else is a 404.
 
 By default a model answers ``echo: <last user message>``. Rules change that: ``bench_plugin.mock.rules``
 describes their matchers and actions and gives an example rules file.
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 # load_rules is part of this module's interface (the CLI reads rules files with it)
 __all__ = ["MockServer", "load_rules", "main", "parse_args"]
 
-ROUTES = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+ROUTES = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic", "/v1/embeddings": "embeddings"}
 
 
 class MockServer:
@@ -157,7 +158,7 @@ class MockServer:
             self._requests.append(entry)
 
     def answer(self, route: str, body: dict[str, Any], headers: Mapping[str, str]) -> Answer:
-        """Decide the response to one completion request (``headers`` with lower-case names)."""
+        """Decide the response to one completion or embeddings request (``headers`` with lower-case names)."""
         with self._lock:
             rule, match = pick_rule(self._rules, route, body, self._rng)
         return build_answer(rule, match, route, body, headers, latency=self.latency, ids=self._ids)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, Message, Usage
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import ProviderError, TransientProviderError
 from bench_plugin.http import HttpPool, malformed
@@ -36,6 +36,19 @@ class Provider(Protocol):
 
     async def aclose(self) -> None:
         """Release clients; called once, inside the runner's event loop."""
+        ...
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    """A provider that can also turn texts into vectors (``similar`` scorers call it through the runner).
+
+    Optional: a provider without ``embed`` still runs every other scorer; naming it as an
+    ``embedding_model`` fails the case with a message that says so.
+    """
+
+    async def embed(self, request: EmbeddingRequest) -> Embeddings:
+        """Make one attempt at embedding ``request.texts``; retries belong to the caller."""
         ...
 
 
@@ -132,6 +145,7 @@ __all__ = [
     "BaseProvider",
     "Completion",
     "CompletionRequest",
+    "EmbeddingProvider",
     "Provider",
     "ProviderError",
     "Usage",

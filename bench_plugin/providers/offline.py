@@ -15,10 +15,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.chat import Completion, CompletionRequest, ToolCall
-from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError
+import jinja2
+
+from bench_plugin.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, ToolCall
+from bench_plugin.endpoints import ModelSpec
+from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError, SuiteError
 from bench_plugin.providers.interface import BaseProvider
+from bench_plugin.providers.text_vectors import DIMENSIONS, hashed_vector
 from bench_plugin.suite.datasets import lookup
+from bench_plugin.suite.loader import LoadedSuite, format_key_path
+from bench_plugin.suite.sandbox import make_environment
 from bench_plugin.suite.templates import render_standalone
 
 
@@ -34,7 +40,26 @@ def _completion(text: str, started: float) -> Completion:
     return Completion(text=text, latency_s=time.perf_counter() - started, finish_reason="stop")
 
 
-class EchoProvider(BaseProvider):
+class OfflineProvider(BaseProvider):
+    """What the offline providers share: embeddings computed here, the same for every offline type.
+
+    An offline model named as a ``similar`` scorer's ``embedding_model`` embeds with hashed character
+    trigrams (``text_vectors.py``, the vectors the mock server sends too): deterministic, no call,
+    no tokens counted. They measure shared spelling, not meaning.
+    """
+
+    async def embed(self, request: EmbeddingRequest) -> Embeddings:
+        """One hashed-trigram vector per text (the ``dimensions`` param sets their length)."""
+        started = time.perf_counter()
+        size = request.model.params.get("dimensions", DIMENSIONS)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise CaseError(f"model '{request.model.name}': dimensions must be a whole number of at least 1, "
+                            f"got {size!r}")
+        vectors = tuple(hashed_vector(text, size) for text in request.texts)
+        return Embeddings(vectors, latency_s=time.perf_counter() - started)
+
+
+class EchoProvider(OfflineProvider):
     """Answers with the last user message, after an optional ``prefix``: a smoke test of the plumbing."""
 
     async def complete(self, request: CompletionRequest) -> Completion:
@@ -44,11 +69,12 @@ class EchoProvider(BaseProvider):
         return _completion(prefix + last_user_text(request), started)
 
 
-class ScriptedProvider(BaseProvider):
+class ScriptedProvider(OfflineProvider):
     """Replies declared in YAML; the first rule whose matchers all hold answers.
 
     Matchers: ``task`` (id or glob), ``contains`` and ``regex`` (on the last user message), ``turn``,
-    ``tool_result`` (a regex on the last message, when it is a tool result).
+    ``tool_result`` (a regex on the last message, when it is a tool result), ``purpose`` (``candidate``
+    or ``judge``: a model under test that grades its own answers tells the two calls apart).
     ``reply`` is a template that sees ``groups`` (the regex match), ``last_user``, ``task``, ``run``,
     ``turn`` and the case's variables; a list of replies gives one per turn. ``tool_calls`` (a list of
     ``{name, arguments}``, string arguments rendered like ``reply``) makes the reply call tools.
@@ -109,24 +135,34 @@ def _match(rule: Mapping[str, Any], request: CompletionRequest, text: str) -> li
         return None
     if "tool_result" in rule:
         result = _last_tool_result(request)
-        if result is None or re.search(str(rule["tool_result"]), result) is None:
+        if result is None or _search(str(rule["tool_result"]), result) is None:
             return None
     if "turn" in rule and rule["turn"] != request.turn:
+        return None
+    if "purpose" in rule and rule["purpose"] != request.purpose:
         return None
     if "contains" in rule and str(rule["contains"]) not in text:
         return None
     if "regex" in rule:
-        found = re.search(str(rule["regex"]), text)
+        found = _search(str(rule["regex"]), text)
         if found is None:
             return None
         return [found.group(0), *[g or "" for g in found.groups()]]
     return [text]
 
 
+def _search(pattern: str, text: str) -> re.Match[str] | None:
+    """A rule's pattern, searched; one that does not compile is the suite's mistake (collection finds it first)."""
+    try:
+        return re.search(pattern, text)
+    except re.error as exc:
+        raise CaseError(f"scripted rule regex {pattern!r} does not compile: {exc.msg}") from None
+
+
 RECORDED_ERRORS = ("error", "xfail")
 
 
-class ReplayProvider(BaseProvider):
+class ReplayProvider(OfflineProvider):
     """Serves answers recorded earlier, keyed by model, task, run and turn.
 
     Options (``replay:`` on the model or provider): ``file`` (JSONL), ``model_key`` (the model's name in
@@ -239,3 +275,77 @@ def _find(entries: list[_Entry], run: int, turn: int) -> tuple[str, str | None] 
             elif (rec_turn is None and turn == 1) or (rec_turn is not None and int(rec_turn) == turn):
                 return str(response), None
     return None
+
+
+_RULE_PATTERNS = ("regex", "tool_result")
+
+
+def check_script_rules(loaded: LoadedSuite, models: Mapping[str, ModelSpec], section: str) -> None:
+    """Refuse, at collection, a scripted model's rule that could never answer.
+
+    Found at run time, such a rule looked like our failure (an internal error, counted as
+    infrastructure), and ``bench validate`` missed it. Checks that every ``regex`` and
+    ``tool_result`` compiles and every reply and tool-call argument template parses.
+
+    Args:
+        loaded: the suite, for lines and quotes.
+        models: the suite's built models (or judges); those of other provider types are skipped.
+        section: ``models`` or ``judges``, as the key path names them.
+
+    Raises:
+        SuiteError: at the rule's key (``models.bot.script[2].regex``), saying what is wrong.
+    """
+    for name, model in models.items():
+        if model.provider.type != "scripted" or (section, name) not in loaded.lines.lines:
+            continue
+        for index, rule in enumerate(model.options.get("script") or []):
+            if isinstance(rule, Mapping):
+                _check_rule(loaded, rule, (section, name, "script", index))
+
+
+def _check_rule(loaded: LoadedSuite, rule: Mapping[str, Any], base: tuple[str | int, ...]) -> None:
+    for key in _RULE_PATTERNS:
+        if key in rule:
+            try:
+                re.compile(str(rule[key]))
+            except re.error as exc:
+                _refuse(loaded, (*base, key), f"{key} {str(rule[key])!r} does not compile: {exc.msg} "
+                        f"(at character {(exc.pos or 0) + 1})", "the pattern is Python re syntax; in YAML "
+                        "double quotes a backslash is written twice (\"\\\\d\"), in single quotes once ('\\d')")
+    replies = rule.get("reply", "")
+    for number, reply in enumerate(replies if isinstance(replies, list) else [replies]):
+        _check_template(loaded, (*base, "reply", number) if isinstance(replies, list) else (*base, "reply"), reply)
+    for number, call in enumerate(rule.get("tool_calls") or []):
+        if isinstance(call, Mapping):
+            for text in _strings(call.get("arguments", {})):
+                _check_template(loaded, (*base, "tool_calls", number, "arguments"), text)
+
+
+def _check_template(loaded: LoadedSuite, path: tuple[str | int, ...], text: Any) -> None:
+    if not isinstance(text, str):
+        return
+    try:
+        _syntax().parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        _refuse(loaded, path, f"template error: {exc.message}", None)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+@lru_cache(maxsize=1)
+def _syntax() -> jinja2.Environment:
+    return make_environment(None)
+
+
+def _refuse(loaded: LoadedSuite, path: tuple[str | int, ...], message: str, hint: str | None) -> None:
+    line = loaded.lines.line_of(path)
+    raise SuiteError(message, path=loaded.display_path, line=line, key=format_key_path(path), hint=hint,
+                     excerpt=loaded.excerpt(line, context=0))

@@ -6,7 +6,15 @@ import json
 import re
 from typing import Any
 
-from bench_plugin.chat import Completion, CompletionRequest, Message, ToolCall, ToolDefinition
+from bench_plugin.chat import (
+    Completion,
+    CompletionRequest,
+    EmbeddingRequest,
+    Embeddings,
+    Message,
+    ToolCall,
+    ToolDefinition,
+)
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import TransientProviderError
 from bench_plugin.http import (
@@ -65,7 +73,23 @@ class OpenAICompatProvider(BaseProvider):
         raise_for_body_error(data, secrets)
         return parse_completion(data, latency)
 
-    def _headers(self, request: CompletionRequest, api_key: str | None) -> dict[str, str]:
+    async def embed(self, request: EmbeddingRequest) -> Embeddings:
+        """Send the texts to ``/embeddings`` once and read one vector per text; failures raise ProviderError."""
+        api_key = api_key_from_env(self.spec)
+        secrets = (api_key,) if api_key else ()
+        data, latency = await post_json(
+            self._http,
+            f"{self._base_url}/embeddings",
+            json_body=build_embedding_body(request),
+            headers=self._headers(request, api_key),
+            timeout_s=self.spec.timeout_s,
+            key=self.connection_key(),
+            secrets=secrets,
+        )
+        raise_for_body_error(data, secrets)
+        return parse_embeddings(data, len(request.texts), latency)
+
+    def _headers(self, request: CompletionRequest | EmbeddingRequest, api_key: str | None) -> dict[str, str]:
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         return merge_headers(auth, self.spec.headers, request.model.headers)
 
@@ -187,3 +211,42 @@ def read_tool_calls(value: Any) -> tuple[ToolCall, ...]:
             arguments=arguments,
         ))
     return tuple(calls)
+
+
+EMBEDDING_PARAMS = ("dimensions", "user")
+"""The model params an embeddings request carries; chat params (temperature...) would be rejected."""
+
+
+def build_embedding_body(request: EmbeddingRequest) -> dict[str, Any]:
+    """``{"model", "input": [texts], "encoding_format": "float"}`` plus the model's ``dimensions`` / ``user``."""
+    body = {key: request.model.params[key] for key in EMBEDDING_PARAMS if request.model.params.get(key) is not None}
+    body.update(model=request.model.id, input=list(request.texts), encoding_format="float")
+    return body
+
+
+def parse_embeddings(data: dict[str, Any], count: int, latency: float) -> Embeddings:
+    """One vector per text, put back in input order by each item's ``index``; all of one length."""
+    items = data.get("data")
+    if not isinstance(items, list) or len(items) != count:
+        found = len(items) if isinstance(items, list) else "no"
+        raise malformed(f"data holds {found} embeddings, expected {count}")
+    vectors: list[tuple[float, ...] | None] = [None] * count
+    for position, item in enumerate(items):
+        index = item.get("index", position) if isinstance(item, dict) else position
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
+            raise malformed(f"data[{position}].index is {index!r}, expected a new index below {count}")
+        if not isinstance(vector, list) or not vector or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector
+        ):
+            raise malformed(f"data[{position}].embedding is not a list of numbers (ask for encoding_format float)")
+        vectors[index] = tuple(float(x) for x in vector)
+    lengths = {len(vector) for vector in vectors if vector is not None}
+    if len(lengths) > 1:
+        raise malformed(f"the embeddings have different lengths {sorted(lengths)}")
+    return Embeddings(
+        vectors=tuple(vector for vector in vectors if vector is not None),
+        usage=read_usage(data, "prompt_tokens", "completion_tokens"),
+        latency_s=latency,
+        request_id=optional_str(data.get("id"), "id"),
+    )

@@ -16,6 +16,7 @@ from typing import Any
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.errors import ProviderError
 from bench_plugin.providers.interface import Provider
+from bench_plugin.text_safety import log_line
 
 logger = logging.getLogger("bench_plugin.http")  # the name users already filter on
 
@@ -23,6 +24,9 @@ DEFAULT_MAX_WAIT_S = 300.0
 """Most seconds one call spends waiting between its attempts, rate limits included (``max_wait``)."""
 MAX_ATTEMPTS = 25
 """Attempts of one call at most, however often a rate limit lets it try again."""
+
+_JITTER = random.Random()
+"""The jitter of every wait: one generator for the session (seeding one per call read os.urandom each time)."""
 
 OnRetry = Callable[[Exception, float, int], None]
 """Told ``(error, seconds to wait, attempts made)`` before each wait: progress and logs."""
@@ -62,7 +66,7 @@ async def complete_with_retries(
         ProviderError: the last error, of the same type, status and kind, its message saying how many
             attempts were made. Errors that are not retryable propagate at once, unchanged.
     """
-    rng = rng or random.Random()
+    rng = rng or _JITTER
     attempt = failures = 0
     waited = 0.0
     while True:
@@ -81,7 +85,9 @@ async def complete_with_retries(
                 if final is exc:
                     raise
                 raise final from exc
-            logger.info("retrying %s in %.2f s after attempt %d: %s", provider.spec.name, delay, attempt, exc)
+            # the error quotes the server and the suite: one line of the log, whatever they hold
+            logger.info("retrying %s in %.2f s after attempt %d: %s", log_line(provider.spec.name), delay, attempt,
+                        log_line(exc))
             if on_retry is not None:
                 on_retry(exc, delay, attempt)
             await sleep(delay)

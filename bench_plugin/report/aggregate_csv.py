@@ -7,6 +7,8 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+from bench_plugin.report.escape import csv_cell
+
 
 def format_figure(value: Any, *, count: bool, missing: str = "") -> str:
     """A cell: counts as integers, other figures with 4 decimals, ``missing`` where there is no value."""
@@ -34,8 +36,16 @@ def table_cells(table: Mapping[str, Any], *, missing: str = "") -> list[list[str
 
 
 def render_csv(table: Mapping[str, Any]) -> str:
-    """The table as CSV (the csv module's dialect: comma-separated, CRLF line ends, empty missing cells)."""
+    """The table as CSV (the csv module's dialect: comma-separated, CRLF line ends, empty missing cells).
+
+    Names and group values come from suites and models, so they pass through ``csv_cell`` (a label
+    ``=HYPERLINK(...)`` must not become a formula); the figures are our own numbers and stay numbers.
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerows(table_cells(table))
+    header, *rows = table_cells(table)
+    width = len(table["by"])
+    writer.writerow([csv_cell(name) for name in header])
+    for values, cells in zip(table["rows"], rows, strict=True):
+        writer.writerow([csv_cell(value) for value in values[:width]] + cells[width:])
     return buffer.getvalue()

@@ -28,6 +28,7 @@ IntArray = npt.NDArray[np.int64]
 CONFIDENCE = 0.95
 N_BOOT = 1000
 _CHUNK_CELLS = 2_000_000  # the same chunks as statistics.mean_ci: same draws, same intervals
+_BLOCK_CELLS = 250_000  # cells drawn and weighed at once
 DECIMALS = 6  # summary.json figures: steady across CPUs whose BLAS adds in another order
 
 
@@ -89,9 +90,13 @@ def bootstrap_means(
     if n_boot >= 2 and estimable.any():
         rng = np.random.default_rng(seed)
         step = max(1, _CHUNK_CELLS // max(n_units, 1))
+        # drawn and weighed a block of rows at a time: the generator's stream does not depend on how it
+        # is cut (its state carries over between calls), so the draws are those of whole chunks, while the
+        # arrays of a whole chunk (four of 2M cells from 2000 units on) were the largest allocation of a run
+        block = max(1, min(step, _BLOCK_CELLS // max(n_units, 1)))
         keep_sums, keep_counts = sums[:, estimable], counts[:, estimable]
-        for start in range(0, n_boot, step):
-            stop = min(n_boot, start + step)
+        for start in range(0, n_boot, block):
+            stop = min(n_boot, start + block)
             draws = rng.integers(0, n_units, size=(stop - start, n_units))
             offsets = (np.arange(stop - start, dtype=np.int64) * n_units)[:, None]
             weights = np.bincount((draws + offsets).ravel(), minlength=(stop - start) * n_units)

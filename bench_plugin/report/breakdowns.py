@@ -6,7 +6,8 @@ Dimensions, in this order:
   with two plain tags counts in both groups);
 - a task variable whose values are short text, integers or booleans and group the tasks: 2 to
   ``MAX_GROUPS`` distinct values, one of them shared by two tasks or more (a variable that names
-  each task is an id);
+  each task is an id; the prompt variants of one task, ``prompts:``, count as one task; a row's
+  ``row_index`` is never one);
 - ``turn``: each turn of a per-turn scorer (its per-turn components, one dimension per scorer).
 
 A dimension that splits the cases exactly as an earlier one does (a ``category`` variable beside a
@@ -27,6 +28,8 @@ from bench_plugin.report.bootstrap import FloatArray, IntArray
 from bench_plugin.report.case_data import number
 from bench_plugin.report.case_table import CaseTable, Columns, math_nan
 from bench_plugin.report.turns import is_turn_component
+from bench_plugin.suite.datasets import ROW_INDEX
+from bench_plugin.suite.variants import PROMPT_VARIABLE
 
 MAX_GROUPS = 20
 MAX_VALUE_CHARS = 60
@@ -74,8 +77,9 @@ def find_dimensions(table: CaseTable) -> list[Dimension]:
             by_tag.setdefault(name, {}).setdefault(group, []).append(row)
     for name, members in by_tag.items():
         keep(name, "tag", members)
-    task_of = [None if record is None else record.task for record in table.records]
-    names = dict.fromkeys(name for _, record in rows for name in record.variables)
+    task_of = [None if record is None else base_task(record) for record in table.records]
+    # a row's place in its file (row_index) is no category, even when a matrix repeats the rows
+    names = dict.fromkeys(name for _, record in rows for name in record.variables if name != ROW_INDEX)
     for name in names:
         grouped = _variable_groups(rows, name)
         # a variable whose every value belongs to one task names tasks: an id, not a dimension
@@ -84,6 +88,15 @@ def find_dimensions(table: CaseTable) -> list[Dimension]:
     for scorer, turns in _turn_groups(table).items():
         keep("turn", "turn", turns, scorer)
     return found
+
+
+def base_task(record: CaseRecord) -> str:
+    """The task a case belongs to with its prompt variant left out: ``cap-terse`` and ``cap-polite`` are one task.
+
+    So a dataset field that names rows (a question id) stays an id when every row runs several prompts.
+    """
+    prompt = record.variables.get(PROMPT_VARIABLE)
+    return record.task.removesuffix(f"-{prompt}") if isinstance(prompt, str) else record.task
 
 
 def _variable_groups(rows: Sequence[tuple[int, CaseRecord]], name: str) -> dict[str, list[int]] | None:

@@ -3,7 +3,9 @@ r"""One escaping helper per output format, so text from suites, models and serve
 Writers never paste untrusted text raw (a label may be ``<img src=x onerror=...>``, an answer
 ``[x](javascript:...)``); they pick the helper for where it goes: ``markdown_text`` (headings,
 paragraphs, list items), ``markdown_cell`` (table cells), ``markdown_code`` (inline code outside
-tables), ``markdown_fence`` (text shown verbatim), ``log_line`` (a log record or a terminal line).
+tables), ``markdown_fence`` (text shown verbatim), ``log_line`` (a log record or a terminal line; it lives
+in ``bench_plugin.text_safety`` so that ``http.py`` and the providers use it too), ``csv_cell`` (a cell of a CSV
+file a spreadsheet may open).
 The Markdown helpers escape rather than delete: ``&``, ``<`` and ``>`` become entities; ``\``, `````,
 ``[``, ``]``, ``*``, ``~``, emphasis ``_``, a leading ``#``/``+``/``-``/``1.`` and a trailing `` #`` get
 a backslash. Rendered, every character shows; raw, the file stays readable.
@@ -15,6 +17,8 @@ import html
 import re
 from typing import Any
 
+from bench_plugin.text_safety import log_line as log_line  # one copy, on the ground floor, for http and providers
+
 # a `_` between two letters or digits can neither open nor close emphasis (CommonMark's flanking rules)
 _EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _INLINE_MARKUP = re.compile(r"[\\`\[\]*~]")
@@ -23,9 +27,9 @@ _BLOCK_START = re.compile(r"^(\s*)(?:(#{1,6}|[+-])(?=[\s+-]|$)|(\d{1,9})([.)])(?
 # the closing sequence of an ATX heading, which a renderer would drop
 _TRAILING_HASHES = re.compile(r"(\s)#(#*\s*)$")
 _BACKTICKS = re.compile(r"`+")
-# C0 and C1 controls, DEL, line/paragraph separators, bidirectional overrides and isolates
-_LOG_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_LOG_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# what makes a spreadsheet read a cell as a formula (OWASP, "CSV Injection"): = + - @, and a tab or CR before one
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def one_line(text: Any) -> str:
@@ -100,25 +104,27 @@ def markdown_fence(text: Any, info: str = "text") -> list[str]:
     return [f"{fence}{info}", body, fence]
 
 
-def log_line(text: Any) -> str:
-    r"""Any text as one line of a log or of the terminal: control characters are shown, not obeyed.
+def csv_cell(value: Any) -> str:
+    """Any value as a CSV cell that a spreadsheet shows as text, never runs as a formula.
 
-    A line break cannot forge a second log line, an ANSI escape cannot recolour or clear the terminal,
-    and a bidirectional override cannot reorder what is shown. Printable text, Unicode included, stays.
+    Text that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``
+    (OWASP's advice: ``=HYPERLINK(...)`` or ``-2+3+cmd|...`` in a label would otherwise be evaluated by
+    Excel, LibreOffice or Google Sheets). Numbers stay numbers: an ``int`` or ``float``, and text that is
+    exactly a decimal number (``-0.5``, ``1e-3``), pass unchanged; ``None`` is an empty cell. Apply it to
+    untrusted text (labels, names, tags), not to figures the report formatted itself.
 
     Example:
-        >>> log_line("ok\nFAKE LINE \x1b[2J")
-        'ok\\nFAKE LINE \\x1b[2J'
+        >>> [csv_cell(v) for v in ("=1+1", "-0.25", -3, "@SUM(A1)", "gpt-4o", None)]
+        ["'=1+1", '-0.25', '-3', "'@SUM(A1)", 'gpt-4o', '']
     """
-    return _LOG_CONTROL.sub(_escape_control, str(text))
-
-
-def _escape_control(found: re.Match[str]) -> str:
-    char = found.group()
-    if char in _LOG_NAMED:
-        return _LOG_NAMED[char]
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if value is None:
+        return ""
+    text = str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return text
+    if text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 def _longest_backtick_run(text: str) -> int:

@@ -22,6 +22,8 @@ from bench_plugin.report.markdown_stats import (
     render_ratings,
 )
 from bench_plugin.report.pairwise_table import render_pairwise_table
+from bench_plugin.report.sandbox_flag import markdown_suite_warning, markdown_warning
+from bench_plugin.report.summary import describe_cache_use
 
 MISSING = "—"
 MAX_REASON_CHARS = 500
@@ -46,7 +48,11 @@ def render_markdown(
     if not suites:
         lines += ["No cases were run.", ""]
         return "\n".join(lines)
+    lines += markdown_warning(summary)  # first thing read: agent commands that ran without a sandbox
     lines += describe_how_to_read()
+    if summary.get("cache"):
+        lines += [f"{describe_cache_use(summary['cache']).capitalize()} (an answer from the cache was not asked "
+                  "again and costs nothing in this report; `--bench-cache write` asks every model again).", ""]
     if len(suites) > 1:
         lines += [describe_counts(summary["totals"]), ""]
     for suite in suites:
@@ -59,7 +65,7 @@ def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
     heading = escape_cell(suite["suite"] or "suite")
     if suite.get("path"):
         heading += f" ({code_span(suite['path'])})"
-    lines = [f"## {heading}", "", describe_counts(suite["totals"]), ""]
+    lines = [f"## {heading}", "", *markdown_suite_warning(suite), describe_counts(suite["totals"]), ""]
     lines += ["### Leaderboard", "", *render_leaderboard(suite), "", *render_intervals(suite)]
     lines += [*render_differences(suite), *render_ratings(suite), *render_pairwise_table(suite)]
     if suite.get("leaderboard"):  # the Elo of past runs, beside this run's ratings

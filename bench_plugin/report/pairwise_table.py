@@ -14,7 +14,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bench_plugin.report.escape import markdown_cell
+from bench_plugin.report.escape import csv_cell, markdown_cell
 
 TABLE_COLUMNS = ("model", "win", "loss", "tie", "win_rate", "loss_rate", "win_rate_adjusted")
 COUNT_COLUMNS = ("win", "loss", "tie")
@@ -43,7 +43,8 @@ def render_pairwise_csv(entries: Sequence[Mapping[str, Any]]) -> str:
     writer.writerow(["scorer", *TABLE_COLUMNS])
     for entry in entries:
         for row in entry.get("win_rates") or []:
-            writer.writerow([entry["component"], *table_cells(row)])
+            model, *figures = table_cells(row)  # the model's label is untrusted text, the figures ours
+            writer.writerow([csv_cell(entry["component"]), csv_cell(model), *figures])
     return buffer.getvalue()
 
 

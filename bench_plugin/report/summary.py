@@ -9,6 +9,7 @@ The summary is plain JSON (no NaN: a figure that cannot be estimated is None) an
 summary.json holds, report.md renders and the dashboard reads. Its shape::
 
     {"totals": counts,
+     "cache": {"hits", "misses", "refreshed"},  # only when the response cache was asked about a call
      "suites": [{
         "suite", "path", "components" (leaderboard component names), "totals": counts,
         "models": [{                            # leaderboard rows, first-seen order
@@ -37,6 +38,7 @@ summary.json holds, report.md renders and the dashboard reads. Its shape::
             #         "loss_rate", "win_rate_adjusted"}]}
         "audit": [{"kind", "suite", "path", "title", "detail", "why", "cases": [nodeid, ...]}],
         # and, when the suite declares them: "aggregates" (report.aggregates), "leaderboard" (Elo)
+        # and, when some of its agent cases ran without isolation: "sandbox": {"none": [nodeid, ...]}
      }]}
 
 An ``estimate`` is ``{"mean", "se", "ci_low", "ci_high", "n" (cases with a value), "units"
@@ -50,9 +52,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from bench_plugin.record import ERROR, FAILED, INVALID, PASSED, SKIPPED, UNSCORED, CaseRecord
+from bench_plugin.record import (
+    CACHE_HIT,
+    CACHE_MISS,
+    CACHE_REFRESH,
+    ERROR,
+    FAILED,
+    INVALID,
+    PASSED,
+    SKIPPED,
+    UNSCORED,
+    CaseRecord,
+)
 from bench_plugin.report.case_data import number
 from bench_plugin.report.panels import summarize_panels
+from bench_plugin.report.sandbox_flag import sandbox_section
 from bench_plugin.report.stats import mean, rate, total
 from bench_plugin.report.suite_statistics import suite_statistics
 from bench_plugin.report.turns import is_turn_component, summarize_turns
@@ -76,7 +90,8 @@ def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
     are counted and listed but never averaged in.
 
     Returns:
-        ``{"totals": counts, "suites": [suite, ...]}``; each suite is ``{"suite", "path",
+        ``{"totals": counts, "suites": [suite, ...]}``, and ``"cache"`` (``count_cache_use``) when the
+        response cache was asked about any call; each suite is ``{"suite", "path",
         "components", "models", "tasks", "turns", "panels", "failures", "errors", "unscored", "invalid"}``,
         where ``models`` and ``tasks`` are lists of rows, ``turns`` is ``report.turns.summarize_turns``
         (per-turn means of conversation suites), ``panels`` is ``report.panels.summarize_panels``
@@ -86,10 +101,41 @@ def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
     groups: dict[tuple[str, str], list[CaseRecord]] = {}
     for record in records:
         groups.setdefault((record.suite, record.path), []).append(record)
-    return {
-        "totals": count_statuses(records),
-        "suites": [summarize_suite(suite, path, group) for (suite, path), group in groups.items()],
-    }
+    summary: dict[str, Any] = {"totals": count_statuses(records)}
+    cache = count_cache_use(records)
+    if cache is not None:
+        summary["cache"] = cache
+    summary["suites"] = [summarize_suite(suite, path, group) for (suite, path), group in groups.items()]
+    return summary
+
+
+def count_cache_use(records: Iterable[CaseRecord]) -> dict[str, int] | None:
+    """What the response cache did for the calls of ``records`` (judges' included), from their ``call_log``.
+
+    Returns:
+        ``{"hits", "misses", "refreshed"}``, or None when no call was looked up or stored (the cache was off,
+        or every call went to an offline provider). Records cross xdist, so the controller counts every
+        worker's calls here.
+    """
+    keys = {CACHE_HIT: "hits", CACHE_MISS: "misses", CACHE_REFRESH: "refreshed"}
+    counts = dict.fromkeys(keys.values(), 0)
+    used = False
+    for record in records:
+        for entry in record.call_log:
+            key = keys.get(str(entry.get("cache")))
+            if key is not None:
+                counts[key] += 1
+                used = True
+    return counts if used else None
+
+
+def describe_cache_use(cache: dict[str, int]) -> str:
+    """One line for the terminal and report.md, e.g. ``response cache: 12 hits, 3 misses``."""
+    hits, misses = cache["hits"], cache["misses"]
+    parts = [f"{hits} hit{'s' * (hits != 1)}", f"{misses} miss{'es' * (misses != 1)}"]
+    if cache["refreshed"]:
+        parts.append(f"{cache['refreshed']} refreshed")
+    return "response cache: " + ", ".join(parts)
 
 
 def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dict[str, Any]:
@@ -115,6 +161,7 @@ def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dic
         "unscored": list_cases(records, UNSCORED),
         "invalid": list_cases(records, INVALID),
         **suite_statistics(path, records, components, models),
+        **sandbox_section(records),  # flagged in every report: agent commands that ran without a sandbox
     }
 
 

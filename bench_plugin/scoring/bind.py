@@ -8,14 +8,14 @@ cases, one judge spec), so parsed scorers and compiled composites are cached per
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
 
 from bench_plugin.errors import CaseError
 from bench_plugin.registry import Registry
 from bench_plugin.scoring.composite import Composite, compile_composite
-from bench_plugin.scoring.context import ChecksCase, Scorer, ScorerType
+from bench_plugin.scoring.context import ChecksCase, ComponentScore, Scorer, ScorerType, ScoringContext
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
 
 T = TypeVar("T")
@@ -53,6 +53,39 @@ class _Cache(Generic[T]):
     def put(self, key: Hashable, value: T) -> T:
         self._values[key] = value
         return value
+
+
+@dataclass(frozen=True)
+class WithVariables:
+    """A scorer whose templates see the variables its ``vars:`` gave for this case, over the case's own.
+
+    The scorer is parsed once per spec and shared by many cases; the variables differ per case
+    (rendered at expansion, ``suite/scorer_values.py``), so they are added to the case it scores.
+    Other attributes are the inner scorer's, so that what asks a scorer what it is (the judges it
+    calls, for the pass rule) gets the same answer through the wrapper.
+    """
+
+    inner: Scorer
+    variables: Mapping[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (a copy being built): no inner to ask
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    @property
+    def spec(self) -> ScorerSpec:
+        """The inner scorer's spec."""
+        return self.inner.spec
+
+    async def score(self, context: ScoringContext) -> ComponentScore:
+        """Score with the case's variables and the scorer's own (its own win)."""
+        return await self.inner.score(replace(context, case=with_variables(context.case, self.variables)))
+
+
+def with_variables(case: CaseSpec, variables: Mapping[str, Any]) -> CaseSpec:
+    """``case`` as one scorer sees it: its variables with the scorer's own over them."""
+    return replace(case, variables={**case.variables, **variables})
 
 
 class ScoringBinder:
@@ -93,9 +126,10 @@ class ScoringBinder:
                 )
             first_line[spec.name] = spec.line
             scorer = self.scorer(spec, case)
+            own = case.scorer_vars.get(spec.name)
             if isinstance(scorer, ChecksCase):  # what only the case can tell (a pairwise baseline among its models)
-                scorer.check_case(case)
-            scorers.append(scorer)
+                scorer.check_case(with_variables(case, own) if own else case)
+            scorers.append(WithVariables(scorer, own) if own else scorer)
         return CaseScoring(tuple(scorers), self.composite(case))
 
     def scorer(self, spec: ScorerSpec, case: CaseSpec) -> Scorer:

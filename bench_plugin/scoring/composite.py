@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench_plugin.scoring.formula import Compiled, compile_expression, constant_value, name_hint
 from bench_plugin.suite.spec import CompositeSpec
@@ -49,13 +49,15 @@ class CompositeResult:
     """The composite of one case.
 
     ``value`` is None when the case is unscored; ``detail`` shows the terms used and why others were
-    dropped; ``missing`` names the components the composite needed that had no value.
+    dropped; ``missing`` names the components the composite needed that had no value; ``why_dropped``
+    says, for each of ``dropped``, why (``gate C >= 0.9999 not met``), so a failure reason can say so.
     """
 
     value: float | None
     detail: str
     missing: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
+    why_dropped: Mapping[str, str] = field(default_factory=dict)
 
 
 def _linear_terms(node: ast.expr) -> list[Term] | None:
@@ -153,17 +155,18 @@ class Composite:
         if not self._terms:
             return CompositeResult(None, "no components to combine")
         kept: list[Term] = []
-        notes: list[str] = []
+        why: dict[str, str] = {}
         for term in self._terms:
             reason = "unscored" if term.component in missing else self._gate_problem(term.component, values)
             if reason is None:
                 kept.append(term)
             else:
-                notes.append(f"{term.component} dropped: {reason}")
+                why[term.component] = reason
+        notes = [f"{name} dropped: {reason}" for name, reason in why.items()]
         dropped = tuple(term.component for term in self._terms if term not in kept)
         if not kept:
             return CompositeResult(
-                None, "no terms left; " + "; ".join(notes), missing=missing, dropped=dropped
+                None, "no terms left; " + "; ".join(notes), missing=missing, dropped=dropped, why_dropped=why
             )
         total = sum(term.weight for term in self._terms)
         kept_weight = sum(term.weight for term in kept)
@@ -184,7 +187,7 @@ class Composite:
         else:
             shown = " + ".join(term.text for term in kept)
         detail = "; ".join([f"{shown} = {_fmt(value)}", *notes])
-        return CompositeResult(round(value, 6), detail, missing=missing, dropped=dropped)
+        return CompositeResult(round(value, 6), detail, missing=missing, dropped=dropped, why_dropped=why)
 
 
 def compile_composite(spec: CompositeSpec, components: Sequence[str]) -> Composite:

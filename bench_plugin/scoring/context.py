@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from bench_plugin.chat import CallModel, Message
+from bench_plugin.chat import CallModel, EmbedTexts, Message
 from bench_plugin.errors import CaseError
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 from bench_plugin.transcript import AgentRun, TurnResult
@@ -76,7 +76,8 @@ class ScoringContext:
     ``call_model`` is the runner's way to make a model call (judges use it), with its retries and
     concurrency limits: scorers never make HTTP calls of their own. ``turns`` are the turns of the
     conversation; ``turn`` is set when a ``per_turn`` scorer scores one of them, and then
-    ``response`` is that turn's answer and ``transcript`` the conversation up to it.
+    ``response`` is that turn's answer and ``transcript`` the conversation up to it. ``embed`` is
+    the runner's embedding call (``similar`` scorers), like ``call_model``; None where no runner is.
     """
 
     case: CaseSpec
@@ -90,6 +91,7 @@ class ScoringContext:
     transcript_text: str | None = None
     # an agent task's run: tool calls, checks of the final state, final files (None for other tasks)
     agent: AgentRun | None = None
+    embed: EmbedTexts | None = None
 
     @property
     def last_turn(self) -> TurnResult | None:
@@ -159,15 +161,19 @@ class ScoreSet:
     """All components of one case plus the composite and the verdict.
 
     ``composite`` is None when the case is unscored (``unscored_reason`` says why) or has no
-    scorers; ``passed`` is None only when unscored.
+    scorers; ``passed`` is None only when unscored. ``threshold`` is the ``pass_threshold`` (None:
+    the default pass rule); ``pass_detail`` says which pass rules held or failed, when the default
+    rule or a scorer's ``threshold`` decided (``scoring/pass_rule.py``), else it is empty.
     """
 
     components: tuple[ComponentScore, ...]
     composite: float | None
     passed: bool | None
-    threshold: float
+    threshold: float | None
     composite_detail: str = ""
     unscored_reason: str | None = None
+    pass_detail: str = ""
+    dropped: Mapping[str, str] = field(default_factory=dict)  # components the composite left out, and why
 
     def to_dict(self) -> dict[str, Any]:
         """The scores as plain data, the way records keep them."""
@@ -178,4 +184,7 @@ class ScoreSet:
             "threshold": self.threshold,
             "composite_detail": self.composite_detail,
             "unscored_reason": self.unscored_reason,
+            # only when a pass rule other than the composite's threshold decided: records of suites
+            # that set pass_threshold and no scorer threshold read as they always did
+            **({"pass_detail": self.pass_detail} if self.pass_detail else {}),
         }

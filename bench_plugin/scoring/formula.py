@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,11 @@ _COMPARISONS: dict[type[ast.cmpop], Callable[[float, float], bool]] = {
 }
 _ALLOWED = "numbers, component names, + - * /, parentheses and min/max/abs"
 _ALLOWED_IN_CONDITIONS = _ALLOWED + ", comparisons (< <= > >= == !=) and and/or/not"
+_TOKEN = re.compile(
+    r"\s*(?:(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(?P<name>[A-Za-z_]\w*)"
+    r"|(?P<op><=|>=|==|!=|\*\*|[-+*/<>(),])|(?P<other>\S))"
+)
+_OPERAND_END = ("number", "name", ")")
 
 
 @dataclass(frozen=True)
@@ -100,14 +106,19 @@ class _Compiler:
         self.condition = condition
         self.names: list[str] = []
 
-    def fail(self, message: str) -> ValueError:
-        return ValueError(f"{self.what} {self.source.strip()!r}: {message}")
+    def fail(self, message: str, column: int | None = None) -> ValueError:
+        text = self.source.strip()
+        caret = "" if column is None else f"\n    {text}\n    {' ' * column}^"
+        return ValueError(f"{self.what} {text!r}: {message}{caret}")
 
     def compile(self) -> Compiled:
         try:
             tree = ast.parse(self.source.strip(), mode="eval")
         except SyntaxError as exc:
-            raise self.fail(f"not a valid expression ({exc.msg})") from None
+            message, column = diagnose(self.source.strip(), _ALLOWED_IN_CONDITIONS if self.condition else _ALLOWED)
+            if message is None:  # nothing we recognise: Python's words, at Python's column
+                message, column = f"not a valid expression ({exc.msg})", max(0, (exc.offset or 1) - 1)
+            raise self.fail(message, column) from None
         return self.node(tree.body)
 
     def node(self, node: ast.expr) -> Compiled:
@@ -181,6 +192,9 @@ class _Compiler:
 
         return compare
 
+    def node_Tuple(self, node: ast.Tuple) -> Compiled:
+        raise self.fail(f"{ast.unparse(node)!r} has a comma outside min()/max(): write decimals with a dot, e.g. 0.4")
+
     def node_BoolOp(self, node: ast.BoolOp) -> Compiled:
         if not self.condition:
             raise self.fail(f"and/or belong in gate conditions, not in {ast.unparse(node)!r}")
@@ -188,3 +202,55 @@ class _Compiler:
         if isinstance(node.op, ast.And):
             return lambda values: all(part(values) for part in parts)
         return lambda values: any(part(values) for part in parts)
+
+
+def diagnose(text: str, allowed: str = _ALLOWED) -> tuple[str | None, int]:
+    """Say in words what is wrong with a formula Python cannot parse, and the column to put a caret under.
+
+    ``allowed`` is what the message lists as allowed (gate conditions allow more).
+
+    Returns:
+        ``(message, column)``, or ``(None, 0)`` when the cause is none of the common ones.
+
+    Example:
+        >>> diagnose("0.4*C + 0.3 T")
+        ("no operator between '0.3' and 'T' (write 0.3*T)", 12)
+    """
+    tokens: list[tuple[str, str, int]] = []  # (kind, text, column)
+    position = 0
+    while position < len(text):
+        found = _TOKEN.match(text, position)
+        if found is None or found.lastgroup is None:
+            break
+        kind = found.lastgroup
+        value = found.group(kind)
+        tokens.append((kind if kind != "op" or value not in "()" else value, value, found.start(kind)))
+        position = found.end()
+    depth: list[int] = []
+    previous: tuple[str, str, int] | None = None
+    for kind, value, column in tokens:
+        if kind == "other":
+            words = {"^": "powers are not allowed", "=": "a single '=' is not allowed (compare with ==)",
+                     "&": "'&' is not allowed (write and)", "|": "'|' is not allowed (write or)"}
+            return f"{words.get(value, f'{value!r} is not allowed')}; use {allowed}", column
+        starts_operand = kind in ("number", "name", "(")
+        call = previous is not None and previous[0] == "name" and kind == "("  # min(...)
+        if previous is not None and previous[0] in _OPERAND_END and starts_operand and not call:
+            fix = f" (write {previous[1]}*{value})" if previous[0] == "number" and kind == "name" else ""
+            if previous[2] + len(previous[1]) == column:  # 0.3T: Python's "invalid decimal literal"
+                return f"{previous[1] + value!r} glues a number to a name{fix}", column
+            return f"no operator between {previous[1]!r} and {value!r}{fix}", column
+        if kind == "(":
+            depth.append(column)
+        if kind == ")":
+            if not depth:
+                return "this ')' closes no '('", column
+            depth.pop()
+        previous = (kind, value, column)
+    if depth:
+        return "this '(' is never closed", depth[-1]
+    if previous is not None and previous[0] == "op" and previous[1] not in ")":
+        return f"the formula ends with {previous[1]!r}: a term is missing after it", previous[2]
+    if not tokens:
+        return "the formula is empty", 0
+    return None, 0

@@ -2,7 +2,8 @@
 
 A scorer type has ``parse(spec) -> Scorer`` (``scoring/context.py``); a class with a ``parse``
 classmethod is the usual shape. Scorers written to the older protocol, ``validate(spec)`` and
-``score(spec, context)``, still work: ``adapt`` wraps them.
+``score(spec, context)``, still work: ``adapt`` wraps them. A plain function is a code scorer
+(``scoring/code.py``): ``function(output, context)`` returning true/false, a number or a verdict.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol, cast
 
 from bench_plugin.registry import Registry
+from bench_plugin.scoring.code import FunctionScorerType
 from bench_plugin.scoring.context import ComponentScore, Scorer, ScorerType, ScoringContext
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
@@ -30,9 +32,19 @@ BUILTIN_SCORERS: dict[str, str] = {
     "llm_judge": "bench_plugin.scoring.judge.llm_judge:JudgeScorer",
     "llm_judge_panel": "bench_plugin.scoring.judge.panel:PanelScorer",
     "llm_judge_pairwise": "bench_plugin.scoring.judge.pairwise:PairwiseScorer",
+    # built-in graders: our prompts, one line of YAML each (scoring/graders/)
+    "model_graded_qa": "bench_plugin.scoring.graders.model_graded:ModelGradedQA",
+    "model_graded_fact": "bench_plugin.scoring.graders.model_graded:ModelGradedFact",
+    "llm_rubric": "bench_plugin.scoring.graders.llm_rubric:LlmRubric",
+    "factuality": "bench_plugin.scoring.graders.factuality:Factuality",
+    "mt_bench": "bench_plugin.scoring.graders.mt_bench:MtBench",
+    "mt_bench_pairwise": "bench_plugin.scoring.graders.mt_bench:MtBenchPairwise",
     "completion": "bench_plugin.scoring.agent.task_completion:CompletionScorer",  # agent tasks: C, T, B
     "trajectory": "bench_plugin.scoring.agent.trajectory:TrajectoryScorer",
     "behavior": "bench_plugin.scoring.agent.behavior:BehaviorScorer",
+    # a function that grades, and embedding similarity (guide section 12)
+    "python": "bench_plugin.scoring.code:PythonScorer",
+    "similar": "bench_plugin.scoring.similarity:SimilarScorer",
 }
 """Every built-in ``type:``, in the documented order, as ``module:attribute`` (imported when named)."""
 
@@ -88,11 +100,11 @@ def adapt(value: object) -> ScorerType:
 
     Args:
         value: a scorer type (an object, or a class, with ``parse(spec)``), a class to instantiate
-            without arguments, or an object with the older ``validate(spec)`` and
-            ``score(spec, context)``, which is wrapped.
+            without arguments, an object with the older ``validate(spec)`` and
+            ``score(spec, context)``, which is wrapped, or a function, which is a code scorer.
 
     Raises:
-        TypeError: ``value`` has neither shape.
+        TypeError: ``value`` has none of these shapes.
     """
     if isinstance(value, type):
         if _is_parse_class(value):
@@ -107,6 +119,8 @@ def adapt(value: object) -> ScorerType:
         return cast(ScorerType, value)
     if callable(getattr(value, "validate", None)) and callable(getattr(value, "score", None)):
         return OldScorerType(cast(OldScorer, value))
+    if inspect.isfunction(value) or inspect.ismethod(value):
+        return FunctionScorerType.of(value)
     raise TypeError(f"a scorer type needs parse(spec) (or validate(spec) and score(spec, context)), "
                     f"and {type(value).__name__} has neither")
 

@@ -9,6 +9,7 @@ from functools import partial
 from bench_plugin.errors import JudgeError
 from bench_plugin.scoring.bind import CaseScoring
 from bench_plugin.scoring.context import ComponentScore, Scorer, ScoreSet, ScoringContext
+from bench_plugin.scoring.pass_rule import apply_thresholds, decide_pass
 from bench_plugin.scoring.per_turn import score_per_turn
 
 
@@ -44,7 +45,8 @@ async def score_case(context: ScoringContext, scoring: CaseScoring) -> ScoreSet:
 
     Returns:
         The components in suite order (a ``per_turn`` scorer's mean followed by its turns), the
-        composite and ``passed = composite >= pass_threshold``.
+        composite and ``passed``: by the scorers' own pass rules and, when the suite or task sets
+        one, ``composite >= pass_threshold`` (``scoring/pass_rule.py``).
         A case with no scorers passes with composite None. When the composite cannot be computed
         (an unscored component under ``on_missing: unscored``...) composite and passed are None and
         ``unscored_reason`` says why.
@@ -63,10 +65,21 @@ async def score_case(context: ScoringContext, scoring: CaseScoring) -> ScoreSet:
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome
-    components = tuple(component for outcome in outcomes if isinstance(outcome, list) for component in outcome)
+    thresholds = {scorer.spec.name: scorer.spec.threshold for scorer in scoring.scorers
+                  if scorer.spec.threshold is not None}
+    components = apply_thresholds(
+        [component for outcome in outcomes if isinstance(outcome, list) for component in outcome], thresholds
+    )
     result = scoring.composite.evaluate({component.name: component.value for component in components})
     if result.value is None:
         reason = _unscored_reason(result.missing, components, result.detail)
         return ScoreSet(components, None, None, case.pass_threshold, result.detail, unscored_reason=reason)
-    passed = result.value >= case.pass_threshold
-    return ScoreSet(components, result.value, passed, case.pass_threshold, result.detail)
+    decision = decide_pass(components, result.value, case.pass_threshold, thresholds,
+                           scoring.composite.referenced, result.dropped)
+    if decision.passed is None:  # a threshold whose component has no value: unscored, out of the averages
+        return ScoreSet(components, None, None, case.pass_threshold, result.detail,
+                        unscored_reason=decision.unscored_reason, pass_detail=decision.detail)
+    # with pass_threshold and no scorer threshold the composite alone decides: its reason is case.py's
+    detail = decision.detail if case.pass_threshold is None or thresholds else ""
+    return ScoreSet(components, result.value, decision.passed, case.pass_threshold, result.detail,
+                    unscored_reason=decision.unscored_reason, pass_detail=detail, dropped=result.why_dropped)

@@ -11,12 +11,14 @@ from bench_plugin.frozen import freeze_fields
 from bench_plugin.suite.agent.check import check_tools
 from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.aggregates.build import build_aggregates
+from bench_plugin.suite.aggregates.outputs import csv_outputs
 from bench_plugin.suite.conversation.check import check_conversations
 from bench_plugin.suite.leaderboard import build_leaderboard
 from bench_plugin.suite.loader import LoadedSuite
 from bench_plugin.suite.models import build_models, build_providers, override_judges
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.schema import check_against_schema
+from bench_plugin.suite.scorer_definitions import with_uses_resolved
 from bench_plugin.suite.spec import SuiteSpec
 from bench_plugin.suite.tasks import build_tasks
 from bench_plugin.suite.templates import TemplateRenderer
@@ -55,7 +57,10 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
             the suite's folder).
     """
     options = options or BuildOptions()
+    resolved = with_uses_resolved(loaded)  # scorers with use: are checked as their definition plus their own keys
     check_against_schema(loaded)
+    if resolved is not loaded:
+        check_against_schema(resolved)
     build_aggregates(loaded)  # checked here so a mistake stops collection; the reporter re-reads the file
     build_leaderboard(loaded)  # the same for the Elo leaderboard
     check_conversations(loaded)  # mode and command keys the schema cannot check
@@ -92,6 +97,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         model_problems=model_problems,
         judge_problems=judge_problems,
         provider_problems=provider_problems,
+        outputs=csv_outputs(loaded),
     )
 
 

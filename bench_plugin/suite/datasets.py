@@ -14,6 +14,9 @@ from bench_plugin.frozen import freeze_fields
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.templates import TemplateRenderer
 
+#: The variable that holds a row's place in its file (0-based).
+ROW_INDEX = "row_index"
+
 
 @dataclass(frozen=True)
 class JoinSpec:
@@ -37,6 +40,7 @@ class JoinSpec:
 class DatasetSpec:
     """A task's ``dataset:``: the file, joins, renamed ``fields``, a ``filter`` expression and a ``limit``.
 
+    ``scorers`` names the field (a dotted path) that holds each row's own scorers (``suite/row_scorers.py``).
     ``key`` and ``line`` locate ``dataset:`` in the YAML, ``filter_line`` its ``filter:``.
     """
 
@@ -46,6 +50,7 @@ class DatasetSpec:
     fields: Mapping[str, str] | None = None
     filter: str | None = None
     limit: int | None = None
+    scorers: str | None = None
     key: str = ""
     line: int | None = None
     filter_line: int | None = None
@@ -65,6 +70,7 @@ class DatasetSpec:
             fields=entry.get("fields"),
             filter=entry.get("filter"),
             limit=entry.get("limit"),
+            scorers=entry.get("scorers"),
             key=key,
             line=line,
             filter_line=filter_line,
@@ -129,15 +135,17 @@ def select_rows(
     """The variables of each row the task runs, in file order.
 
     Rows pass ``filter`` (which also sees the suite's ``variables``), up to ``limit``. Files must lie
-    inside ``folders`` (see ``load_dataset``).
+    inside ``folders`` (see ``load_dataset``). ``row_index`` is the row's place in the file (0-based,
+    counted before the filter and the limit, so that it names the same row whatever is left out);
+    a column of that name wins.
 
     Raises:
         CaseError: a file outside the folders or that cannot be read, a missing field, or a filter that
             fails (at its line).
     """
     selected: list[dict[str, Any]] = []
-    for row in load_dataset(data_dir, dataset, folders):
-        row_vars = row_variables(row, dataset.fields)
+    for row_index, row in enumerate(load_dataset(data_dir, dataset, folders)):
+        row_vars = {ROW_INDEX: row_index, **row_variables(row, dataset.fields)}
         if dataset.filter is not None:
             scope = {**variables, **row_vars}
             key = f"{dataset.key}.filter"
@@ -193,9 +201,10 @@ def row_variables(row: Mapping[str, Any], fields: Mapping[str, str] | None) -> d
     """Variables for one row.
 
     Every column by its own name, ``row`` for the whole record, and ``fields`` renames
-    (``question: turns.0`` takes the first turn).
+    (``question: turns.0`` takes the first turn). promptfoo's ``__expected`` columns hold the row's
+    scorers (``suite/row_scorers.py``), not variables: they are only in ``row``.
     """
-    variables = {k: v for k, v in row.items() if k.isidentifier()}
+    variables = {k: v for k, v in row.items() if k.isidentifier() and not k.startswith("__expected")}
     variables["row"] = dict(row)
     for name, dotted in (fields or {}).items():
         variables[name] = lookup(row, dotted)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bench_plugin.chat import Message
@@ -12,19 +12,27 @@ from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.conversation.build import build_conversation
 from bench_plugin.suite.conversation.spec import ConversationSpec
+from bench_plugin.suite.messages import render_messages
 from bench_plugin.suite.models import adhoc_model
-from bench_plugin.suite.spec import CaseSpec, SuiteSpec, TaskSpec, TurnsSpec
+from bench_plugin.suite.scorer_values import render_scorer_values
+from bench_plugin.suite.sources import TemplateSpec
+from bench_plugin.suite.spec import CaseSpec, PromptSpec, ScorerSpec, SuiteSpec, TaskSpec, TurnsSpec
 from bench_plugin.suite.templates import TemplateRenderer
+from bench_plugin.suite.thresholds import render_threshold
 from bench_plugin.suite.turns import build_turns
 from bench_plugin.suite.variants import Variant, fallback_id, task_variants
 
 
 @dataclass(frozen=True)
 class ExpandOptions:
-    """``models``: names from --bench-models (suite names or provider:model); ``runs``: --bench-runs."""
+    """``models``: names from --bench-models (suite names or provider:model); ``runs``: --bench-runs.
+
+    ``model_args`` (--bench-model-arg) are params for the models the cases run, over the suite's; judges keep theirs.
+    """
 
     models: tuple[str, ...] | None = None
     runs: int | None = None
+    model_args: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,7 @@ def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list
     """
     options = options or ExpandOptions()
     renderer = TemplateRenderer(suite.root, suite.path, allowed=suite.folders.allowed)
-    models = select_models(suite, options.models)
+    models = [(name, _with_args(model, options.model_args)) for name, model in select_models(suite, options.models)]
     cases: list[CaseSpec] = []
     for task in suite.tasks:
         cases.extend(_expand_task(suite, renderer, task, models, options))
@@ -83,6 +91,12 @@ def select_models(suite: SuiteSpec, names: Sequence[str] | None) -> list[tuple[s
     return selected
 
 
+def _with_args(model: ModelSpec | None, args: tuple[tuple[str, Any], ...]) -> ModelSpec | None:
+    if model is None or not args:
+        return model
+    return replace(model, params={**model.params, **dict(args)})
+
+
 def model_problem(suite: SuiteSpec, name: str) -> CaseError | None:
     """Why the model ``name`` (a suite name or ``provider:model-id``) cannot run, if it cannot."""
     return suite.model_problems.get(name) or suite.provider_problems.get(name.partition(":")[0])
@@ -101,10 +115,12 @@ def _expand_task(
         yield _unknown_task_model(suite, task, unknown)
     selected = [name for name, _ in models if wanted is None or name in wanted]
     for variant in task_variants(task, suite, renderer):
+        scoring, scoring_problem = _scoring(suite, renderer, task, variant)
         for model_name, model in models:
             if wanted is not None and model_name not in wanted:
                 continue
-            problem = variant.problem or (model_problem(suite, model_name) if model is None else None)
+            problem = variant.problem or scoring_problem
+            problem = problem or (model_problem(suite, model_name) if model is None else None)
             parts = _Parts()
             if problem is None and model is not None:
                 parts, problem = _parts(suite, renderer, task, variant, model, selected)
@@ -117,9 +133,9 @@ def _expand_task(
                     model=model,
                     run=run,
                     messages=parts.messages,
-                    scorers=task.scorers,
+                    scorers=scoring.scorers,
                     composite=task.composite,
-                    pass_threshold=task.pass_threshold,
+                    pass_threshold=scoring.pass_threshold,
                     variables=variant.variables,
                     tags=variant.tags,
                     judges=suite.judges,
@@ -132,8 +148,47 @@ def _expand_task(
                     turns=parts.turns,
                     conversation=parts.conversation,
                     agent=parts.agent,
+                    task_index=task.index,
+                    scorer_vars=scoring.variables,
                 )
                 yield _with_judges_checked(case, suite)
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """How a variant's cases are scored: the task's scorers and the row's, per-case values rendered."""
+
+    scorers: tuple[ScorerSpec, ...]
+    pass_threshold: float | None
+    variables: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def _scoring(
+    suite: SuiteSpec, renderer: TemplateRenderer, task: TaskSpec, variant: Variant
+) -> tuple[_Scoring, CaseError | None]:
+    """The variant's scorers (a row's own after the task's), their vars and thresholds, and its pass threshold.
+
+    Returns:
+        The scoring, and the problem of a template that does not render (the scoring is then the task's, unrendered).
+    """
+    scorers = (*task.scorers, *variant.scorers)
+    fallback = _Scoring(scorers, _fixed_threshold(task.pass_threshold))
+    if variant.problem is not None:
+        return fallback, None
+    try:
+        values = render_scorer_values(renderer, scorers, variant.variables, suite.path)
+        threshold = task.pass_threshold
+        if isinstance(threshold, TemplateSpec):
+            threshold = render_threshold(renderer, threshold.source, dict(variant.variables), path=suite.path,
+                                         key=threshold.key, line=threshold.line)
+    except CaseError as exc:
+        return fallback, exc
+    return _Scoring(values.scorers, threshold, values.variables), None
+
+
+def _fixed_threshold(threshold: float | TemplateSpec | None) -> float | None:
+    """A task's threshold for a case that does not run (a template's value is unknown: the default rule)."""
+    return None if isinstance(threshold, TemplateSpec) else threshold
 
 
 def _parts(
@@ -156,7 +211,7 @@ def _parts(
         if task.conversation is not None:  # its participants' prompts are its prompt
             parts = replace(parts, conversation=build_conversation(task, renderer, scope, suite, model, selected))
         else:
-            parts = replace(parts, messages=_messages(renderer, task, scope))
+            parts = replace(parts, messages=_messages(renderer, task, scope, variant.prompt, suite.path))
         if task.has_turns:
             parts = replace(parts, turns=build_turns(task, renderer, scope))
         if isinstance(task.agent, CaseError):
@@ -166,23 +221,25 @@ def _parts(
         return parts, exc
 
 
-def _messages(renderer: TemplateRenderer, task: TaskSpec, scope: dict[str, Any]) -> tuple[Message, ...]:
-    """The rendered prompt; templates also see ``model`` (name, id, label) and ``task_id``.
+def _messages(
+    renderer: TemplateRenderer, task: TaskSpec, scope: dict[str, Any], prompt: PromptSpec | None, path: str
+) -> tuple[Message, ...]:
+    """The rendered prompt (the variant's prompt, else the task's); templates also see ``model`` and ``task_id``.
 
     For a task with scripted turns (``turns:``/``phases:``) only the system prompt: the engine renders the
-    turns as the conversation reaches them.
+    turns as the conversation reaches them. ``messages`` (a list, or a template giving one from data)
+    are sent as they are: the suite's ``system:`` is not added.
     """
-    if task.messages is not None:
-        return tuple(
-            Message(role=entry.role, content=entry.content.render(renderer, scope) if entry.content else "",
-                    name=entry.name)
-            for entry in task.messages
-        )
-    system = task.system.render(renderer, scope) if task.system is not None else None
+    messages = prompt.messages if prompt is not None else task.messages
+    if messages is not None:
+        return render_messages(renderer, messages, scope, path)
+    system_spec = prompt.system if prompt is not None and prompt.system is not None else task.system
+    system = system_spec.render(renderer, scope) if system_spec is not None else None
     head = (Message("system", system),) if system else ()
     if task.has_turns:
         return head
-    user = task.prompt.render(renderer, scope) if task.prompt is not None else ""
+    user_spec = prompt.prompt if prompt is not None else task.prompt
+    user = user_spec.render(renderer, scope) if user_spec is not None else ""
     return (*head, Message("user", user))
 
 
@@ -197,8 +254,9 @@ def _unknown_task_model(suite: SuiteSpec, task: TaskSpec, name: str) -> CaseSpec
     )
     return CaseSpec(
         suite=suite.name, path=suite.path, task=fallback_id(task), model_name=name, model=None,
-        run=1, messages=(), scorers=task.scorers, composite=task.composite, pass_threshold=task.pass_threshold,
-        variables={}, line=task.line, problem=problem,
+        run=1, messages=(), scorers=task.scorers, composite=task.composite,
+        pass_threshold=_fixed_threshold(task.pass_threshold),
+        variables={}, line=task.line, problem=problem, task_index=task.index,
     )
 
 
@@ -227,11 +285,12 @@ def _check_unique_ids(suite: SuiteSpec, cases: list[CaseSpec]) -> None:
         f"  {b.case_id:<{width}}  line {(a.line or 0) + 1} and line {(b.line or 0) + 1}" for a, b in clashes[:10]
     ]
     more = [f"  ... and {len(clashes) - 10} more"] if len(clashes) > 10 else []
+    index = clashes[0][1].task_index
     raise SuiteError(
         f"{len(clashes)} case id(s) are not unique:\n" + "\n".join(rows + more),
         path=suite.path,
         line=clashes[0][1].line,
-        key="tasks",
+        key=f"tasks[{index}].id" if index is not None else "tasks",
         hint="give each task a distinct id; with a matrix or dataset put a varying field in the id, "
         "e.g. id: \"landlord-{{ amount }}-{{ category }}\"",
     )

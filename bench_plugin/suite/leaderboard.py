@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.hints import choices_hint
@@ -52,7 +53,8 @@ def build_leaderboard(loaded: LoadedSuite) -> LeaderboardSpec | None:
     it too, so a mistake stops the run before any model is called.
 
     Raises:
-        SuiteError: located at ``of`` when it names no scorer of the suite (with a did-you-mean).
+        SuiteError: located at ``of`` when it names no scorer of the suite (with a did-you-mean), or at ``dir``
+            when the folder it writes to leads out of the output folder.
     """
     entry = loaded.data.get("leaderboard")
     if not entry:
@@ -65,13 +67,44 @@ def build_leaderboard(loaded: LoadedSuite) -> LeaderboardSpec | None:
         hint = choices_hint(entry["of"], names, label="components")
         raise SuiteError(f"unknown component '{entry['of']}'", path=loaded.display_path, line=line,
                          key=format_key_path(key_path), hint=hint, excerpt=loaded.excerpt(line, context=0))
+    folder = _checked_dir(loaded, entry.get("dir"), suite)
     elo = EloSettings(k=float(entry.get("k", 32)), initial=entry.get("initial", 1500),
                       expected_from=entry.get("expected_from", "session_scores"), decimals=int(entry.get("round", 1)))
     return LeaderboardSpec(
-        suite=suite, of=entry["of"], dir=entry.get("dir", suite), sessions=entry.get("sessions", "participants"),
+        suite=suite, of=entry["of"], dir=folder, sessions=entry.get("sessions", "participants"),
         elo=elo, title=entry.get("title", f"{suite} Elo Leaderboard"), tagline=entry.get("tagline"),
         recent=int(entry.get("recent", 5)),
     )
+
+
+def _checked_dir(loaded: LoadedSuite, given: str | None, suite: str) -> str:
+    """The leaderboard's folder under the output folder, refused when it would lead out of it.
+
+    The write-side twin of ``suite/paths.py``: a suite reads only in its folder, and writes only in the
+    output folder. ``dir`` (default: the suite's name, which the suite also chooses) must be a relative
+    path that stays inside once ``..`` is resolved: ``elo``, ``boards/mine``, ``.``; never ``/tmp/x``,
+    ``../../x`` or ``C:/x``. The folder is checked again when the files are written (``report/leaderboard.py``),
+    with symbolic links resolved: the output folder is known only then.
+
+    Raises:
+        SuiteError: at ``leaderboard.dir`` (at ``suite``, or ``leaderboard``, for the default), with a hint.
+    """
+    text = suite if given is None else str(given)
+    normal = posixpath.normpath(text.replace("\\", "/")) if text else "."
+    if not PurePosixPath(normal).is_absolute() and not PureWindowsPath(text).drive and normal.split("/")[0] != "..":
+        return text
+    if given is not None:
+        key_path: tuple[str, ...] = ("leaderboard", "dir")
+        shown = f"dir {text!r}"
+    else:
+        key_path = ("suite",) if "suite" in loaded.data else ("leaderboard",)
+        shown = f"the suite's name {text!r}, the leaderboard's dir by default,"
+    line = loaded.lines.line_of(key_path)
+    raise SuiteError(f"{shown} leads out of the output folder: a suite writes its leaderboard inside the output "
+                     "folder only (--bench-output)", path=loaded.display_path, line=line,
+                     key=format_key_path(key_path), excerpt=loaded.excerpt(line, context=0),
+                     hint="give a folder relative to the output folder, without '..' that climbs out of it, e.g. "
+                          f"dir: {PurePosixPath(normal).name.strip('.') or 'leaderboard'}")
 
 
 def read_suite_leaderboards(paths: Iterable[str], root: Path) -> dict[str, LeaderboardSpec]:

@@ -20,6 +20,7 @@ from typing import Any, NoReturn, cast
 import yaml
 
 from bench_plugin.errors import SuiteError
+from bench_plugin.suite.yaml_errors import yaml_syntax_error
 
 PathPart = str | int
 KeyPath = tuple[PathPart, ...]
@@ -38,9 +39,14 @@ _ALIAS_HINT = "aliases may share a value a few times, not multiply it; put bulk 
 
 @dataclass
 class LineMap:
-    """0-based line of every key path, e.g. ``("tasks", 3, "scorers", 1, "weight") -> 41``."""
+    """0-based line of every key path, e.g. ``("tasks", 3, "scorers", 1, "weight") -> 41``.
+
+    ``plain`` keeps the source text of every unquoted value YAML did not read as text (``Yes`` read as
+    true, ``1.10`` as 1.1, ``~`` as null), so that a message can say what was written, not what YAML made of it.
+    """
 
     lines: dict[KeyPath, int] = field(default_factory=dict)
+    plain: dict[KeyPath, str] = field(default_factory=dict)
 
     def line_of(self, path: Sequence[PathPart]) -> int | None:
         """The line of ``path``, or of its nearest ancestor that has one."""
@@ -102,7 +108,10 @@ def load_suite_file(path: Path, display_path: str | None = None) -> LoadedSuite:
 
 def load_suite_text(source: str, *, path: Path, display_path: str) -> LoadedSuite:
     """Parse suite text (see ``load_suite_file``)."""
-    loader = _BoundedLoader(source, display_path)
+    try:
+        loader = _BoundedLoader(source, display_path)
+    except yaml.YAMLError as exc:  # the reader refuses a control character before anything is parsed
+        raise yaml_syntax_error(exc, source, display_path, None) from exc
     try:
         node = loader.get_single_node()
         if node is None:
@@ -110,7 +119,8 @@ def load_suite_text(source: str, *, path: Path, display_path: str) -> LoadedSuit
         lines = LineMap()
         data = _construct(node, (), lines, display_path, loader)
     except yaml.YAMLError as exc:
-        raise _yaml_error(exc, display_path) from exc
+        key = format_key_path([part for part in loader.failed_in or () if part is not None])
+        raise yaml_syntax_error(exc, source, display_path, key or None) from exc
     finally:
         loader.dispose()
     if not isinstance(data, dict):
@@ -139,6 +149,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self.measures: dict[int, tuple[int, int, int]] = {}  # id(node) -> nodes, characters, height
         self.alias_nodes = 0
         self.alias_chars = 0
+        self.failed_in: tuple[PathPart | None, ...] | None = None  # the trail when a syntax error was found
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         """Compose one node (PyYAML calls this for every node and alias), within the limits."""
@@ -154,6 +165,10 @@ class _BoundedLoader(yaml.SafeLoader):
             node = cast(yaml.Node, super().compose_node(parent, index))
             self.measures[id(node)] = self._measure(node)
             return node
+        except yaml.YAMLError:
+            if self.failed_in is None:  # the innermost node being read names the key path
+                self.failed_in = tuple(self.trail)
+            raise
         finally:
             self.trail.pop()
 
@@ -212,7 +227,7 @@ def _path_part(parent: yaml.Node | None, index: Any) -> PathPart | None:
     return None
 
 
-def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loader: yaml.SafeLoader) -> Any:
+def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loader: _BoundedLoader) -> Any:
     """Build plain data from a node tree, recording lines; anchors and merge keys are honoured."""
     lines.lines.setdefault(path, node.start_mark.line)
     if isinstance(node, yaml.MappingNode):
@@ -220,10 +235,18 @@ def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loade
     if isinstance(node, yaml.SequenceNode):
         return [_construct(item, (*path, i), lines, shown, loader) for i, item in enumerate(node.value)]
     try:
-        return loader.construct_object(node, deep=True)
+        value = loader.construct_object(node, deep=True)
+    except yaml.YAMLError:  # an unknown tag: the key path is known here, not where it is caught
+        if loader.failed_in is None:
+            loader.failed_in = path
+        raise
     except (ValueError, OverflowError) as exc:
         # PyYAML lets Python's own errors through: a 5,000-digit integer, a date such as 2024-13-01
         raise _scalar_error(node, exc, path, shown) from exc
+    unquoted = isinstance(node, yaml.ScalarNode) and node.style is None and path[-1:] != ("<key>",)
+    if unquoted and not isinstance(value, str):
+        lines.plain[path] = str(node.value)
+    return value
 
 
 def _scalar_error(node: yaml.Node, exc: Exception, path: KeyPath, shown: str) -> SuiteError:
@@ -246,7 +269,7 @@ def _shorten(text: str, width: int = 40) -> str:
 
 
 def _construct_mapping(
-    node: yaml.MappingNode, path: KeyPath, lines: LineMap, shown: str, loader: yaml.SafeLoader
+    node: yaml.MappingNode, path: KeyPath, lines: LineMap, shown: str, loader: _BoundedLoader
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     seen: dict[str, int] = {}
@@ -282,14 +305,6 @@ def _construct_mapping(
         lines.lines[child] = line  # the key's line, not the value's, is what a person looks for
     lines.lines.pop((*path, "<key>"), None)
     return out
-
-
-def _yaml_error(exc: yaml.YAMLError, shown: str) -> SuiteError:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
-    return SuiteError(message, path=shown, line=mark.line if mark is not None else None)
 
 
 def _kind(value: Any) -> str:

@@ -225,13 +225,33 @@ def override_judges(
         SuiteError: when ``judge`` is not ``provider:model-id`` with a known provider.
     """
     names = list(loaded.data.get("judges") or judges) or ["judge"]  # every declared judge, even one with a problem
+    # an embedding model (``similar``'s ``embedding_model``) is not a judge a chat model can stand in for
+    embedders = _embedding_model_names(loaded.data)
+    kept = {name: judges[name] for name in names if name in embedders and name in judges}
+    names = [name for name in names if name not in embedders]
     try:
         model = adhoc_model(judge, providers, loaded.data.get("defaults", {}), provider_problems)
     except CaseError as exc:
-        return {}, dict.fromkeys(names, exc)
+        return kept, dict.fromkeys(names, exc)
     if model is None:
         raise SuiteError(f"--bench-judge {judge!r}: expected provider:model, e.g. openai:gpt-4o")
-    return {name: replace(model, name=name) for name in names}, {}
+    return {**{name: replace(model, name=name) for name in names}, **kept}, {}
+
+
+def _embedding_model_names(data: Any) -> set[str]:
+    """Every name given as ``embedding_model:`` anywhere in the suite (scorers, tasks, definitions)."""
+    found: set[str] = set()
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            name = node.get("embedding_model")
+            if isinstance(name, str):
+                found.add(name)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def adhoc_model(

@@ -91,6 +91,20 @@ def _tojson(value: Any, indent: int | str | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
+def _fromjson(text: Any) -> Any:
+    """Parse JSON text (a CSV field holding a list, a JSONL field holding a JSON string).
+
+    The input is weighed like every filter's (at most ``MAX_OUTPUT`` characters) and so is the result;
+    nesting deeper than Python allows is an error like any other (``RecursionError``).
+    """
+    if not isinstance(text, (str, bytes)):
+        raise TypeError(f"fromjson reads text, got {type(text).__name__}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"fromjson: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+
+
 def _range(*args: int) -> range:
     try:
         return safe_range(*args)
@@ -290,6 +304,7 @@ def make_environment(loader: jinja2.BaseLoader | None) -> BoundedEnvironment:
         finalize=lambda value: checked(value, current_budget(), "an output"),
     )
     env.filters["tojson"] = _tojson
+    env.filters["fromjson"] = _fromjson
     env.filters = {name: _guard_filter(name, fn) for name, fn in env.filters.items()}
     env.globals["range"] = _range
     env.globals["lipsum"] = _lipsum

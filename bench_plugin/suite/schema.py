@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -40,12 +41,25 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 
 def check_against_schema(loaded: LoadedSuite) -> None:
-    """Raise the most relevant schema error as a SuiteError with file, line, key path and a hint."""
+    """Raise the most relevant schema error as a SuiteError with file, line, key path and a hint.
+
+    Also refuses a value YAML 1.1 reads in a surprising way (``Yes`` as true, ``1:30`` as 90) where the
+    schema would take the text as well, since the suite then means something its author did not write.
+    """
     errors = list(_validator().iter_errors(loaded.data))
     if not errors:
+        _check_surprising_scalars(loaded)
         return
     error = _most_relevant(errors, lambda e: loaded.lines.line_of(tuple(e.absolute_path)) or 0)
     path, message, hint = describe(error)
+    written = loaded.lines.plain.get(path)
+    shown = _show(error.instance)
+    if written is not None and "a string" in message and message.endswith(f"got {shown}"):
+        if error.instance is None:
+            hint = hint or 'a key with no value is null in YAML; write "" for empty text'
+        else:  # what the author wrote, not what YAML made of it: `got True` for `Yes` reads as a bug of ours
+            message = f"{message[: -len(shown)]}{written}, which YAML reads as {_reading(error.instance, written)}"
+            hint = hint or _quote_hint(path, written)
     line = loaded.lines.line_of(path)
     raise SuiteError(
         message,
@@ -117,6 +131,65 @@ def describe(error: ValidationError) -> tuple[tuple[PathPart, ...], str, str | N
         shapes = sorted({_TYPE_WORDS.get(str(b.get("type")), "another shape") for b in value})
         return path, f"expected {' or '.join(shapes)}, got {_show(instance)}", None
     return path, error.message, None
+
+
+# YAML 1.1 (PyYAML) reads these as booleans; YAML 1.2 and most people read them as words
+_WORD_BOOLEANS = {"yes", "no", "on", "off"}
+# 1:30 (base 60), 0123 (octal) and 1_000 are numbers to PyYAML, and rarely what was meant in text
+_SURPRISING_NUMBER = re.compile(r"[-+]?(?:\d[\d_]*:[\d:._]*|0[0-9_]+|\d*_[\d_.]*)")
+
+
+def _check_surprising_scalars(loaded: LoadedSuite) -> None:
+    """Refuse ``Yes``/``on`` read as booleans, ``1:30`` read as 90..., where the schema accepts the text too.
+
+    Raises:
+        SuiteError: at the value's line, saying what YAML read and to quote it.
+    """
+    for path, written in loaded.lines.plain.items():
+        value = _value_at(loaded.data, path)
+        surprising = (isinstance(value, bool) and written.lower() in _WORD_BOOLEANS) or (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and _SURPRISING_NUMBER.fullmatch(written)
+        )
+        if not surprising or any(True for _ in _validator().iter_errors(_replaced(loaded.data, path, written))):
+            continue  # expected, or the schema takes only the boolean or number here (``extract: yes``)
+        line = loaded.lines.line_of(path)
+        raise SuiteError(
+            f"{written!r} was read as {_reading(value, written)}, not as text"
+            + (" (YAML 1.1 reads yes/no/on/off as booleans)" if isinstance(value, bool) else ""),
+            path=loaded.display_path,
+            line=line,
+            key=format_key_path(path) or None,
+            hint=_quote_hint(path, written) + (f"; for a boolean write {str(value).lower()}"
+                                               if isinstance(value, bool) else ""),
+            excerpt=loaded.excerpt(line, context=0),
+        )
+
+
+def _value_at(data: Any, path: Sequence[PathPart]) -> Any:
+    for part in path:
+        data = data[part]
+    return data
+
+
+def _replaced(data: Any, path: Sequence[PathPart], value: Any) -> Any:
+    """``data`` with the value at ``path`` replaced; only the containers on the path are copied."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    copy: Any = list(data) if isinstance(data, list) else dict(data)
+    copy[head] = _replaced(data[head], rest, value)
+    return copy
+
+
+def _reading(value: Any, written: str) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    return "a number" if str(value) == written else f"the number {value!r}"
+
+
+def _quote_hint(path: Sequence[PathPart], written: str) -> str:
+    key = f"{path[-1]}: " if path and isinstance(path[-1], str) else ""
+    return f"quote it to keep it as text: {key}{json.dumps(written, ensure_ascii=False)}"
 
 
 def _exactly_one_of(error: ValidationError) -> bool:

@@ -5,14 +5,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bench_plugin.errors import SuiteError
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
-from bench_plugin.suite.spec import CompositeSpec, GateSpec, ScorerSpec
+from bench_plugin.suite.scorer_definitions import resolve_use
+from bench_plugin.suite.spec import CompositeSpec, GateSpec, ScorerSpec, VariableSpec
+from bench_plugin.suite.thresholds import written_threshold
+
+# keys every scorer takes, read here rather than by its type: the type sees only its own options
+COMMON_KEYS = ("name", "type", "per_turn", "threshold", "vars", "use")
 
 
 def build_scorers(
     loaded: LoadedSuite, entries: list[Mapping[str, Any]], base: KeyPath, reserved: tuple[str, ...] = ()
 ) -> tuple[ScorerSpec, ...]:
     """ScorerSpecs in YAML order; an unnamed scorer is named after its type (``contains_2`` if taken).
+
+    ``threshold`` (the scorer's own pass rule, a number 0..1 that the schema checked, or a template
+    rendered per case), ``vars`` and ``use`` go to the spec, not to the options, so that every scorer
+    type takes them without knowing them. An entry with ``use:`` is its definition with the entry's
+    keys over it, and is named after the definition when it has no name.
 
     Args:
         loaded: the suite, for line numbers.
@@ -22,26 +33,51 @@ def build_scorers(
             that only an explicit ``name:`` replaces a suite scorer.
     """
     scorers: list[ScorerSpec] = []
-    taken: set[str] = {e["name"] for e in entries if "name" in e} | set(reserved)
-    for index, entry in enumerate(entries):
+    # an entry with use: is its definition with the entry's keys over it (suite/scorer_definitions.py)
+    resolved = [resolve_use(loaded, entry, (*base, index)) for index, entry in enumerate(entries)]
+    taken: set[str] = {e["name"] for e in resolved if "name" in e} | set(reserved)
+    for index, (written, entry) in enumerate(zip(entries, resolved, strict=True)):
         name = entry.get("name")
         if name is None:
-            name, n = entry["type"], 2
+            stem = written.get("use") or entry["type"]  # an unnamed use: is named after its definition
+            name, n = stem, 2
             while name in taken:
-                name, n = f"{entry['type']}_{n}", n + 1
+                name, n = f"{stem}_{n}", n + 1
             taken.add(name)
         key_path = (*base, index)
-        scorers.append(
-            ScorerSpec(
-                name=name,
-                type=entry["type"],
-                options={k: v for k, v in entry.items() if k not in ("name", "type", "per_turn")},
-                key=format_key_path(key_path),
-                line=loaded.lines.line_of(key_path),
-                per_turn=bool(entry.get("per_turn", False)),
-            )
-        )
+        var_lines = {var: loaded.lines.line_of((*key_path, "vars", var)) for var in entry.get("vars") or {}}
+        scorers.append(scorer_spec(entry, name, format_key_path(key_path), loaded.lines.line_of(key_path),
+                                   path=loaded.display_path, var_lines=var_lines))
     return tuple(scorers)
+
+
+def scorer_spec(
+    entry: Mapping[str, Any], name: str, key: str, line: int | None, *, path: str,
+    var_lines: Mapping[str, int | None] | None = None, error: type[SuiteError] = SuiteError,
+) -> ScorerSpec:
+    """The ScorerSpec of one schema-valid entry (a suite's, a task's or a dataset row's).
+
+    ``threshold`` may be a template (``"{{ threshold }}"``): it is kept as ``threshold_template`` and
+    rendered per case at expansion. ``vars`` become the scorer's own variables, rendered per case too.
+
+    Raises:
+        ``error``: a ``threshold`` that is text but no template.
+    """
+    threshold = written_threshold(entry.get("threshold"), path=path, key=f"{key}.threshold", line=line, error=error)
+    return ScorerSpec(
+        name=name,
+        type=entry["type"],
+        options={k: v for k, v in entry.items() if k not in COMMON_KEYS},
+        key=key,
+        line=line,
+        per_turn=bool(entry.get("per_turn", False)),
+        threshold=threshold if not isinstance(threshold, str) else None,
+        threshold_template=threshold if isinstance(threshold, str) else None,
+        vars=tuple(
+            VariableSpec(var, source, f"{key}.vars.{var}", (var_lines or {}).get(var, line))
+            for var, source in (entry.get("vars") or {}).items()
+        ),
+    )
 
 
 def merge_scorers(

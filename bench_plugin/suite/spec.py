@@ -13,6 +13,7 @@ from bench_plugin.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.errors import CaseError
 from bench_plugin.frozen import freeze_fields
 from bench_plugin.suite.agent.spec import AgentSpec
+from bench_plugin.suite.aggregates.outputs import OutputFile
 from bench_plugin.suite.conversation.spec import ConversationSpec
 from bench_plugin.suite.datasets import DatasetSpec
 from bench_plugin.suite.paths import SuiteFolders
@@ -29,7 +30,11 @@ def safe_id(text: str) -> str:
 
 @dataclass(frozen=True)
 class ScorerSpec:
-    """One scorer; ``name`` is the component name a composite formula refers to."""
+    """One scorer; ``name`` is the component name a composite formula refers to.
+
+    ``threshold`` is the scorer's own pass rule (its value must reach it for the case to pass);
+    None when it has none (``scoring/pass_rule.py``).
+    """
 
     name: str
     type: str
@@ -37,6 +42,10 @@ class ScorerSpec:
     key: str
     line: int | None = None
     per_turn: bool = False
+    threshold: float | None = None
+    # set until expansion renders it for a case (``threshold: "{{ t }}"``): then ``threshold`` holds the value
+    threshold_template: str | None = None
+    vars: tuple[VariableSpec, ...] = ()  # the scorer's own variables, rendered per case (suite/scorer_values.py)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "options")
@@ -115,6 +124,20 @@ class MessageSpec:
 
 
 @dataclass(frozen=True)
+class PromptSpec:
+    """One prompt variant of ``prompts:``: an id (in case ids, the ``prompt`` tag and ``prompt_id``) and what it sends.
+
+    Exactly one of ``prompt`` (a user message template) and ``messages`` (a whole conversation, or a
+    template giving one) is set; ``system`` None keeps the task's system prompt.
+    """
+
+    id: str
+    prompt: TemplateSpec | None = None
+    messages: tuple[MessageSpec, ...] | TemplateSpec | None = None
+    system: TemplateSpec | None = None
+
+
+@dataclass(frozen=True)
 class TagSpec:
     """One tag: ``name`` is None for a list tag, else the key of a mapping tag (``name=value``)."""
 
@@ -134,6 +157,8 @@ class TaskSpec:
     ``turns``, ``phases`` and ``conversation`` are kept as written, because they are built with a
     case's variables; ``agent`` is built (or failed, as a CaseError) once: it depends on no variable.
     ``scorers`` are the suite's then the task's (a task scorer named like a suite one replaces it).
+    ``prompts`` are the task's prompt variants (its own ``prompts:``, or the suite's for a task that
+    gives no prompt of its own): one variant of the task per prompt.
     """
 
     index: int
@@ -142,7 +167,8 @@ class TaskSpec:
     engine: str
     scorers: tuple[ScorerSpec, ...]
     composite: CompositeSpec
-    pass_threshold: float
+    # None: the default pass rule (scoring/pass_rule.py); a template is rendered per case (a dataset row's threshold)
+    pass_threshold: float | TemplateSpec | None
     runs: int
     tags: tuple[TagSpec, ...] = ()
     grid: Mapping[str, list[Any]] = field(default_factory=dict)
@@ -150,7 +176,8 @@ class TaskSpec:
     dataset: DatasetSpec | None = None
     system: TemplateSpec | None = None
     prompt: TemplateSpec | None = None
-    messages: tuple[MessageSpec, ...] | None = None
+    messages: tuple[MessageSpec, ...] | TemplateSpec | None = None  # a template: a dataset field's chat messages
+    prompts: tuple[PromptSpec, ...] | CaseError | None = None  # prompt variants (``prompts:``), or why none can run
     turns: Located | None = None
     phases: Located | None = None
     conversation: Located | None = None
@@ -186,7 +213,7 @@ class CaseSpec:
     messages: tuple[Message, ...]
     scorers: tuple[ScorerSpec, ...]
     composite: CompositeSpec
-    pass_threshold: float
+    pass_threshold: float | None  # None: the default pass rule (scoring/pass_rule.py)
     variables: Mapping[str, Any]
     tags: tuple[str, ...] = ()
     judges: Mapping[str, ModelSpec] = field(default_factory=dict)
@@ -200,9 +227,11 @@ class CaseSpec:
     turns: TurnsSpec | None = None  # scripted user turns (the task's turns: or phases:)
     conversation: ConversationSpec | None = None  # a model-to-model conversation (the task's conversation:)
     agent: AgentSpec | None = None  # a tool-using agent task (the task's tools:)
+    task_index: int | None = None  # the task's place under tasks: (messages name tasks[N].engine)
+    scorer_vars: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # scorer name -> its rendered vars
 
     def __post_init__(self) -> None:
-        freeze_fields(self, "variables", "judges", "models")
+        freeze_fields(self, "variables", "judges", "models", "scorer_vars")
 
     @property
     def case_id(self) -> str:
@@ -237,6 +266,7 @@ class SuiteSpec:
     model_problems: Mapping[str, CaseError] = field(default_factory=dict)
     judge_problems: Mapping[str, CaseError] = field(default_factory=dict)
     provider_problems: Mapping[str, CaseError] = field(default_factory=dict)
+    outputs: tuple[OutputFile, ...] = ()  # files it writes in the output folder (aggregate CSVs)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "models", "judges", "providers", "variables", "model_defaults", "model_problems",

@@ -10,11 +10,14 @@ from bench_plugin.suite.agent.build import build_agent
 from bench_plugin.suite.agent.spec import AgentSpec, SandboxOverride
 from bench_plugin.suite.datasets import DatasetSpec
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.suite.messages import build_messages
 from bench_plugin.suite.paths import SuiteFolders
+from bench_plugin.suite.prompts import OWN_PROMPT_KEYS, build_prompts
 from bench_plugin.suite.scorers import build_composite, build_scorers, merge_scorers
 from bench_plugin.suite.sources import Located, TemplateSpec
-from bench_plugin.suite.spec import MessageSpec, TagSpec, TaskSpec, VariableSpec
+from bench_plugin.suite.spec import TagSpec, TaskSpec, VariableSpec
 from bench_plugin.suite.templates import TemplateRenderer
+from bench_plugin.suite.thresholds import written_threshold
 
 
 def build_tasks(
@@ -41,6 +44,7 @@ def build_tasks(
     suite_composite = build_composite(loaded, data.get("composite"), ("composite",))
     suite_system = _template(loaded, data["system"], ("system",)) if data.get("system") is not None else None
     suite_derived = _variables(loaded, data.get("derived", {}), ("derived",))
+    suite_prompts = build_prompts(loaded, renderer, data["prompts"], ("prompts",)) if "prompts" in data else None
     tasks = []
     for index, entry in enumerate(data["tasks"]):
         base: KeyPath = ("tasks", index)
@@ -57,7 +61,7 @@ def build_tasks(
                     build_composite(loaded, entry["composite"], (*base, "composite"))
                     if "composite" in entry else suite_composite
                 ),
-                pass_threshold=float(entry.get("pass_threshold", data.get("pass_threshold", 1.0))),
+                pass_threshold=_pass_threshold(loaded, entry, base),
                 runs=int(entry.get("runs", data.get("runs", 1))),
                 tags=_tags(loaded, entry.get("tags", []), (*base, "tags")),
                 grid={**data.get("matrix", {}), **entry.get("matrix", {})},
@@ -69,7 +73,13 @@ def build_tasks(
                 dataset=_dataset(loaded, entry, base),
                 system=_text(loaded, entry, base, "system", "system_file") or suite_system,
                 prompt=_text(loaded, entry, base, "prompt", "prompt_file"),
-                messages=_messages(loaded, entry, base),
+                messages=(
+                    build_messages(loaded, entry["messages"], (*base, "messages")) if "messages" in entry else None
+                ),
+                prompts=(
+                    build_prompts(loaded, renderer, entry["prompts"], (*base, "prompts")) if "prompts" in entry
+                    else None if any(key in entry for key in OWN_PROMPT_KEYS) else suite_prompts
+                ),
                 turns=Located.take(loaded, (*base, "turns"), entry["turns"]) if "turns" in entry else None,
                 phases=Located.take(loaded, (*base, "phases"), entry["phases"]) if "phases" in entry else None,
                 conversation=(
@@ -83,6 +93,21 @@ def build_tasks(
             )
         )
     return tuple(tasks)
+
+
+def _pass_threshold(loaded: LoadedSuite, entry: Mapping[str, Any], base: KeyPath) -> float | TemplateSpec | None:
+    """The task's ``pass_threshold``, else the suite's; None when neither sets one (the default pass rule).
+
+    A template (``"{{ threshold }}"``, a dataset row's threshold) is rendered per case at expansion.
+
+    Raises:
+        SuiteError: for text that is not a template.
+    """
+    path: KeyPath = (*base, "pass_threshold") if "pass_threshold" in entry else ("pass_threshold",)
+    key, line = format_key_path(path), loaded.lines.line_of(path)
+    found = written_threshold(entry.get("pass_threshold", loaded.data.get("pass_threshold")),
+                              path=loaded.display_path, key=key, line=line)
+    return TemplateSpec(found, key=key, line=line) if isinstance(found, str) else found
 
 
 def _engine(entry: Mapping[str, Any]) -> str:
@@ -110,19 +135,6 @@ def _text(loaded: LoadedSuite, entry: Mapping[str, Any], base: KeyPath, inline: 
     if inline in entry:
         return _template(loaded, entry[inline], (*base, inline))
     return None
-
-
-def _messages(loaded: LoadedSuite, entry: Mapping[str, Any], base: KeyPath) -> tuple[MessageSpec, ...] | None:
-    if "messages" not in entry:
-        return None
-    return tuple(
-        MessageSpec(
-            role=message["role"],
-            content=_text(loaded, message, (*base, "messages", i), "content", "content_file"),
-            name=message.get("name"),
-        )
-        for i, message in enumerate(entry["messages"])
-    )
 
 
 def _variables(loaded: LoadedSuite, entries: Mapping[str, Any], base: KeyPath) -> tuple[VariableSpec, ...]:

@@ -72,6 +72,20 @@ class TemplateRenderer:
         except Exception as exc:
             raise _case_error(exc, self.path, key, line, files=self.root) from exc
 
+    def source_of(self, name: str, *, key: str = "", line: int | None = None) -> str:
+        """The text of a template file, unrendered, found like ``render_file`` finds it (a prompt file to split).
+
+        Raises:
+            CaseError: when the file does not exist under the suite's folder, or leads out of it.
+        """
+        try:
+            if self.env.loader is None:
+                raise jinja2.TemplateNotFound(name)
+            source, _, _ = self.env.loader.get_source(self.env, name)
+            return source
+        except Exception as exc:
+            raise _case_error(exc, self.path, key, line, files=self.root) from exc
+
     def check(self, source: str, *, from_file: bool = False, key: str = "", line: int | None = None) -> None:
         """Compile a template that is rendered later (a turn that reads earlier answers).
 

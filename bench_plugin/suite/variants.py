@@ -1,4 +1,4 @@
-"""A TaskSpec -> its variants: one per matrix combination and dataset row, with variables, id and tags."""
+"""A TaskSpec -> its variants: one per matrix combination, dataset row and prompt, with variables, id and tags."""
 
 from __future__ import annotations
 
@@ -7,32 +7,53 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import jinja2
+from jinja2 import meta
+
 from bench_plugin.errors import CaseError
 from bench_plugin.frozen import freeze_fields
-from bench_plugin.suite.datasets import select_rows
-from bench_plugin.suite.spec import SuiteSpec, TaskSpec, safe_id
+from bench_plugin.suite.datasets import ROW_INDEX, select_rows
+from bench_plugin.suite.row_scorers import row_scorers
+from bench_plugin.suite.spec import PromptSpec, ScorerSpec, SuiteSpec, TaskSpec, safe_id
 from bench_plugin.suite.templates import TemplateRenderer
+
+#: The variable and the tag that name a case's prompt variant (``prompts:``).
+PROMPT_VARIABLE = "prompt_id"
+PROMPT_TAG = "prompt"
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One variant of a task: its rendered id, variables and tags, or the problem its cases fail with."""
+    """One variant of a task: its rendered id, variables and tags, or the problem its cases fail with.
+
+    ``prompt`` is the prompt variant it sends (None: the task's own prompt); ``scorers`` are the
+    scorers its dataset row carries (``suite/row_scorers.py``), added after the task's.
+    """
 
     task_id: str
     variables: Mapping[str, Any]
     tags: tuple[str, ...] = ()
     problem: CaseError | None = None
+    prompt: PromptSpec | None = None
+    scorers: tuple[ScorerSpec, ...] = ()
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables")
 
 
 def task_variants(task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer) -> Iterator[Variant]:
-    """One variant per matrix combination (suite grid x task grid) and dataset row, in that order.
+    """One variant per matrix combination (suite grid x task grid), dataset row and prompt, in that order.
 
-    A variant whose id, variables or tags do not render gets a fallback id (``tasks-3-2``) and the
-    problem; a dataset that cannot be read gives one variant with the problem, at ``dataset:``.
+    A prompt variant's id is the task's with ``-<prompt id>`` added (``capital-terse``), unless the
+    id template already uses ``prompt_id``; it is tagged ``prompt=<prompt id>``, a dimension of the
+    report's breakdowns. A variant whose id, variables or tags do not render gets a fallback id
+    (``tasks-3-2``) and the problem; a dataset or a prompt file that cannot be read gives one variant
+    with the problem.
     """
+    if isinstance(task.prompts, CaseError):
+        yield Variant(fallback_id(task), {}, problem=task.prompts)
+        return
+    prompts: list[PromptSpec | None] = list(task.prompts) if task.prompts is not None else [None]
     grid = task.grid
     combos = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())] if grid else [{}]
     rows: list[dict[str, Any]] = [{}]
@@ -43,27 +64,65 @@ def task_variants(task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer) 
             located = exc.located(suite.path, task.dataset.line, task.dataset.key)
             yield Variant(fallback_id(task), {}, problem=located)
             return
-    for number, (combo, row) in enumerate(itertools.product(combos, rows), 1):
-        try:
-            variables = _variables(task, suite, renderer, combo, row)
-            task_id = safe_id(task.id.render(renderer, variables))
-        except CaseError as exc:
-            yield Variant(f"{fallback_id(task)}-{number}", {**combo, **row}, problem=exc)
-            continue
-        try:
-            tags = tuple(f"{tag.name}={tag.value.render(renderer, variables)}" if tag.name is not None
-                         else tag.value.render(renderer, variables) for tag in task.tags)
-        except CaseError as exc:
-            yield Variant(task_id, variables, problem=exc)
-            continue
-        yield Variant(task_id, variables, tags)
+    carried = [_row_scorers(task, suite, row) for row in rows]
+    suffix = task.prompts is not None and not _id_uses_prompt(renderer.env, task.id.source)
+    number = 0
+    for combo, (row, scorers) in itertools.product(combos, zip(rows, carried, strict=True)):
+        for prompt in prompts:
+            number += 1
+            yield _variant(task, suite, renderer, combo, row, prompt, scorers, number, suffix)
+
+
+def _variant(
+    task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer, combo: Mapping[str, Any], row: Mapping[str, Any],
+    prompt: PromptSpec | None, scorers: tuple[ScorerSpec, ...] | CaseError, number: int, suffix: bool,
+) -> Variant:
+    layer = {**combo, **row, **({PROMPT_VARIABLE: prompt.id} if prompt is not None else {})}
+    try:
+        variables = _variables(task, suite, renderer, layer)
+        task_id = safe_id(task.id.render(renderer, variables))
+    except CaseError as exc:
+        return Variant(f"{fallback_id(task)}-{number}", layer, problem=exc, prompt=prompt)
+    if prompt is not None and suffix:
+        task_id = f"{task_id}-{prompt.id}"
+    try:
+        tags = tuple(f"{tag.name}={tag.value.render(renderer, variables)}" if tag.name is not None
+                     else tag.value.render(renderer, variables) for tag in task.tags)
+    except CaseError as exc:
+        return Variant(task_id, variables, problem=exc, prompt=prompt)
+    if prompt is not None:
+        tags = (*tags, f"{PROMPT_TAG}={prompt.id}")
+    if isinstance(scorers, CaseError):
+        return Variant(task_id, variables, tags, problem=scorers, prompt=prompt)
+    return Variant(task_id, variables, tags, prompt=prompt, scorers=scorers)
+
+
+def _row_scorers(task: TaskSpec, suite: SuiteSpec, row: Mapping[str, Any]) -> tuple[ScorerSpec, ...] | CaseError:
+    """The scorers a dataset row carries (none without a dataset), or why they cannot be read."""
+    if task.dataset is None or "row" not in row:
+        return ()
+    taken = [scorer.name for scorer in task.scorers]
+    try:
+        return row_scorers(task.dataset, row["row"], row[ROW_INDEX], taken, suite.path)
+    except CaseError as exc:
+        return exc
+
+
+def _id_uses_prompt(env: jinja2.Environment, source: str) -> bool:
+    """Whether the id template names the prompt itself (``"{{ prompt_id }}-{{ qid }}"``): then nothing is added."""
+    if "{" not in source:
+        return False
+    try:
+        return PROMPT_VARIABLE in meta.find_undeclared_variables(env.parse(source))
+    except jinja2.TemplateSyntaxError:
+        return False  # rendering the id reports it
 
 
 def _variables(
-    task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer, combo: Mapping[str, Any], row: Mapping[str, Any]
+    task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer, layer: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Layered in order: suite variables, grid values, dataset row, then ``task.derived`` one by one."""
-    variables: dict[str, Any] = {**suite.variables, **combo, **row}
+    """Layered in order: suite variables, grid values, dataset row, prompt id, then ``task.derived`` one by one."""
+    variables: dict[str, Any] = {**suite.variables, **layer}
     for spec in task.derived:
         variables[spec.name] = renderer.evaluate(spec.source, variables, key=spec.key, line=spec.line)
     return variables

@@ -18,8 +18,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 @pytest.fixture(autouse=True)
 def inner_ini(pytester: pytest.Pytester) -> None:
-    """Inner runs read no ini of ours; settle pytest-asyncio's loop scope so it does not warn."""
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    """Inner runs read no ini of ours; settle pytest-asyncio's loop scope so it does not warn.
+
+    The response cache is off: tests that run a suite twice and count the mock server's requests must see
+    every call (the cache's own tests, ``test_cache_runs.py``, turn it on).
+    """
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\naddopts = --bench-cache off\n")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -172,12 +172,20 @@ def test_network_only_when_the_tool_allows_it(pytester: pytest.Pytester) -> None
 
 @pytest.mark.parametrize("how", ["option", "suite"])
 def test_running_without_a_sandbox_is_flagged(pytester: pytest.Pytester, how: str) -> None:
-    args = ("--bench-sandbox", "none") if how == "option" else ()
+    """Asked for by the user, or by a suite the user consented to (ini ``bench_allow_no_sandbox``).
+
+    A suite's ``sandbox: none`` without consent stops collection: tests/plugin/test_sandbox_consent.py.
+    """
+    args = ("--bench-sandbox", "none") if how == "option" else ("-o", "bench_allow_no_sandbox=true")
     suite = attack_suite(["python3 -c \"print(1)\""], top="sandbox: none" if how == "suite" else "")
-    result, record, _ = run_suite(pytester, suite, *args)
+    result, record, out = run_suite(pytester, suite, *args)
     assert record["agent"]["sandbox"] == "none" and record["status"] == "passed"
     result.stdout.fnmatch_lines(["*WARNING: agent commands ran WITHOUT a sandbox (sandbox: none) in 1 case(s): "
                                  "suites/attack.yaml::attack[[]agent-run1[]]*"])
+    assert (out / "report.md").read_text().startswith(
+        "# Benchmark report\n\n> **WARNING: agent commands ran WITHOUT a sandbox** (`sandbox: none`) in 1 case")
+    assert json.loads((out / "summary.json").read_text())["suites"][0]["sandbox"] == {
+        "none": ["suites/attack.yaml::attack[agent-run1]"]}
     if how == "option":
         result.stdout.fnmatch_lines(["*agent commands run WITHOUT a sandbox (--bench-sandbox none)*"])
 

@@ -98,7 +98,7 @@ def test_limit_option_overrides_the_suites_retries(pytester: pytest.Pytester, mo
     model_id = unique("flaky")
     mock_server.add_rule({"model": model_id, "status": 502, "times": 2})
     pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
-    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-limit", "mock:max_retries=2,rpm=600")
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-rate-limit", "mock:max_retries=2,rpm=600")
     result.assert_outcomes(passed=1)
     (record,) = records(pytester)
     assert record["usage"]["attempts"] == 3
@@ -117,11 +117,14 @@ def test_a_model_without_a_known_price_says_so(pytester: pytest.Pytester, mock_s
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--bench-limit", "openai"], "--bench-limit: expected NAME:KEY=VALUE*"),
-        (["--bench-limit", "openai:rpm=0"], "--bench-limit: 'openai:rpm=0': rpm expects a number > 0, got '0'"),
-        (["--bench-limit", "openai:speed=2"], "--bench-limit: 'openai:speed=2': expected KEY=VALUE with KEY one of*"),
-        (["--bench-limit", "openai:concurrency=1.5"], "*concurrency expects a whole number > 0*"),
-        (["--bench-model-limit", "openai:gpt-4o:timeout=3"], "--bench-model-limit: *KEY one of concurrency, rpm, tpm*"),
+        (["--bench-rate-limit", "openai"], "--bench-rate-limit: expected NAME:KEY=VALUE*"),
+        (["--bench-rate-limit", "openai:rpm=0"],
+         "--bench-rate-limit: 'openai:rpm=0': rpm expects a number > 0, got '0'"),
+        (["--bench-rate-limit", "openai:speed=2"],
+         "--bench-rate-limit: 'openai:speed=2': expected KEY=VALUE with KEY one of*"),
+        (["--bench-rate-limit", "openai:concurrency=1.5"], "*concurrency expects a whole number > 0*"),
+        (["--bench-model-rate-limit", "openai:gpt-4o:timeout=3"],
+         "--bench-model-rate-limit: *KEY one of concurrency, rpm, tpm*"),
         (["--bench-budget-usd", "0"], "--bench-budget-usd: expected a number > 0, got 0.0"),
         (["--bench-budget-tokens", "0"], "--bench-budget-tokens: expected a whole number >= 1, got 0"),
         (["--bench-circuit-breaker", "-1"], "--bench-circuit-breaker: expected a whole number >= 0, got -1"),
@@ -137,6 +140,7 @@ def test_bad_call_options_are_usage_errors(pytester: pytest.Pytester, args: list
 def test_model_limit_accepts_a_provider_model_name(pytester: pytest.Pytester, mock_server: MockServer) -> None:
     model_id = unique("named")
     pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
-    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-model-limit", "m:concurrency=1,tpm=6000",
-                                "--bench-model-limit", f"vllm:{model_id}:rpm=600")
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider",
+                                "--bench-model-rate-limit", "m:concurrency=1,tpm=6000",
+                                "--bench-model-rate-limit", f"vllm:{model_id}:rpm=600")
     result.assert_outcomes(passed=1)

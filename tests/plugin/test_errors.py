@@ -27,7 +27,7 @@ def test_schema_error_is_one_collection_error_with_file_line_and_key(pytester: p
 
 def test_yaml_syntax_error_names_the_line(pytester: pytest.Pytester) -> None:
     result = run(pytester, "models:\n  a: {provider: echo\ntasks: []\n")
-    result.stdout.fnmatch_lines(["*suites/demo.yaml:3: invalid YAML*"])
+    result.stdout.fnmatch_lines(["*suites/demo.yaml:2:6: models.a: this '{' is never closed with '}'*"])
     assert_no_internal_traceback(result)
 
 

@@ -106,7 +106,8 @@ class Shout:
         return cls(spec)
 
     async def score(self, context):
-        return ComponentScore(name=self.spec.name, value=float(context.response.isupper()), detail="all caps?")
+        loud = context.response.isupper()  # a verdict of its own (passed) decides; a bare number only measures
+        return ComponentScore(name=self.spec.name, value=float(loud), passed=loud, detail="all caps?")
 
 
 def pytest_bench_scorer_types():

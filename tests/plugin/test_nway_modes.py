@@ -266,7 +266,7 @@ tasks:
         - {model: "{{ others[1] }}"}
       max_turns: 1
     scorers:
-      - {name: J, type: llm_judge, judge: reader, prompt: "{{ transcript }}"}
+      - {name: J, type: llm_judge, judge: reader, prompt: "{{ transcript }}", threshold: 1}
 """
 
 

@@ -144,13 +144,16 @@ def test_a_report_that_cannot_be_written_is_named(pytester: pytest.Pytester, mon
     assert len(lines_of(pytester.path / "bench-results" / "results.jsonl")) == 6
 
 
-def test_a_leaderboard_dir_outside_the_output_folder_is_refused(pytester: pytest.Pytester) -> None:
+def test_a_leaderboard_dir_linked_out_of_the_output_folder_is_refused(pytester: pytest.Pytester) -> None:
+    """A ``dir:`` such as ``../escaped`` stops collection (tests/test_leaderboard_dir.py); a link is caught at write."""
     suite = SUITE.replace("  parrot: {provider: echo}", "  a: {provider: echo}\n  b: {provider: echo}")
-    suite += "leaderboard: {of: contains, sessions: cases, dir: ../escaped}\n"
+    suite += "leaderboard: {of: contains, sessions: cases, dir: board}\n"
     pytester.makefile(".yaml", **{"suites/disk": suite})
+    escaped = pytester.mkdir("escaped")
+    pytester.mkdir("bench-results").joinpath("board").symlink_to(escaped, target_is_directory=True)
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off")
-    assert_clean_stop(result, "escaped", "a leaderboard's dir must be a folder in the output folder")
-    assert not (pytester.path / "escaped").exists()
+    assert_clean_stop(result, "board", "a leaderboard's dir must be a folder in the output folder")
+    assert list(escaped.iterdir()) == []
 
 
 def test_a_full_disk_under_pytest_html_is_no_internal_error(

@@ -25,6 +25,7 @@ from bench_plugin.report.dashboard.versus import (
     repeats_section,
     significance_section,
 )
+from bench_plugin.report.sandbox_flag import html_suite_warning, html_warning, unsandboxed_cases
 
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(PAGE_SCRIPT.encode()).digest()).decode()
 # only the page's own script may run: a label that slipped past escaping still could not execute
@@ -51,7 +52,8 @@ def render_dashboard(
     for record in records:
         by_suite.setdefault((record.suite, record.path), []).append(record)
     suites = list(summary.get("suites") or [])
-    body = [f"<header><h1>{esc(title)}</h1><p>{describe_counts(summary.get('totals') or {})}</p>"]
+    body = [f"<header><h1>{esc(title)}</h1><p>{describe_counts(summary.get('totals') or {})}</p>",
+            html_warning(unsandboxed_cases(summary))]  # agent commands that ran without a sandbox, if any
     if len(suites) > 1:
         links = "".join(f'<a href="#suite-{i}">{esc(s.get("suite") or "suite")}</a>' for i, s in enumerate(suites))
         body.append(f"<nav>{links}</nav>")
@@ -88,7 +90,8 @@ def render_suite(index: int, suite: Mapping[str, Any], records: Sequence[CaseRec
     heading = esc(suite.get("suite") or "suite") + (f" <code>{esc(suite['path'])}</code>" if suite.get("path") else "")
     counts = describe_counts(suite.get("totals") or {})
     name = esc(suite.get("suite") or "suite")
-    parts = [f'<section class="suite" id="suite-{index}" data-suite="{name}"><h2>{heading}</h2><p>{counts}</p>',
+    parts = [f'<section class="suite" id="suite-{index}" data-suite="{name}"><h2>{heading}</h2>',
+             f"{html_suite_warning(suite)}<p>{counts}</p>",
              leaderboard_section(models, comparison, unit), heat_map_section(suite), distribution_section(models),
              component_section(models), breakdown_section(breakdowns(suite, models), models)]
     if comparison is not None:

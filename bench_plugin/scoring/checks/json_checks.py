@@ -28,7 +28,8 @@ _EXTRACT = MappingProxyType({"extract": True})
 
 
 def _source_of(text: str, extract: bool) -> str:
-    return " (from a fenced block)" if extract and fenced_blocks(text) else ""
+    # extract is on by default (unlike peers that parse the whole answer): the evidence says when it mattered
+    return " (from a fenced block, extract: true)" if extract and fenced_blocks(text) else ""
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class JsonValid(Check):
         try:
             data = load_json(text, extract=self.extract)
         except ValueError as exc:
-            return False, f"expected valid JSON — {exc}"
+            return False, f"expected valid JSON — {exc}{_source_of(text, self.extract)}"
         return True, f"expected valid JSON — got a JSON {type(data).__name__}{_source_of(text, self.extract)}"
 
 

@@ -21,7 +21,7 @@ from bench_plugin.errors import CaseError
 from bench_plugin.scoring.context import ComponentScore, Scorer, ScoringContext
 from bench_plugin.scoring.options import IGNORED_KEYS, check_choice, check_flag, check_option_names
 from bench_plugin.scoring.targets import TARGETS
-from bench_plugin.suite.spec import ScorerSpec
+from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 Options = Mapping[str, Any]
 Outcome = tuple[bool, str]
@@ -124,21 +124,47 @@ class TemplatedCheck:
 
     ``options`` are the options as ``Check.merged`` checked them (names, flags and choices are never
     templated); only the ``TEMPLATED`` ones are rendered, and the kind's own checks wait for that.
+    The templates see only the case's variables, never the answer, so binding renders them for each
+    case at collection (``check_case``): a typo fails the case there, before its model is called.
     """
 
     spec: ScorerSpec
     kind: type[Check]
     options: Mapping[str, Any]
 
-    def _render(self, value: Any, option: str, context: ScoringContext) -> Any:
-        templates = context.case.templates
+    def _render(self, value: Any, option: str, case: CaseSpec) -> Any:
+        templates = case.templates
         if templates is None:
             return value
         if isinstance(value, list):
-            return [self._render(item, option, context) for item in value]
+            return [self._render(item, option, case) for item in value]
         if isinstance(value, Mapping):
-            return {key: self._render(item, option, context) for key, item in value.items()}
-        return templates.evaluate(value, context.case.variables, key=f"{self.spec.key}.{option}", line=self.spec.line)
+            return {key: self._render(item, option, case) for key, item in value.items()}
+        return templates.evaluate(value, case.variables, key=f"{self.spec.key}.{option}", line=self.spec.line)
+
+    def for_case(self, case: CaseSpec) -> Check:
+        """The check with its options rendered for ``case`` and checked.
+
+        Raises:
+            CaseError: when a template fails, or an option is wrong once rendered.
+        """
+        spec = self.spec
+        rendered = {
+            key: self._render(value, key, case) if key in self.kind.TEMPLATED else value
+            for key, value in self.options.items()
+        }
+        try:
+            return self.kind.build(spec, rendered)
+        except (TypeError, ValueError) as exc:
+            raise CaseError(f"{spec.type}: {exc}", path=case.path, line=spec.line, key=spec.key) from exc
+
+    def check_case(self, case: CaseSpec) -> None:
+        """Render the options for ``case`` at collection (``ChecksCase``): what fails there fails before any call.
+
+        Raises:
+            CaseError: as ``for_case``.
+        """
+        self.for_case(case)
 
     async def score(self, context: ScoringContext) -> ComponentScore:
         """Render the templated options, check them and run the check.
@@ -146,13 +172,4 @@ class TemplatedCheck:
         Raises:
             CaseError: when a template fails, or an option is wrong once rendered.
         """
-        spec = self.spec
-        rendered = {
-            key: self._render(value, key, context) if key in self.kind.TEMPLATED else value
-            for key, value in self.options.items()
-        }
-        try:
-            check = self.kind.build(spec, rendered)
-        except (TypeError, ValueError) as exc:
-            raise CaseError(f"{spec.type}: {exc}", path=context.case.path, line=spec.line, key=spec.key) from exc
-        return await check.score(context)
+        return await self.for_case(context.case).score(context)

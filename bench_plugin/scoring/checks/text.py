@@ -183,9 +183,17 @@ class Equals(Check):
         expected, got = self.value, text
         if self.strip:
             expected, got = expected.strip(), got.strip()
-        same = expected.casefold() == got.casefold() if self.ignore_case else expected == got
+        same = self._same(expected, got)
         evidence = "equal" if same else f"got {quote(got)} ({len(got)} chars)"
+        # the defaults normalise (strip: true) or not (ignore_case: false): say so when that decided it
+        if same and self.strip and not self._same(self.value, text):
+            evidence += " once whitespace at both ends is stripped (strip: true, the default)"
+        elif not same and not self.ignore_case and expected.casefold() == got.casefold():
+            evidence += ", which differs only in case (ignore_case: false, the default)"
         return same, f"expected {quote(expected)}{flags(ignore_case=self.ignore_case, strip=self.strip)} — {evidence}"
+
+    def _same(self, expected: str, got: str) -> bool:
+        return expected.casefold() == got.casefold() if self.ignore_case else expected == got
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 The verdict comes from ``parse:``; without it, from the candidate's entry in ``participants:``
 (a report that rates every participant of a conversation), else from the sum of the ``rubric:``
 categories, else from the first ``[[N]]``. ``parse: {default: N}`` gives the verdict N when the
-rule reads nothing (and says so); nothing else ever stands in for a verdict. The options are read
-once into a ``ReportReader`` (``parse_reading``), which reads every report.
+rule reads nothing (and says so); nothing else ever stands in for a verdict. ``verdict:`` says what
+the rule reads: a number (the default) or a label mapped to a score (``verdict_maps.py``). The
+options are read once into a ``ReportReader`` (``parse_reading``), which reads every report.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import iter_json_objects, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.markdown_table import TableRule, match_name, parse_table_rule
 from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
+from bench_plugin.scoring.judge.verdict_maps import VerdictMap, parse_verdict_map
 from bench_plugin.scoring.judge.verdicts import VerdictReader, parse_verdict_rule
 from bench_plugin.suite.spec import CaseSpec
 
@@ -30,7 +32,8 @@ class Reading:
     """What one report gave.
 
     ``raw`` is None when no verdict could be read (``error`` says why); ``problems`` are things that
-    went wrong without costing the verdict (a category, a row).
+    went wrong without costing the verdict (a category, a row); ``label`` is the verdict as written
+    when a ``verdict:`` map scored it (``C``).
     """
 
     raw: float | None
@@ -39,6 +42,7 @@ class Reading:
     categories: Mapping[str, float | None] = field(default_factory=dict)
     participants: Mapping[str, float] | None = None
     problems: tuple[str, ...] = ()
+    label: str | None = None
 
 
 def _is_number(value: Any) -> bool:
@@ -89,13 +93,15 @@ def parse_participants(rule: Any) -> ParticipantsRule:
 class ReportReader:
     """How a judge scorer reads a report, parsed from its ``parse``, ``participants`` and ``rubric``.
 
-    ``rule`` is None when the scorer has no ``parse:``; ``default`` is ``parse.default``.
+    ``rule`` is None when the scorer has no ``parse:`` (and no ``verdict:`` map); ``default`` is
+    ``parse.default``; ``labels`` the ``verdict:`` map (None: the verdict is a number).
     """
 
     rule: VerdictReader | None = None
     default: float | None = None
     participants: ParticipantsRule | None = None
     rubric: Rubric | None = None
+    labels: VerdictMap | None = None
 
     def read(
         self, text: str, candidate: Sequence[str], *, clamp: bool = False, known: Sequence[Sequence[str]] = ()
@@ -141,8 +147,8 @@ class ReportReader:
             total = sum(value for value in categories.values() if value is not None)
             return Reading(raw=total, note="sum of the rubric's categories", problems=tuple(problems), **common)
         try:
-            raw = (self.rule or _DEFAULT_RULE).read(text, candidate)
-            return Reading(raw=raw, problems=tuple(problems), **common)
+            verdict = (self.rule or _DEFAULT_RULE).read_verdict(text, candidate)
+            return Reading(raw=verdict.score, problems=tuple(problems), label=verdict.label, **common)
         except JudgeError as exc:
             if self.default is None:
                 return Reading(raw=None, error=str(exc), problems=tuple(problems), **common)
@@ -154,7 +160,10 @@ _DEFAULT_RULE = parse_verdict_rule(None)
 
 
 def parse_reading(options: Mapping[str, Any]) -> ReportReader:
-    """Read a judge scorer's ``parse`` (with its ``default``), ``participants`` and ``rubric`` once.
+    """Read a judge scorer's ``parse`` (with its ``default``), ``verdict``, ``participants`` and ``rubric`` once.
+
+    A ``verdict:`` map reads the verdict as a label even without ``parse:`` (the last
+    ``GRADE: X`` line); the rubric's categories and the participants' scores stay numbers.
 
     Raises:
         ValueError: for a malformed rule, with the key that is wrong.
@@ -167,10 +176,12 @@ def parse_reading(options: Mapping[str, Any]) -> ReportReader:
             raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
         default = float(rule[DEFAULT])
         rule = {key: value for key, value in rule.items() if key != DEFAULT}
-    reader = parse_verdict_rule(rule)
+    labels = parse_verdict_map(options.get("verdict"))
+    reader = parse_verdict_rule(rule, labels)
     participants = parse_participants(options["participants"]) if "participants" in options else None
     rubric = rubric_from_options(options.get("rubric"))
-    return ReportReader(None if rule is None else reader, default, participants, rubric)
+    read_rule = None if rule is None and labels is None else reader
+    return ReportReader(read_rule, default, participants, rubric, labels)
 
 
 def scores_object(text: str, path: str) -> tuple[dict[str, float], list[str]]:

@@ -29,7 +29,9 @@ from bench_plugin.scoring.judge.prompt import (
     parse_reference,
     parse_templates,
 )
+from bench_plugin.scoring.judge.prompt_names import check_prompt_names
 from bench_plugin.scoring.judge.rubric import Rubric
+from bench_plugin.scoring.judge.verdict_maps import VerdictMap
 from bench_plugin.scoring.options import check_choice, check_flag, check_option_names
 from bench_plugin.scoring.targets import TARGETS
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
@@ -48,17 +50,26 @@ OPTION_KEYS = (
     "layout",
     "rubric",
     "participants",
+    "verdict",
 )
 DEFAULT_SCALE = (1.0, 10.0)
 
 
-def parse_scale(options: Mapping[str, Any], rubric: Rubric | None) -> tuple[float, float]:
-    """``scale: [lowest, highest]``; a rubric's scale goes from its lowest to its highest total.
+def parse_scale(
+    options: Mapping[str, Any], rubric: Rubric | None, labels: VerdictMap | None = None
+) -> tuple[float, float]:
+    """``scale: [lowest, highest]``.
+
+    Without one: a ``verdict:`` map's lowest to highest score, a rubric's lowest to highest total, else 1..10.
 
     Raises:
         ValueError: not two numbers, or not from low to high.
     """
-    scale = options.get("scale", [rubric.low, rubric.high] if rubric else DEFAULT_SCALE)
+    if labels is not None:
+        default: Any = [labels.low, labels.high]
+    else:
+        default = [rubric.low, rubric.high] if rubric else DEFAULT_SCALE
+    scale = options.get("scale", default)
     valid = (
         isinstance(scale, (list, tuple))
         and len(scale) == 2
@@ -96,26 +107,35 @@ class JudgeScorer:
         return cls.from_options(spec, spec.options)
 
     @classmethod
-    def from_options(cls, spec: ScorerSpec, options: Mapping[str, Any]) -> Self:
+    def from_options(
+        cls, spec: ScorerSpec, options: Mapping[str, Any], *, owner: str = "llm_judge",
+        allowed: tuple[str, ...] = OPTION_KEYS, judge_optional: bool = False,
+    ) -> Self:
         """The scorer ``options`` describe; ``spec`` names the component and locates errors.
 
-        A panel reads its judges' options out of its own.
+        A panel reads its judges' options out of its own; a built-in grader (``scoring/graders/``)
+        gives its own prompt and verdict, the options it takes (``allowed``) and its name (``owner``),
+        and may leave ``judge`` out (``judge_optional``): the model under test then grades.
 
         Raises:
             ValueError: naming the option that is wrong.
         """
         try:
-            return cls._from_options(spec, options)
+            return cls._from_options(spec, options, owner, allowed, judge_optional)
         except TypeError as exc:  # a wrong type is a bad option like any other
             raise ValueError(str(exc)) from exc
 
     @classmethod
-    def _from_options(cls, spec: ScorerSpec, options: Mapping[str, Any]) -> Self:
-        check_option_names(options, OPTION_KEYS, "llm_judge")
+    def _from_options(
+        cls, spec: ScorerSpec, options: Mapping[str, Any], owner: str, allowed: tuple[str, ...], judge_optional: bool
+    ) -> Self:
+        check_option_names(options, allowed, owner)
         judge = options.get("judge")
-        if not isinstance(judge, str) or not judge:
-            raise ValueError("llm_judge needs judge: the name of a model under the suite's judges:")
-        prompt, system = parse_templates(options, "llm_judge")
+        if judge is None and judge_optional:
+            pass  # the model under test grades its own answer (inspect's default for model-graded scorers)
+        elif not isinstance(judge, str) or not judge:
+            raise ValueError(f"{owner} needs judge: the name of a model under the suite's judges:")
+        prompt, system = parse_templates(options, owner)
         layout = check_choice("layout", options.get("layout", "standalone"), LAYOUTS)
         if layout == "conversation" and system is not None:
             raise ValueError(
@@ -125,17 +145,18 @@ class JudgeScorer:
         clamp = check_flag("clamp", options.get("clamp", False))
         target = check_choice("target", options.get("target", "response"), tuple(TARGETS))
         reader = parse_reading(options)
-        scale = parse_scale(options, reader.rubric)
+        scale = parse_scale(options, reader.rubric, reader.labels)
         asking = JudgePrompt(spec.key, spec.line, judge, prompt, system, reference, target, layout, reader.rubric)
         return cls(spec, asking, reader, scale, clamp)
 
     def named_judges(self) -> tuple[tuple[str, str], ...]:
-        """Each judge it calls and the option that names it (``CallsJudges``)."""
-        return ((self.prompt.judge, "judge"),)
+        """Each judge it calls and the option that names it (``CallsJudges``); none when the model under test grades."""
+        return () if self.prompt.judge is None else ((self.prompt.judge, "judge"),)
 
     def check_case(self, case: CaseSpec) -> None:
-        """Raises: CaseError when the judge is not under the suite's ``judges:``."""
+        """Raises: CaseError when the judge is not under the suite's ``judges:``, or a prompt reads an unknown name."""
         check_judges(self, case, self.spec.key, self.spec.line)
+        check_prompt_names(self.prompt, case)
 
     def build_messages(self, context: ScoringContext, extra: Mapping[str, Any] | None = None) -> tuple[Message, ...]:
         """The messages the judge is sent for this case (see ``JudgePrompt.build_messages``)."""
@@ -191,7 +212,10 @@ class JudgeScorer:
             error = f"could not read a score from the judge reply: {reading.error}"
             return ComponentScore(value=None, detail=f"judge {judge.label}: no verdict", error=error, **common)
         # a signed scale (-1..+1) reads badly as "-0.5/1"
-        shown = f"judge {judge.label}: " + (f"{raw:g} on [{low:g}, {high:g}]" if low < 0 else f"{raw:g}/{high:g}")
+        on_scale = f"{raw:g} on [{low:g}, {high:g}]" if low < 0 else f"{raw:g}/{high:g}"
+        shown = f"judge {judge.label}: " + (on_scale if reading.label is None else f"{reading.label} = {on_scale}")
+        if reading.label is not None:
+            common["extra"] = {**common["extra"], "verdict": reading.label}
         shown += "".join(f" ({note})" for note in (reading.note, *reading.problems) if note)
         if not low <= raw <= high:
             if not self.clamp:

@@ -168,6 +168,15 @@ class TableRule:
             JudgeError: when the table, the row or a number in the cell cannot be found.
             ValueError: when neither the rule nor the caller names a row.
         """
+        return cell_number(*self.cell_text(text, rows))
+
+    def cell_text(self, text: str, rows: Sequence[str] = ()) -> tuple[str, str]:
+        """The cell of ``row`` as written, and how messages name it (a verdict map reads a label there).
+
+        Raises:
+            JudgeError: when the table or the row cannot be found.
+            ValueError: when neither the rule nor the caller names a row.
+        """
         wanted = self.row if self.row is not None else tuple(rows)
         if not wanted:
             raise ValueError("a table rule needs row: the row to read (llm_judge fills in the candidate's)")
@@ -178,7 +187,7 @@ class TableRule:
         assert column is not None  # find_table chose a table with this column
         if column >= len(row):
             raise JudgeError(f"the row {clean_cell(row[keys])!r} has no {self.column!r} cell")
-        return cell_number(row[column], f"the {self.column!r} cell of {clean_cell(row[keys])!r}")
+        return row[column], f"the {self.column!r} cell of {clean_cell(row[keys])!r}"
 
     def scores(self, text: str) -> tuple[dict[str, float], list[str]]:
         """The whole column as ``row key -> number`` (keys without emphasis, in table order).

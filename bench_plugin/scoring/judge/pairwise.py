@@ -141,27 +141,31 @@ class PairwiseScorer:
     rule: ChoiceRule
 
     @classmethod
-    def parse(cls, spec: ScorerSpec) -> Self:
+    def parse(cls, spec: ScorerSpec, *, owner: str = "llm_judge_pairwise", judge_optional: bool = False) -> Self:
         """Check the options before any call.
+
+        ``owner`` names the scorer in messages; ``judge_optional`` lets a built-in grader
+        (``mt_bench_pairwise``) leave ``judge`` out, so that the model under test judges.
 
         Raises:
             ValueError: naming the option that is wrong.
         """
         options = spec.options
-        check_option_names(options, PAIRWISE_KEYS, "llm_judge_pairwise")
-        if not isinstance(options.get("judge"), str) or not options["judge"]:
-            raise ValueError("llm_judge_pairwise needs judge: the name of a model under the suite's judges:")
-        prompt, system = parse_templates(options, "llm_judge_pairwise")
+        check_option_names(options, PAIRWISE_KEYS, owner)
+        judge = options.get("judge")
+        if not (judge is None and judge_optional) and (not isinstance(judge, str) or not judge):
+            raise ValueError(f"{owner} needs judge: the name of a model under the suite's judges:")
+        prompt, system = parse_templates(options, owner)
         target = check_choice("target", options.get("target", "response"), tuple(TARGETS))
         against = _parse_against(options.get("against"))
         rule = parse_choice_rule(options.get("parse", {}))
         reference = parse_reference(options)
-        asking = JudgePrompt(spec.key, spec.line, options["judge"], prompt, system, reference, target)
+        asking = JudgePrompt(spec.key, spec.line, judge, prompt, system, reference, target)
         return cls(spec, asking, against, rule)
 
     def named_judges(self) -> tuple[tuple[str, str], ...]:
-        """Each judge it calls and the option that names it (``CallsJudges``)."""
-        return ((self.prompt.judge, "judge"),)
+        """Each judge it calls and the option that names it (``CallsJudges``); none when the model under test grades."""
+        return () if self.prompt.judge is None else ((self.prompt.judge, "judge"),)
 
     def _check_against(self, case: CaseSpec) -> None:
         name = self.against.model

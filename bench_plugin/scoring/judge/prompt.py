@@ -173,12 +173,13 @@ class JudgePrompt:
     """How one judge is asked, parsed from a scorer's options.
 
     ``key`` and ``line`` locate the options in the YAML (a consensus's key ends in ``.consensus``);
-    ``reference`` is None when there is no ``reference`` option (the case variable is used).
+    ``reference`` is None when there is no ``reference`` option (the case variable is used);
+    ``judge`` is None when the model under test grades (a built-in grader without ``judge:``).
     """
 
     key: str
     line: int | None
-    judge: str
+    judge: str | None
     prompt: JudgeTemplate
     system: JudgeTemplate | None = None
     reference: str | tuple[str, ...] | None = None
@@ -187,15 +188,38 @@ class JudgePrompt:
     rubric: Rubric | None = None
 
     def model(self, context: ScoringContext) -> ModelSpec:
-        """The judge model, from the case's ``judges:``.
+        """The judge model, from the case's ``judges:``; the model under test when ``judge`` is None.
 
         Raises:
             CaseError: when the case has no such judge (binding normally finds this first).
         """
+        if self.judge is None:
+            if context.case.model is None:
+                raise CaseError("no judge: is named, and the case has no model under test to grade it",
+                                path=context.case.path, line=self.line, key=f"{self.key}.judge")
+            return context.case.model
         return find_judge(context.case, self.judge, f"{self.key}.judge", self.line)
 
     def build_messages(self, context: ScoringContext, extra: Mapping[str, Any] | None = None) -> tuple[Message, ...]:
         """Render the judge's system and user messages from the case and the candidate's answer.
+
+        The variables are ``variables(context, extra)``.
+
+        Raises:
+            CaseError: when a template fails.
+        """
+        variables = self.variables(context, extra)
+        prompt = self.prompt.render(self.key, self.line, context, variables)
+        if self.layout == "conversation":
+            return conversation_layout(prompt, context.transcript, variables["answer"])
+        messages = [] if self.system is None else [
+            Message(role="system", content=self.system.render(self.key, self.line, context, variables))
+        ]
+        messages.append(Message(role="user", content=prompt))
+        return tuple(messages)
+
+    def variables(self, context: ScoringContext, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """What the judge's templates see for this case (a built-in grader checks ``reference`` first).
 
         Template variables: the case variables (also as ``vars``), then ``question`` (the last user
         message of the case), ``answer``, ``transcript``, ``messages``, ``task`` and ``model``, which
@@ -209,7 +233,7 @@ class JudgePrompt:
         ``files`` (``engines/agent/view.py``).
 
         Raises:
-            CaseError: when a template fails.
+            CaseError: when the ``reference`` template fails.
         """
         case = context.case
         conversation = context.transcript or case.messages  # a multi-turn case's prompt has no user turn
@@ -238,14 +262,7 @@ class JudgePrompt:
             variables["reference"] = reference if reference.strip() else None
         else:
             variables["reference"] = pick_for_turn(case.variables.get("reference"), context, lists_only_per_turn=True)
-        prompt = self.prompt.render(self.key, self.line, context, variables)
-        if self.layout == "conversation":
-            return conversation_layout(prompt, context.transcript, variables["answer"])
-        messages = [] if self.system is None else [
-            Message(role="system", content=self.system.render(self.key, self.line, context, variables))
-        ]
-        messages.append(Message(role="user", content=prompt))
-        return tuple(messages)
+        return variables
 
     async def call(
         self, context: ScoringContext, judge: ModelSpec, extra: Mapping[str, Any] | None = None

@@ -3,8 +3,10 @@
 Judges and candidates wrap what we want in prose and code fences, so every reader here looks in
 the places models actually put things. Verdict rules are a table of kinds (``regex``,
 ``json_field``...) so that new ones (markdown-table cells, per-category scores) are one entry more.
-A rule is read once, when its scorer is parsed, into a ``VerdictReader`` (patterns compiled, paths
-split) that reads every reply.
+A rule finds the verdict as written (a captured text, a JSON value, a cell); the scorer's
+``verdict:`` (``verdict_maps.py``) makes it a score: a number by default, or a label's score
+(``GRADE: C`` -> 1). A rule is read once, when its scorer is parsed, into a ``VerdictReader``
+(patterns compiled, paths split) that reads every reply.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any, Protocol
 
 from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
-from bench_plugin.scoring.judge.markdown_table import TableRule, parse_table_rule
+from bench_plugin.scoring.judge.markdown_table import TableRule, cell_number, parse_table_rule
+from bench_plugin.scoring.judge.verdict_maps import LabelVerdict, VerdictMap, label_rule
 
 _DOUBLE_BRACKETS = re.compile(r"\[\[\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*\]\]")
 # a signed decimal as the rent benchmark's master scorer reads it: "-0.5", "+1", "0.25"
@@ -27,20 +30,11 @@ NUMBER_POSITIONS = ("first", "last")
 FALLBACK = "fallback"  # any rule may name a rule to try when it reads nothing
 
 
-class VerdictKind(Protocol):
-    """One parsed kind of rule: reads the number out of a judge's reply."""
-
-    def read(self, text: str, candidate: Sequence[str]) -> float:
-        """The verdict; ``candidate`` names the row a table rule without ``row`` reads.
-
-        Raises:
-            JudgeError: when no verdict can be read; the message says what was looked for.
-        """
-        ...
-
-
 def _as_number(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+    if isinstance(value, bool):
+        raise JudgeError(f"{what} is {json.dumps(value)}, not a number "
+                         "(verdict: true_false or pass_fail reads true/false as 1/0)")
+    if not isinstance(value, (int, float, str)):
         raise JudgeError(f"{what} is {json.dumps(value)}, not a number")
     try:
         number = float(value.strip() if isinstance(value, str) else value)
@@ -52,15 +46,40 @@ def _as_number(value: Any, what: str) -> float:
 
 
 @dataclass(frozen=True)
+class Found:
+    """A verdict as a rule found it, before it is a score: a captured text, a JSON value, a cell.
+
+    ``what`` names it in messages (``field 'pass'``); ``number`` reads it as a number when the
+    scorer's verdict is a number (a table cell's first number, ``**92**/100`` -> 92).
+    """
+
+    value: Any
+    what: str
+    number: Callable[[Any, str], float] = _as_number
+
+
+class VerdictKind(Protocol):
+    """One parsed kind of rule: finds the verdict in a judge's reply."""
+
+    def find(self, text: str, candidate: Sequence[str]) -> Found:
+        """The verdict as written; ``candidate`` names the row a table rule without ``row`` reads.
+
+        Raises:
+            JudgeError: when no verdict can be found; the message says what was looked for.
+        """
+        ...
+
+
+@dataclass(frozen=True)
 class DoubleBrackets:
     """No rule: the first ``[[N]]``, as in MT-Bench's ``Rating: [[8.5]]``."""
 
-    def read(self, text: str, candidate: Sequence[str]) -> float:
+    def find(self, text: str, candidate: Sequence[str]) -> Found:
         """Raises: JudgeError when the reply has no ``[[N]]``."""
         match = _DOUBLE_BRACKETS.search(text)
         if match is None:
             raise JudgeError(f"no [[N]] rating in the reply ({len(text)} chars)")
-        return _as_number(match.group(1), "the [[N]] rating")
+        return Found(match.group(1), "the [[N]] rating")
 
 
 @dataclass(frozen=True)
@@ -70,8 +89,8 @@ class RegexVerdict:
     pattern: re.Pattern[str]
     group: int | str
 
-    def read(self, text: str, candidate: Sequence[str]) -> float:
-        """Raises: JudgeError when nothing matches, the group is empty or holds no number."""
+    def find(self, text: str, candidate: Sequence[str]) -> Found:
+        """Raises: JudgeError when nothing matches or the group is empty."""
         pattern, group = self.pattern, self.group
         match = pattern.search(text)
         if match is None:
@@ -79,7 +98,7 @@ class RegexVerdict:
         captured = match.group(group)
         if captured is None:
             raise JudgeError(f"/{pattern.pattern}/ matched, but group {group} captured nothing")
-        return _as_number(captured, f"the text matched by group {group} of /{pattern.pattern}/")
+        return Found(captured, f"the text matched by group {group} of /{pattern.pattern}/")
 
 
 @dataclass(frozen=True)
@@ -89,8 +108,8 @@ class JsonFieldVerdict:
     path: str
     steps: tuple[PathStep, ...]
 
-    def read(self, text: str, candidate: Sequence[str]) -> float:
-        """Raises: JudgeError when no JSON object has the field, or it is not a number."""
+    def find(self, text: str, candidate: Sequence[str]) -> Found:
+        """Raises: JudgeError when no JSON object has the field."""
         seen = 0
         last_problem = ""
         for found in iter_json_objects(text):
@@ -100,7 +119,7 @@ class JsonFieldVerdict:
             except LookupError as exc:
                 last_problem = f"; {exc}"
                 continue
-            return _as_number(value, f"field {self.path!r}")
+            return Found(value, f"field {self.path!r}")
         if not seen:
             raise JudgeError(f"no JSON object in the reply ({len(text)} chars)")
         raise JudgeError(f"no JSON object in the reply has the field {self.path!r}{last_problem}")
@@ -112,14 +131,14 @@ class NumberVerdict:
 
     position: str
 
-    def read(self, text: str, candidate: Sequence[str]) -> float:
+    def find(self, text: str, candidate: Sequence[str]) -> Found:
         """Raises: JudgeError when the reply has no number."""
         matches = list(_SIGNED_NUMBER.finditer(text.strip()))
         if not matches:
             shown = text.strip()[:40]
             raise JudgeError(f"no number in the reply ({len(text)} chars: {shown!r})")
         which = self.position
-        return _as_number((matches[0] if which == "first" else matches[-1]).group(0), f"the {which} number")
+        return Found((matches[0] if which == "first" else matches[-1]).group(0), f"the {which} number")
 
 
 @dataclass(frozen=True)
@@ -128,9 +147,21 @@ class TableVerdict:
 
     table: TableRule
 
-    def read(self, text: str, candidate: Sequence[str]) -> float:
-        """Raises: JudgeError when the table, the row or a number in its cell cannot be found."""
-        return self.table.cell(text, candidate)
+    def find(self, text: str, candidate: Sequence[str]) -> Found:
+        """Raises: JudgeError when the table or the row cannot be found."""
+        cell, what = self.table.cell_text(text, candidate)
+        return Found(cell, what, cell_number)
+
+
+@dataclass(frozen=True)
+class LabelKind:
+    """A verdict map without a ``parse:`` rule: the label of a ``GRADE: X`` line (``verdict_maps.py``)."""
+
+    rule: LabelVerdict
+
+    def find(self, text: str, candidate: Sequence[str]) -> Found:
+        """Raises: JudgeError when no line names one of the labels."""
+        return Found(self.rule.find(text), "the grade")
 
 
 def _parse_regex(rule: Mapping[str, Any]) -> RegexVerdict:
@@ -186,32 +217,61 @@ VERDICT_RULES: dict[str, VerdictRule] = {
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """What a reply gave: the score on the judge's scale, and the label it was written as (maps only)."""
+
+    score: float
+    label: str | None = None
+
+
+@dataclass(frozen=True)
 class VerdictReader:
-    """A parsed rule: its kind, and the rule tried when it reads nothing (``fallback:``)."""
+    """A parsed rule: its kind, the rule tried when it reads nothing (``fallback:``), the scorer's map.
+
+    ``labels`` is None when the verdict is a number (``verdict: number``, the default).
+    """
 
     kind: VerdictKind
     fallback: VerdictReader | None = None
+    labels: VerdictMap | None = None
 
     def read(self, text: str, candidate: Sequence[str] = ()) -> float:
-        """The verdict on the judge's own scale.
+        """The verdict on the judge's own scale (a label's score under a map).
+
+        Raises:
+            JudgeError: when neither the rule nor its fallback reads one; the message names both.
+        """
+        return self.read_verdict(text, candidate).score
+
+    def read_verdict(self, text: str, candidate: Sequence[str] = ()) -> Verdict:
+        """The verdict and, under a map, the label it was written as.
+
+        A rule whose find is not a number (or not one of the map's labels) counts as reading
+        nothing, so its fallback is tried.
 
         Raises:
             JudgeError: when neither the rule nor its fallback reads one; the message names both.
         """
         try:
-            return self.kind.read(text, candidate)
+            return self._convert(self.kind.find(text, candidate))
         except JudgeError as exc:
             if self.fallback is None:
                 raise
             try:
-                return self.fallback.read(text, candidate)
+                return self.fallback.read_verdict(text, candidate)
             except JudgeError as fallback_exc:
                 raise JudgeError(f"{exc}; fallback: {fallback_exc}") from fallback_exc
 
+    def _convert(self, found: Found) -> Verdict:
+        if self.labels is None:
+            return Verdict(found.number(found.value, found.what))
+        label, score = self.labels.score(found.value, found.what)
+        return Verdict(score, label)
 
-def _rule_kind(rule: Mapping[str, Any]) -> VerdictKind:
+
+def _rule_kind(rule: Mapping[str, Any], labels: VerdictMap | None) -> VerdictKind:
     if not rule or set(rule) == {FALLBACK}:
-        return DoubleBrackets()
+        return DoubleBrackets() if labels is None else LabelKind(label_rule(labels))
     kinds = [key for key in rule if key in VERDICT_RULES]
     if len(kinds) != 1:
         found = "both " + " and ".join(kinds) if kinds else "none"
@@ -226,7 +286,7 @@ def _rule_kind(rule: Mapping[str, Any]) -> VerdictKind:
     return kind.parse(rule)
 
 
-def parse_verdict_rule(rule: Mapping[str, Any] | None) -> VerdictReader:
+def parse_verdict_rule(rule: Mapping[str, Any] | None, labels: VerdictMap | None = None) -> VerdictReader:
     r"""Read a ``parse:`` rule once, before any judge is called.
 
     Args:
@@ -237,6 +297,9 @@ def parse_verdict_rule(rule: Mapping[str, Any] | None) -> VerdictReader:
             first ``[[N]]``, as in MT-Bench's ``Rating: [[8.5]]``. Any rule may add
             ``fallback: RULE``, tried when the rule reads nothing: MT-Bench reads ``[[N]]`` and falls
             back to ``[N]`` (``{fallback: {regex: '\[(\d+\.?\d*)\]'}}``).
+        labels: the scorer's ``verdict:`` map (``parse_verdict_map``): what the rule finds is looked
+            up as a label; without a rule, the last ``GRADE: X`` / ``VERDICT: X`` is read. None: the
+            verdict is a number.
 
     Raises:
         ValueError: for an unknown kind, unknown keys, a regex that does not compile, a bad group.
@@ -244,16 +307,16 @@ def parse_verdict_rule(rule: Mapping[str, Any] | None) -> VerdictReader:
     """
     if rule is not None and not isinstance(rule, Mapping):
         raise ValueError(f"parse must be a mapping such as {{regex: '...'}}, got {type(rule).__name__}")
-    kind = _rule_kind(rule or {})
+    kind = _rule_kind(rule or {}, labels)
     if not rule or FALLBACK not in rule:
-        return VerdictReader(kind)
+        return VerdictReader(kind, labels=labels)
     if not isinstance(rule[FALLBACK], Mapping):
         raise ValueError(f"parse.fallback must be a parse rule such as {{regex: '...'}}, got {rule[FALLBACK]!r}")
-    return VerdictReader(kind, parse_verdict_rule(rule[FALLBACK]))
+    return VerdictReader(kind, parse_verdict_rule(rule[FALLBACK], labels), labels)
 
 
-def parse_verdict(text: str, rule: Mapping[str, Any] | None = None) -> float:
-    """Read the number a judge gave, by a rule written as in a suite (see ``parse_verdict_rule``).
+def parse_verdict(text: str, rule: Mapping[str, Any] | None = None, labels: VerdictMap | None = None) -> float:
+    """Read the score a judge gave, by a rule written as in a suite (see ``parse_verdict_rule``).
 
     Scorers parse their rule once and call ``VerdictReader.read``; this is for one-off readings
     (a recorded judgement checked against its score).
@@ -262,4 +325,4 @@ def parse_verdict(text: str, rule: Mapping[str, Any] | None = None) -> float:
         JudgeError: when no verdict can be read; the message says what was looked for.
         ValueError: when the rule itself is malformed.
     """
-    return parse_verdict_rule(rule).read(text)
+    return parse_verdict_rule(rule, labels).read(text)

@@ -11,6 +11,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from bench_plugin.errors import CaseError
+from bench_plugin.suite.agent.consent import check_sandbox_consent
 from bench_plugin.suite.agent.spec import (
     BUILTIN_DEFAULTS,
     DEFAULT_COMMAND_TIMEOUT_S,
@@ -54,7 +55,9 @@ def build_agent(
 
     Raises:
         CaseError: at the offending key's line.
+        SuiteError: the suite asks for ``sandbox: none`` without the user's consent (it stops the file's collection).
     """
+    check_sandbox_consent(loaded, task, base, override)
     builder = _Builder(loaded, renderer, folders or SuiteFolders.of(loaded.path.parent))
     if "conversation" in task:
         raise builder.error((*base, "tools"), "tools: is for a model working on a task (prompt:, messages:, "

@@ -151,10 +151,15 @@ class SandboxSpec:
 
 @dataclass(frozen=True)
 class SandboxOverride:
-    """The command line's choice (``--bench-sandbox``, ``--bench-sandbox-image``): it wins over the suite's."""
+    """The user's choice (``--bench-sandbox``, ``--bench-sandbox-image``): it wins over the suite's.
+
+    ``allow_none`` (ini ``bench_allow_no_sandbox``) is the user's consent to a suite's ``sandbox: none``,
+    which a suite cannot give itself (``suite/agent/consent.py``).
+    """
 
     backend: str | None = None
     image: str | None = None
+    allow_none: bool = False
 
 
 @dataclass(frozen=True)

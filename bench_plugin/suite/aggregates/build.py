@@ -23,6 +23,7 @@ from bench_plugin.suite.aggregates.spec import (
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.scorers import component_names
 from bench_plugin.suite.sections import read_suite_sections
+from bench_plugin.suite.variants import PROMPT_TAG, PROMPT_VARIABLE
 
 # the keys each fn reads; any other key is a mistake worth pointing at
 _FN_KEYS = {
@@ -205,4 +206,6 @@ def _known_fields(loaded: LoadedSuite) -> list[str] | None:
             names += list(task.get(key, {}))
         if isinstance(task.get("tags"), Mapping):
             names += list(task["tags"])
+    if "prompts" in data or any("prompts" in task for task in data["tasks"]):
+        names += [PROMPT_TAG, PROMPT_VARIABLE]  # every prompt variant is tagged prompt=ID and has prompt_id
     return list(dict.fromkeys(names))

@@ -1,0 +1,307 @@
+"""The response cache: answers of HTTP model calls kept in SQLite, so a re-run pays only for what changed.
+
+One file (``<rootdir>/.bench-cache/responses.sqlite3`` by default) in WAL mode is shared by every
+process that runs cases at once (xdist workers, parallel runs): readers never wait for writers, and
+writes wait for each other through ``busy_timeout``. A key is the SHA-256 of what decides the answer
+(``cache_key``), the run index included, so ``--bench-runs 3`` keeps three independent answers and a
+second run replays each of them. Only answers are stored: failed calls never, headers and API keys
+never (neither in the key's document nor in the value).
+
+Measured by ``benchmarks/cache_speed.py`` (1 KB prompts, this 2-core machine): a miss costs 10-20 us
+and a hit 70-150 us (mostly decoding the answer) when read on the runner's loop thread, and a hit 3-7x
+that through ``asyncio.to_thread``; so reads run on the loop's thread. Writes are queued (30-60 us) to
+one writer thread per process, which commits whatever has queued up in one transaction and never holds
+up the loop; SQLite waits on another process's lock there, not on the loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_plugin.chat import Completion, CompletionRequest, ToolCall, Usage
+from bench_plugin.endpoints import ProviderSpec
+from bench_plugin.pricing import Cost
+from bench_plugin.providers.interface import merge_params
+from bench_plugin.providers.registry import HTTP_TYPES, OFFLINE_TYPES
+
+OFF, READ, WRITE, ON = "off", "read", "write", "on"
+MODES = (OFF, READ, WRITE, ON)
+DEFAULT_MODE = ON
+"""Paid calls are worth keeping: a re-run after a change of suite or rubric pays only for the calls that changed."""
+DEFAULT_FOLDER = ".bench-cache"
+DB_NAME = "responses.sqlite3"
+KEY_VERSION = 1
+"""Part of every key's document: raising it retires every stored answer (a change of what a key means)."""
+
+HIT_COST = Cost(0.0, "cache")
+"""What an answer from the cache costs this run: nothing (its tokens are still those of the answer)."""
+
+_BUSY_TIMEOUT_S = 30.0  # the writer thread's wait for another process's lock
+_READ_TIMEOUT_S = 2.0  # a reader runs on the event loop: it waits briefly (WAL readers rarely wait at all)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    hit_at REAL,
+    hits INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID
+"""
+_STORE = ("INSERT INTO responses (key, value, provider, model, created_at) VALUES (?, ?, ?, ?, ?) "
+          "ON CONFLICT(key) DO UPDATE SET value = excluded.value, created_at = excluded.created_at")
+_TOUCH = "UPDATE responses SET hits = hits + 1, hit_at = ? WHERE key = ?"
+_IGNORE_FILE = "# made by bench_plugin: the response cache (--bench-cache); never commit it\n*\n"
+_KEPT_OUT = ("attempts", "cached")  # of the call that made the answer, not of the answer
+_STORED_FIELDS = frozenset(item.name for item in dataclasses.fields(Completion)) - set(_KEPT_OUT)
+_USAGE_FIELDS = frozenset(item.name for item in dataclasses.fields(Usage))
+
+log = logging.getLogger(__name__)
+
+
+def is_cacheable(provider: ProviderSpec) -> bool:
+    """Whether calls to ``provider`` go through the cache: those of HTTP providers.
+
+    Offline providers (echo, scripted, replay) answer for free and always alike; a provider type of
+    another package is cached when its spec has a ``base_url`` (it calls an endpoint).
+    """
+    if provider.type in OFFLINE_TYPES:
+        return False
+    return provider.type in HTTP_TYPES or bool(provider.base_url)
+
+
+def cache_key(request: CompletionRequest, occurrence: int = 0) -> str:
+    """The key of a call: SHA-256 of a canonical JSON of what decides its answer.
+
+    That is the provider type, endpoint, model id, every request parameter (the model's ``params`` under
+    the call's), the messages as sent (after the model's system-prompt policy), the tools, the model's
+    and provider's ``options``, the run index and ``occurrence`` (how many identical calls the same case
+    made before this one, so that two of them stay two answers). Headers are left out, since they may
+    carry keys; the task, turn and variables are left out, since they never reach the wire.
+    """
+    model = request.model
+    document = {
+        "version": KEY_VERSION,
+        "provider": model.provider.type,
+        "endpoint": (model.provider.base_url or "").rstrip("/"),
+        "model": model.id,
+        "params": merge_params(request),
+        "messages": [message.to_dict() for message in request.messages],
+        "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools],
+        "options": [model.provider.options, model.options],
+        "run": request.run,
+        "occurrence": occurrence,
+    }
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def encode_completion(completion: Completion) -> str:
+    """The stored value: the answer's fields as JSON (not ``attempts``, nor ``cached``).
+
+    Raises:
+        TypeError: a field holds a value JSON cannot write (a newer ``Completion`` field): not stored.
+    """
+    data: dict[str, Any] = {}
+    for item in dataclasses.fields(completion):
+        if item.name in _KEPT_OUT:
+            continue
+        value = getattr(completion, item.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = dataclasses.asdict(value)
+        elif isinstance(value, tuple):
+            value = [v.to_dict() if isinstance(v, ToolCall) else v for v in value]
+        data[item.name] = value
+    return json.dumps(data, ensure_ascii=False, allow_nan=False)
+
+
+def decode_completion(text: str) -> Completion:
+    """A stored answer, marked ``cached`` with no attempts (none was made this run).
+
+    Raises:
+        ValueError, TypeError, KeyError: the value is not one this version wrote (then it is a miss).
+    """
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("a cached value is not an object")
+    fields: dict[str, Any] = {key: value for key, value in data.items() if key in _STORED_FIELDS}
+    fields["usage"] = Usage(**{k: v for k, v in (fields.get("usage") or {}).items() if k in _USAGE_FIELDS})
+    fields["tool_calls"] = tuple(ToolCall(**call) for call in fields.get("tool_calls") or ())
+    return Completion(**fields, attempts=0, cached=True)
+
+
+class ResponseCache:
+    """Answers by key in one SQLite file, for one process; safe with other processes on the same file.
+
+    Reads run on the caller's thread (each thread gets its own connection); writes are queued to a
+    writer thread started on the first one. The file and its folder are made on the first write, so a
+    run that never stores anything leaves nothing behind. A cache that cannot be read or written (a
+    read-only folder, a corrupt file) is logged once and left alone: it never fails a case.
+
+    Args:
+        folder: where ``responses.sqlite3`` lives (made with a ``.gitignore`` of ``*``).
+        mode: ``read`` (look up, never store), ``write`` (store, never look up) or ``on`` (both).
+    """
+
+    def __init__(self, folder: Path, mode: str = ON) -> None:
+        if mode not in (READ, WRITE, ON):
+            raise ValueError(f"cache mode {mode!r}: expected one of read, write, on")
+        self.path = folder / DB_NAME
+        self.mode = mode
+        self.reads = mode in (READ, ON)
+        self.writes = mode in (WRITE, ON)
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._queue: queue.SimpleQueue[tuple[str, tuple[Any, ...]] | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._broken = False
+
+    def get(self, key: str) -> Completion | None:
+        """The stored answer for ``key``, or None (also when the cache cannot be read)."""
+        if not self.reads or self._broken:
+            return None
+        connection = self._reader()
+        if connection is None:
+            return None
+        try:
+            row = connection.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError as exc:
+            # another process made the file and not yet its table, or holds it past the readers' short wait
+            if "no such table" in str(exc) or "locked" in str(exc):
+                return None
+            self._give_up("read", exc)
+            return None
+        except sqlite3.Error as exc:
+            self._give_up("read", exc)
+            return None
+        if row is None:
+            return None
+        try:
+            completion = decode_completion(row[0])
+        except (ValueError, TypeError, KeyError):
+            return None  # written by another version: called again, and stored over
+        if self.writes:
+            self._send(_TOUCH, (time.time(), key))
+        return completion
+
+    def put(self, key: str, completion: Completion, provider: str, model: str) -> None:
+        """Queue ``completion`` to be stored under ``key`` (an answer; failed calls never come here)."""
+        if not self.writes or self._broken:
+            return
+        try:
+            value = encode_completion(completion)
+        except (TypeError, ValueError) as exc:
+            log.warning("bench response cache: an answer of %s was not stored: %s", model, exc)
+            return
+        self._send(_STORE, (key, value, provider, model, time.time()))
+
+    def close(self) -> None:
+        """Store what is queued, stop the writer, close every connection."""
+        with self._lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            self._queue.put(None)
+            writer.join(timeout=_BUSY_TIMEOUT_S + 5)  # a file locked past busy_timeout gives up, then this ends
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
+
+    def _send(self, sql: str, args: tuple[Any, ...]) -> None:
+        with self._lock:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="bench-cache-writer", daemon=True)
+                self._writer.start()
+        self._queue.put((sql, args))
+
+    def _reader(self) -> sqlite3.Connection | None:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            if not self.path.exists():  # nothing stored yet: do not make the file for a lookup
+                return None
+            try:
+                connection = self._connect(self.path.resolve().as_uri() + "?mode=ro", reader=True)
+            except sqlite3.Error as exc:
+                self._give_up("open", exc)
+                return None
+            self._local.connection = connection
+        return connection
+
+    def _write_loop(self) -> None:
+        """Commit whatever has queued up since the last commit in one transaction, until ``close``."""
+        connection = self._open_for_writing()
+        stopping = False
+        while not stopping:
+            batch = [self._queue.get()]
+            while True:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stopping = None in batch
+            statements = [item for item in batch if item is not None]
+            if connection is None or not statements:
+                continue
+            try:
+                with connection:  # one transaction: commits, or rolls back on an error
+                    for sql, args in statements:
+                        connection.execute(sql, args)
+            except sqlite3.Error as exc:
+                self._give_up("write", exc)
+                connection = None
+
+    def _open_for_writing(self) -> sqlite3.Connection | None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            ignore = self.path.parent / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text(_IGNORE_FILE, encoding="utf-8")
+            connection = self._connect(str(self.path))
+            _with_retries(lambda: connection.execute("PRAGMA journal_mode=WAL"))
+            connection.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash may lose the last commits, never the file
+            _with_retries(lambda: connection.execute(_SCHEMA))
+        except (OSError, sqlite3.Error) as exc:
+            self._give_up("open", exc)
+            return None
+        return connection
+
+    def _connect(self, database: str, *, reader: bool = False) -> sqlite3.Connection:
+        # readers: read-only and autocommit; the writer opens a transaction per batch (``with connection``)
+        connection = sqlite3.connect(database, timeout=_READ_TIMEOUT_S if reader else _BUSY_TIMEOUT_S, uri=reader,
+                                     check_same_thread=False,
+                                     isolation_level=None if reader else "DEFERRED")
+        with self._lock:
+            self._connections.append(connection)
+        return connection
+
+    def _give_up(self, what: str, exc: BaseException) -> None:
+        if not self._broken:
+            self._broken = True
+            log.warning("bench response cache %s: cannot %s it (%s); this run goes on without it", self.path, what,
+                        exc)
+
+
+def _with_retries(statement: Any, tries: int = 20) -> Any:
+    """Run a statement that other processes opening the same file at once may briefly lock, past busy_timeout."""
+    for attempt in range(tries):
+        try:
+            return statement()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == tries - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    return None
+

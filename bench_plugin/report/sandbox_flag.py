@@ -1,0 +1,112 @@
+"""The cases whose agent commands ran without a sandbox (``sandbox: none``), as every report flags them.
+
+Isolation is off only when the user asked for it (``--bench-sandbox none``, or a suite's ``sandbox: none``
+they consented to), and then every output says so, from the record's ``agent.sandbox``: the terminal
+(``sandbox_notice.py``), summary.json (a suite's ``sandbox``), report.md (a warning under the title and in
+the suite's section), dashboard.html and report.html (a banner). Node ids come from suites: each format
+escapes them with its own helper.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from bench_plugin.record import CaseRecord
+from bench_plugin.report.escape import markdown_code
+
+NONE = "none"
+HEADLINE = "WARNING: agent commands ran WITHOUT a sandbox"
+RISK = ("they could read this machine's files and pytest's environment (API keys included), write outside "
+        "their workspace and reach the network")
+MAX_NAMED = 10
+"""Cases named per suite file; the rest are counted."""
+# inline, so that the banner looks the same in dashboard.html (whose CSP allows inline styles) and report.html
+_BANNER_STYLE = ("border:2px solid #b91c1c;background:#fef2f2;color:#7f1d1d;padding:8px 14px;margin:10px 0;"
+                 "border-radius:6px;font-size:14px")
+
+
+def ran_without_sandbox(agent: Any) -> bool:
+    """Whether a record's ``agent`` part says its programs ran without isolation."""
+    return isinstance(agent, Mapping) and agent.get("sandbox") == NONE
+
+
+def sandbox_section(records: Iterable[CaseRecord]) -> dict[str, Any]:
+    """A suite summary's ``sandbox`` entry, ``{"sandbox": {"none": [nodeid, ...]}}``; ``{}`` when all were isolated.
+
+    Only ``none`` is named: records do not say which sandbox isolated a case, only that none did. The
+    entry is left out rather than empty, so the summaries of runs without agent commands do not change.
+    """
+    cases = [record.nodeid for record in records if ran_without_sandbox(record.agent)]
+    return {"sandbox": {NONE: cases}} if cases else {}
+
+
+def unsandboxed_cases(summary: Mapping[str, Any]) -> list[str]:
+    """Every case of the run that ran without a sandbox, suite by suite (``summary`` as ``summarize`` made it)."""
+    return [nodeid for suite in summary.get("suites") or [] for nodeid in suite_cases(suite)]
+
+
+def suite_cases(suite: Mapping[str, Any]) -> list[str]:
+    """The cases of one suite summary that ran without a sandbox."""
+    found = (suite.get("sandbox") or {}).get(NONE) or []
+    return [str(nodeid) for nodeid in found]
+
+
+def by_file(nodeids: Iterable[str]) -> dict[str, list[str]]:
+    """Node ids grouped by their suite file (the part before ``::``), in first-seen order."""
+    groups: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        groups.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
+    return groups
+
+
+def _counted(count: int) -> str:
+    return f"{count} case" + ("" if count == 1 else "s")
+
+
+def markdown_warning(summary: Mapping[str, Any]) -> list[str]:
+    """The warning under report.md's title: how many cases, the risk, and each suite file with its cases.
+
+    Returns:
+        Lines ending with a blank one; none when every case was isolated.
+    """
+    cases = unsandboxed_cases(summary)
+    if not cases:
+        return []
+    lines = [f"> **{HEADLINE}** (`sandbox: none`) in {_counted(len(cases))}: {RISK}.", ">"]
+    for path, found in by_file(cases).items():
+        named = ", ".join(markdown_code(nodeid) for nodeid in found[:MAX_NAMED])
+        more = f" and {len(found) - MAX_NAMED} more" if len(found) > MAX_NAMED else ""
+        lines.append(f"> - {markdown_code(path)} ({_counted(len(found))}): {named}{more}")
+    return [*lines, ""]
+
+
+def markdown_suite_warning(suite: Mapping[str, Any]) -> list[str]:
+    """The line under a suite's heading in report.md when some of its cases ran without a sandbox."""
+    cases = suite_cases(suite)
+    if not cases:
+        return []
+    return [f"> **{HEADLINE}** (`sandbox: none`) in {_counted(len(cases))} of this suite.", ""]
+
+
+def html_warning(nodeids: Sequence[str]) -> str:
+    """The banner of dashboard.html and report.html: escaped HTML, empty when every case was isolated."""
+    if not nodeids:
+        return ""
+    items = []
+    for path, found in by_file(nodeids).items():
+        named = ", ".join(f"<code>{html.escape(nodeid)}</code>" for nodeid in found[:MAX_NAMED])
+        more = f" and {len(found) - MAX_NAMED} more" if len(found) > MAX_NAMED else ""
+        items.append(f"<li><code>{html.escape(path)}</code> ({_counted(len(found))}): {named}{more}</li>")
+    return (f'<div class="bench-unsandboxed" role="alert" style="{_BANNER_STYLE}"><strong>{HEADLINE}</strong> '
+            f"(sandbox: none) in {_counted(len(nodeids))}: {html.escape(RISK)}.<ul>{''.join(items)}</ul></div>")
+
+
+def html_suite_warning(suite: Mapping[str, Any]) -> str:
+    """The line at the top of a suite's section of dashboard.html, escaped; empty when its cases were isolated."""
+    cases = suite_cases(suite)
+    if not cases:
+        return ""
+    return (f'<p class="bench-unsandboxed" role="alert" style="{_BANNER_STYLE}"><strong>{HEADLINE}</strong> '
+            f"(sandbox: none) in {_counted(len(cases))} of this suite.</p>")

@@ -1,0 +1,106 @@
+"""At collection, the names a judge prompt reads that neither the case nor the judge call will give it.
+
+A judge prompt renders only after the model has answered, so a typo (``{{ refrence }}``) used to
+surface at run time, after the model call was paid for, and ``bench validate`` could not see it. Its
+names are known before: the case's variables, and what ``JudgePrompt.build_messages`` adds. A name
+that is neither fails the case at collection, with the scorer's line and the prompt's key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from functools import lru_cache
+
+import jinja2
+from jinja2 import meta, nodes
+
+from bench_plugin.errors import CaseError
+from bench_plugin.hints import did_you_mean
+from bench_plugin.scoring.judge.prompt import JudgePrompt, JudgeTemplate
+from bench_plugin.suite.spec import CaseSpec
+from bench_plugin.suite.templates import TemplateRenderer
+
+#: What ``JudgePrompt.build_messages`` gives every judge template besides the case's variables: the
+#: answer and the conversation, a ``per_turn`` scorer's turn, an agent run, a rubric. Keep in step with it.
+JUDGE_NAMES = frozenset({
+    "vars", "question", "answer", "transcript", "messages", "task", "model", "reference",
+    "turn", "earlier", "context",  # per_turn (scoring/per_turn.py)
+    "checks", "tool_calls", "files",  # agent tasks (engines/agent/view.py)
+    "rubric", "rubric_text", "rubric_total",  # rubrics (judge/rubric.py)
+})
+
+
+def check_prompt_names(prompt: JudgePrompt, case: CaseSpec, extra: Collection[str] = ()) -> None:
+    """Refuse a name the prompt's templates read that nothing will define.
+
+    Args:
+        prompt: the parsed prompt (its ``prompt``, ``system`` and ``reference`` templates are read).
+        case: the case, whose variables the templates see.
+        extra: names the caller adds at run time (a panel's ``judge``, a consensus's ``reports``).
+
+    Raises:
+        CaseError: ``template error: 'nmae' is undefined`` at ``KEY.prompt``, with a did-you-mean; also
+            when a template file does not exist or a template does not parse.
+    """
+    renderer = case.templates
+    if renderer is None:
+        return
+    known = {*case.variables, *JUDGE_NAMES, *extra, *renderer.env.globals}
+    templates = [prompt.prompt, prompt.system]
+    references = (prompt.reference,) if isinstance(prompt.reference, str) else prompt.reference or ()
+    templates += [JudgeTemplate("reference", text) for text in references]
+    for template in templates:
+        if template is None:
+            continue
+        where = f"{prompt.key}.{template.option}"
+        for name in _names(renderer, template, case, where, prompt.line):
+            if name not in known:
+                guess = did_you_mean(name, sorted(known - set(renderer.env.globals)))
+                raise CaseError(
+                    f"template error: {name!r} is undefined", path=case.path, line=prompt.line, key=where,
+                    hint=(f"{guess} " if guess else "") + "define it under variables:, in the task's vars:, or as "
+                    "a matrix or dataset field; judge prompts also see " + ", ".join(sorted(JUDGE_NAMES)),
+                )
+
+
+def _names(renderer: TemplateRenderer, template: JudgeTemplate, case: CaseSpec, key: str,
+           line: int | None) -> tuple[str, ...]:
+    """The undeclared names of one template (a ``*_file`` option names a file next to the suite).
+
+    Raises:
+        CaseError: the template does not parse, or its file is not under the suite's folder.
+    """
+    try:
+        return _undeclared(renderer, template.option.endswith("_file"), template.source)
+    except CaseError as exc:  # a file outside the suite's folder: already in the author's words
+        raise exc.located(case.path, line, key) from None
+    except jinja2.TemplateNotFound:
+        raise CaseError(f"template file {template.source!r} not found under {renderer.root}", path=case.path,
+                        line=line, key=key) from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise CaseError(f"template error: {exc.message}", path=case.path, line=line, key=key) from None
+
+
+@lru_cache(maxsize=1024)
+def _undeclared(renderer: TemplateRenderer, from_file: bool, source: str) -> tuple[str, ...]:
+    """Parsed once per source: 480 MT-Bench cases share four judge prompts."""
+    text = source
+    if from_file:
+        loader = renderer.env.loader
+        text = loader.get_source(renderer.env, source)[0] if loader is not None else ""
+    tree = renderer.env.parse(text)
+    return tuple(sorted(meta.find_undeclared_variables(tree) - _guarded(tree)))
+
+
+_GUARDS = frozenset({"default", "d"})  # filters that stand in for an undefined value
+_TESTS = frozenset({"defined", "undefined"})
+
+
+def _guarded(tree: nodes.Template) -> set[str]:
+    """Names a template reads only through ``| default(...)`` or tests with ``is defined``: optional by design."""
+    guarded: set[str] = set()
+    for node in tree.find_all((nodes.Filter, nodes.Test)):
+        names = _GUARDS if isinstance(node, nodes.Filter) else _TESTS
+        if node.name in names and isinstance(node.node, nodes.Name):
+            guarded.add(node.node.name)
+    return guarded

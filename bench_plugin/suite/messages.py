@@ -1,0 +1,97 @@
+"""A task's (or a prompt's) ``messages:``: a list written in the YAML, or a template that gives one from data.
+
+Chat-format datasets (inspect_ai's ``input`` as a list of messages, a JSONL ``messages`` column)
+hold whole conversations; ``messages: "{{ messages }}"`` sends a row's conversation as it is. What
+comes from data is data: its contents are not rendered as templates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bench_plugin.chat import Message
+from bench_plugin.errors import CaseError
+from bench_plugin.frozen import type_name
+from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.suite.sources import TemplateSpec
+from bench_plugin.suite.spec import MessageSpec
+from bench_plugin.suite.templates import TemplateRenderer
+
+ROLES = ("system", "user", "assistant")
+_HINT = 'give a list of {role: system|user|assistant, content: TEXT}, e.g. messages: "{{ row.messages }}"'
+
+
+def build_messages(loaded: LoadedSuite, raw: Any, base: KeyPath) -> tuple[MessageSpec, ...] | TemplateSpec:
+    """The ``messages:`` at ``base`` (schema-valid): each entry's templates, or the one template that gives them all."""
+    if isinstance(raw, str):
+        return TemplateSpec(raw, key=format_key_path(base), line=loaded.lines.line_of(base))
+    return tuple(
+        MessageSpec(role=message["role"], content=_content(loaded, message, (*base, i)), name=message.get("name"))
+        for i, message in enumerate(raw)
+    )
+
+
+def _content(loaded: LoadedSuite, message: Mapping[str, Any], path: KeyPath) -> TemplateSpec | None:
+    for option, from_file in (("content_file", True), ("content", False)):  # the file wins, as for prompts
+        if option in message:
+            where = (*path, option)
+            return TemplateSpec(message[option], from_file=from_file, key=format_key_path(where),
+                                line=loaded.lines.line_of(where))
+    return None
+
+
+def render_messages(
+    renderer: TemplateRenderer, messages: tuple[MessageSpec, ...] | TemplateSpec, scope: Mapping[str, Any], path: str
+) -> tuple[Message, ...]:
+    """The messages of one case: each entry rendered, or the template's value read as chat messages.
+
+    Raises:
+        CaseError: a template that fails, or a value that is not a list of chat messages (at the key).
+    """
+    if isinstance(messages, TemplateSpec):
+        value = renderer.evaluate(messages.source, scope, key=messages.key, line=messages.line)
+        return messages_from_data(value, path=path, key=messages.key, line=messages.line)
+    return tuple(
+        Message(role=entry.role, content=entry.content.render(renderer, scope) if entry.content else "",
+                name=entry.name)
+        for entry in messages
+    )
+
+
+def messages_from_data(value: Any, *, path: str | None, key: str, line: int | None) -> tuple[Message, ...]:
+    """Chat messages from data: a list of ``{role, content, name?}`` mappings, or JSON text of one.
+
+    Other keys of a message (an ``id``, a ``source``) are left out; a role other than system, user or
+    assistant, or content that is not text, is an error.
+
+    Raises:
+        CaseError: naming the message that is wrong and what it holds.
+    """
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise _error(f"expected chat messages, got text that is not JSON ({exc.msg})", path, key, line) from exc
+    if not isinstance(value, Sequence) or isinstance(value, str) or not value:
+        shown = "an empty list" if isinstance(value, Sequence) and not value else type_name(value)
+        raise _error(f"expected a list of chat messages, got {shown}", path, key, line)
+    out = []
+    for number, message in enumerate(value):
+        where = f"message {number}"
+        if not isinstance(message, Mapping):
+            raise _error(f"{where} is {type_name(message)}, expected a mapping with role and content", path, key, line)
+        role, content, name = message.get("role"), message.get("content"), message.get("name")
+        if role not in ROLES:
+            raise _error(f"{where}: role {role!r} is not one of {', '.join(ROLES)}", path, key, line)
+        if not isinstance(content, str):
+            raise _error(f"{where}: content is {type_name(content)}, expected text", path, key, line)
+        if name is not None and not isinstance(name, str):
+            raise _error(f"{where}: name is {type_name(name)}, expected text", path, key, line)
+        out.append(Message(role=role, content=content, name=name))
+    return tuple(out)
+
+
+def _error(message: str, path: str | None, key: str, line: int | None) -> CaseError:
+    return CaseError(message, path=path, line=line, key=key or None, hint=_HINT)

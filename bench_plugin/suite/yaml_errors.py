@@ -1,0 +1,195 @@
+"""PyYAML's syntax errors in the suite author's words: file:line:column, key path, the line with a caret, a hint.
+
+PyYAML says what its scanner expected (``mapping values are not allowed here``, ``expected <block
+end>, but found '<scalar>'``); the person editing the suite wants to know what in their text caused it.
+The common causes are few: an unquoted ``: `` inside a value, a tab, an indentation that does not line
+up, a quote or bracket left open, a value starting with a character YAML reserves. Each is recognised
+from PyYAML's problem and context, and pointed at where the fix goes (for an unclosed quote: where it
+opened, not the end of the file where PyYAML noticed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import yaml
+
+from bench_plugin.errors import SuiteError
+
+_QUOTE_HINT = "put the whole value in quotes"
+_INDENT_HINT = ("keys of one mapping start in the same column, and the '- ' items of one list line up; "
+                "indent with spaces only")
+_RESERVED = {
+    "@": "YAML reserves it",
+    "`": "YAML reserves it",
+    "%": "YAML reads it as a directive",
+    "*": "YAML reads *name as an alias",
+    "&": "YAML reads &name as an anchor",
+}
+_KEY_VALUE = re.compile(r"^(?P<lead>\s*(?:-\s+)?)(?P<key>[^\s:#'\"{}\[\],][^:#]*?):\s+(?P<value>\S.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What went wrong, where to point (0-based line and column) and how to fix it."""
+
+    message: str
+    line: int
+    column: int
+    hint: str | None = None
+    child: str | None = None  # the key written on the line, below the key path being read
+
+
+def yaml_syntax_error(exc: yaml.YAMLError, source: str, shown: str, key: str | None) -> SuiteError:
+    """The SuiteError for a YAML syntax error, pointing at the spot and quoting the line with a caret.
+
+    Args:
+        exc: what PyYAML raised while reading the file.
+        source: the file's text.
+        shown: the file as messages name it.
+        key: the key path being read when the error was found, when one was.
+    """
+    if isinstance(exc, yaml.reader.ReaderError):
+        line, column = _position(source, exc.position)
+        what = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
+        reading = _Reading(f"invalid YAML: the file holds the character {what}, which YAML does not allow",
+                           line, column, "remove it (a control character pasted with the text?)")
+    elif isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        reading = _read(exc, source.splitlines())
+    else:
+        return SuiteError(f"invalid YAML: {exc}", path=shown, key=key)
+    if reading.child and not (key or "").endswith(reading.child):
+        key = f"{key}.{reading.child}" if key else reading.child
+    return SuiteError(
+        reading.message,
+        path=shown,
+        line=reading.line,
+        column=reading.column,
+        key=key,
+        hint=reading.hint,
+        excerpt=caret_excerpt(source, reading.line, reading.column),
+    )
+
+
+def caret_excerpt(source: str, line: int, column: int) -> str:
+    """The line (numbered as in ``LoadedSuite.excerpt``) and a caret under ``column``; tabs shown as ``→``."""
+    lines = source.splitlines()
+    text = lines[line] if line < len(lines) else ""
+    width = len(str(line + 1))
+    shown = text.replace("\t", "→")  # one character for one, so the caret stays under its column
+    return f"  > {line + 1:>{width}} | {shown}\n    {' ' * width} | {' ' * min(column, len(text))}^"
+
+
+def _position(source: str, index: int) -> tuple[int, int]:
+    before = source[:index]
+    return before.count("\n"), index - (before.rfind("\n") + 1)
+
+
+def _read(exc: yaml.MarkedYAMLError, lines: list[str]) -> _Reading:
+    """Recognise the common causes; anything else keeps PyYAML's words, located the same way."""
+    mark = exc.problem_mark
+    assert mark is not None
+    problem, context = exc.problem or "", exc.context or ""
+    opened = exc.context_mark
+    text = lines[mark.line] if mark.line < len(lines) else ""
+    at = _Reading("", mark.line, mark.column)
+    if "\t" in text[: len(text) - len(text.lstrip())] or "'\\t'" in problem:
+        return _at(at, "a tab character: YAML indents with spaces, never tabs",
+                   "replace the tab (shown as →) with spaces; a tab may stay only inside quotes")
+    if problem == "mapping values are not allowed here":
+        own_key = re.match(r"\s*([A-Za-z_][\w-]*):\s", text)  # the line's key (not a list item's first key)
+        return _Reading("a value holds ': ' (a colon and a space), which YAML reads as the start of another key",
+                        mark.line, mark.column, _quote_suggestion(text) or _QUOTE_HINT,
+                        child=own_key.group(1) if own_key else None)
+    if "escape character" in problem:
+        return _at(at, f"{problem.replace('found unknown', 'an unknown')} inside double quotes",
+                   "write \\\\ for a backslash, or use single quotes, where a backslash is an ordinary character")
+    if "while scanning a quoted scalar" in context and opened is not None:
+        return _Reading("this quote is never closed", opened.line, opened.column,
+                        "close it; a quote inside the text is written \\\" in double quotes, '' in single quotes")
+    for bracket, closing, kind in (("{", "}", "flow mapping"), ("[", "]", "flow sequence")):
+        if f"while parsing a {kind}" in context and opened is not None:
+            if opened.line != mark.line or "end of stream" in problem:
+                return _Reading(f"this '{bracket}' is never closed with '{closing}'", opened.line, opened.column,
+                                f"close it on the same entry, or write the entries one per line without {bracket}")
+            got = re.search(r"but got '(.+?)'", problem)
+            char = got.group(1) if got and len(got.group(1)) == 1 else "':' or ','"
+            what = f"'{char}'" if len(char) == 1 else char
+            entry = _flow_entry(text, at.column)
+            hint = f"{_QUOTE_HINT}: {entry[0]}: {entry[1]}" if entry else "quote the value, e.g. {prompt: \"a: b?\"}"
+            return _Reading(f"inside {bracket} {closing} a value holding {what} must be quoted", at.line, at.column,
+                            hint, child=entry[0] if entry and bracket == "{" else None)
+    found = re.search(r"found character '(.)' that cannot start any token", problem)
+    reserved = (found.group(1), at) if found is not None else _reserved_start(context, opened, lines)
+    if reserved is not None:
+        char, spot = reserved
+        why = _RESERVED.get(char, "YAML reserves it")
+        return _at(spot, f"an unquoted value cannot start with '{char}': {why}",
+                   _quote_suggestion(lines[spot.line] if spot.line < len(lines) else "") or _QUOTE_HINT)
+    if problem.startswith("expected <block end>"):
+        return _indentation(at, problem, opened, text)
+    if "could not find expected ':'" in problem:
+        line = opened.line if opened is not None else mark.line
+        column = opened.column if opened is not None else mark.column
+        return _Reading("a line without 'key: value' inside a mapping", line, column,
+                        "write key: value; for text over several lines use key: | and indent the text")
+    if problem.startswith("found undefined alias"):
+        return _at(at, f"{problem.replace('found undefined alias', 'the alias')} names no anchor (&name) above it",
+                   "define the anchor before the alias, or quote a value that starts with '*'")
+    if "expected a single document" in problem + context:
+        return _at(at, "a second YAML document ('---'): a suite file holds one", "remove the '---' line")
+    if "could not determine a constructor for the tag" in problem or "undefined tag handle" in problem:
+        return _at(at, "YAML tags (!name) are not used in suites", "quote a value that starts with '!'")
+    where = f" ({context}, line {opened.line + 1})" if context and opened is not None else ""
+    return _at(at, f"invalid YAML: {problem}{where}", None)
+
+
+def _at(spot: _Reading, message: str, hint: str | None) -> _Reading:
+    return _Reading(message, spot.line, spot.column, hint)
+
+
+def _reserved_start(context: str, opened: yaml.Mark | None, lines: list[str]) -> tuple[str, _Reading] | None:
+    """The character (``*`` or ``&``) an unquoted value starts with, and where, when PyYAML read it as an alias."""
+    if ("while scanning an alias" in context or "while scanning an anchor" in context) and opened is not None:
+        text = lines[opened.line] if opened.line < len(lines) else ""
+        char = text[opened.column] if opened.column < len(text) else "*"
+        return char, _Reading("", opened.line, opened.column)
+    return None
+
+
+def _indentation(at: _Reading, problem: str, opened: yaml.Mark | None, text: str) -> _Reading:
+    """``expected <block end>, but found ...``: text after a closing quote, or a line that does not line up."""
+    before = text[: at.column].rstrip()
+    dash = re.match(r"\s*(-[^\s-]\S*)", text)
+    if dash is not None:
+        return _at(at, f"a '-' without a space after it: YAML reads {dash.group(1)!r} as text, not as a list item",
+                   "write '- ' (a dash and a space) to start a list item")
+    if "'<scalar>'" in problem and before.endswith(("'", '"')):
+        return _at(at, "text after the closing quote: the quote ends the value",
+                   "inside single quotes write '' for a quote (e.g. 'it''s'), or quote the value with double quotes")
+    block = f" of the block that starts at line {opened.line + 1}" if opened is not None else ""
+    if "'-'" in problem:
+        return _at(at, f"a list item ('- ') where a key{block} was expected", _INDENT_HINT)
+    return _at(at, f"this line's indentation does not line up with the keys{block}", _INDENT_HINT)
+
+
+def _quote_suggestion(text: str) -> str | None:
+    """``quote the whole value: prompt: "Hello: world"`` for a ``key: value`` line, else None."""
+    found = _KEY_VALUE.match(text)
+    if found is None:
+        return None
+    value = json.dumps(found.group("value"), ensure_ascii=False)
+    return f"{_QUOTE_HINT}: {found.group('key').strip()}: {value}"
+
+
+def _flow_entry(text: str, column: int) -> tuple[str, str] | None:
+    """``("prompt", '"Capital of France?"')``: the key and the quoted value of the flow entry at ``column``."""
+    start = max(text.rfind(",", 0, column), text.rfind("{", 0, column), text.rfind("[", 0, column)) + 1
+    ends = [index for index in (text.find(",", column), text.find("}", column), text.find("]", column)) if index >= 0]
+    entry = text[start: min(ends) if ends else len(text)].strip()
+    key, sep, value = entry.partition(": ")
+    if not sep or not value.strip() or value.strip()[0] in "'\"":
+        return None
+    return key.strip(), json.dumps(value.strip(), ensure_ascii=False)

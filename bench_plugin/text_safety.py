@@ -1,0 +1,37 @@
+r"""Untrusted text made safe for a log or a terminal line: control characters are shown, never obeyed.
+
+On the ground floor because every floor writes such lines: ``http.py`` and the providers log server
+error bodies and model ids, the reporter writes the terminal's summary, and ``report/escape.py`` lists
+this helper beside its Markdown ones. A server's ``\n`` must not forge a second log line, and its
+``\x1b[2J`` must not clear the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# C0 and C1 controls, DEL, line/paragraph separators, bidirectional overrides and isolates
+_LOG_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_LOG_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def log_line(text: Any) -> str:
+    r"""Any text as one line of a log or of the terminal: control characters are shown, not obeyed.
+
+    A line break cannot forge a second log line, an ANSI escape cannot recolour or clear the terminal,
+    and a bidirectional override cannot reorder what is shown. Printable text, Unicode included, stays.
+
+    Example:
+        >>> log_line("ok\nFAKE LINE \x1b[2J")
+        'ok\\nFAKE LINE \\x1b[2J'
+    """
+    return _LOG_CONTROL.sub(_escape_control, str(text))
+
+
+def _escape_control(found: re.Match[str]) -> str:
+    char = found.group()
+    if char in _LOG_NAMED:
+        return _LOG_NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

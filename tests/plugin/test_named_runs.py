@@ -1,0 +1,413 @@
+"""Named runs: resume without calling finished cases again, retry errors, start over, --lf, and re-judging."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench_plugin.mock.server import MockServer
+
+NO_CACHE = ("-p", "no:cacheprovider")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def requests_for(server: MockServer, *model_ids: str) -> int:
+    return sum(1 for r in server.requests if r.get("model") in model_ids)
+
+
+def run_records(pytester: pytest.Pytester, run: str | None = "r") -> dict[str, dict[str, Any]]:
+    folder = pytester.path / "bench-results" / ("runs" if run else "") / (run or "")
+    lines = (folder / "results.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len({r["nodeid"] for r in records}) == len(records), "one record per case"
+    return {r["nodeid"].split("::")[1]: r for r in records}
+
+
+def two_model_suite(server: MockServer, good: str, broken: str, tasks: int = 2) -> str:
+    task_lines = "".join(f"  - {{id: t{i}, prompt: 'Say hello {i}'}}\n" for i in range(tasks))
+    return (
+        f"providers:\n  mock: {{type: openai_compatible, base_url: '{server.openai_base_url}', max_retries: 0}}\n"
+        f"models:\n  good: {{provider: mock, id: {good}}}\n  broken: {{provider: mock, id: {broken}}}\n"
+        f"tasks:\n{task_lines}"
+        "scorers:\n  - {type: contains, value: hello}\n"
+    )
+
+
+def test_resumed_run_reports_finished_cases_without_calling_a_model(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    good, broken = unique("good"), unique("other")
+    pytester.makefile(".yaml", **{"suites/demo": two_model_suite(mock_server, good, broken)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=4)
+    assert requests_for(mock_server, good, broken) == 4
+    first = run_records(pytester)
+
+    result = pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE)
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*4 cases reused from run r*"])
+    assert requests_for(mock_server, good, broken) == 4, "a finished case was sent to a model again"
+    assert run_records(pytester) == first
+    assert (pytester.path / "bench-results" / "runs" / "r" / "report.md").exists()
+
+
+def test_a_reused_failure_fails_again_with_its_reason(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model = unique("m")
+    pytester.makefile(".yaml", **{"suites/demo": (
+        f"providers:\n  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}'}}\n"
+        f"models:\n  m: {{provider: mock, id: {model}}}\n"
+        "tasks:\n  - {id: t, prompt: hello}\n"
+        "scorers:\n  - {type: contains, value: goodbye}\n"
+    )})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(failed=1)
+    result = pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*expected to contain 'goodbye'*", "*1 case reused from run r*"])
+    assert requests_for(mock_server, model) == 1
+
+
+def test_retry_errors_runs_only_the_infrastructure_errors_again(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    good, broken = unique("good"), unique("broken")
+    mock_server.add_rule({"model": broken, "status": 500, "times": 2})  # its two cases fail once each
+    pytester.makefile(".yaml", **{"suites/demo": two_model_suite(mock_server, good, broken)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=2, errors=2)
+    assert (requests_for(mock_server, good), requests_for(mock_server, broken)) == (2, 2)
+
+    # resumed without the flag: errors count as finished and are reported again
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=2, errors=2)
+    assert (requests_for(mock_server, good), requests_for(mock_server, broken)) == (2, 2)
+
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-retry-errors", *NO_CACHE)
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*2 cases reused from run r*"])
+    assert (requests_for(mock_server, good), requests_for(mock_server, broken)) == (2, 4)
+    records = run_records(pytester)
+    assert sorted(r["status"] for r in records.values()) == ["passed"] * 4
+
+
+def test_fresh_starts_the_run_over(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    good, other = unique("good"), unique("other")
+    pytester.makefile(".yaml", **{"suites/demo": two_model_suite(mock_server, good, other)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=4)
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-fresh", "-k", "good", *NO_CACHE)
+    result.assert_outcomes(passed=2, deselected=2)
+    assert requests_for(mock_server, good, other) == 6
+    assert sorted(run_records(pytester)) == ["t0[good-run1]", "t1[good-run1]"], "the earlier records are gone"
+
+
+def test_a_run_keeps_the_cases_a_session_did_not_select(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    good, other = unique("good"), unique("other")
+    pytester.makefile(".yaml", **{"suites/demo": two_model_suite(mock_server, good, other)})
+    pytester.runpytest("suites", "--bench-run", "r", "-k", "good", *NO_CACHE).assert_outcomes(passed=2, deselected=2)
+    result = pytester.runpytest("suites", "--bench-run", "r", "-k", "broken", *NO_CACHE)
+    result.assert_outcomes(passed=2, deselected=2)
+    result.stdout.fnmatch_lines(["*results.jsonl also keeps 2 earlier cases this session did not select*"])
+    records = run_records(pytester)
+    assert list(records) == ["t0[good-run1]", "t0[broken-run1]", "t1[good-run1]", "t1[broken-run1]"]
+    summary = json.loads((pytester.path / "bench-results" / "runs" / "r" / "summary.json").read_text())
+    assert "4" in json.dumps(summary)  # the reports are written from every case of the run
+
+
+def test_a_changed_prompt_is_run_again(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    good, other = unique("good"), unique("other")
+    pytester.makefile(".yaml", **{"suites/demo": two_model_suite(mock_server, good, other)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=4)
+    edited = two_model_suite(mock_server, good, other).replace("Say hello 1", "Say hello 1 again")
+    pytester.makefile(".yaml", **{"suites/demo": edited})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=4)
+    assert requests_for(mock_server, good, other) == 6  # t1 of both models, whose prompt changed
+    assert run_records(pytester)["t1[good-run1]"]["response"] == "echo: Say hello 1 again"
+
+
+def test_last_failed_keeps_the_results_of_the_cases_it_does_not_run(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    good, broken = unique("good"), unique("broken")
+    mock_server.add_rule({"model": broken, "status": 500, "times": 2})
+    pytester.makefile(".yaml", **{"suites/demo": two_model_suite(mock_server, good, broken)})
+    pytester.runpytest("suites").assert_outcomes(passed=2, errors=2)
+    result = pytester.runpytest("suites", "--lf")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*results.jsonl also keeps 2 earlier cases this session did not select*"])
+    assert (requests_for(mock_server, good), requests_for(mock_server, broken)) == (2, 4)
+    records = run_records(pytester, run=None)
+    assert len(records) == 4 and {r["status"] for r in records.values()} == {"passed"}
+
+
+def test_option_mistakes_are_usage_errors(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/demo": "models:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n"})
+    result = pytester.runpytest("suites", "--bench-fresh")
+    result.stderr.fnmatch_lines(["*--bench-fresh applies to a named run: add --bench-run NAME*"])
+    result = pytester.runpytest("suites", "--bench-run", "../up")
+    result.stderr.fnmatch_lines(["*--bench-run: expected a name of letters, digits*"])
+    result = pytester.runpytest("suites", "--bench-rejudge")
+    result.stderr.fnmatch_lines(["*--bench-rejudge: no stored results to re-judge*results.jsonl does not exist*"])
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", "--bench-fresh")
+    result.stderr.fnmatch_lines(["*cannot be combined with --bench-fresh*"])
+
+
+def test_a_corrupt_run_file_is_a_usage_error_naming_the_line(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/demo": "models:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n"})
+    folder = pytester.path / "bench-results" / "runs" / "r"
+    folder.mkdir(parents=True)
+    (folder / "results.jsonl").write_text('{"nodeid": "x"\n{"nodeid": "y"}\n')
+    result = pytester.runpytest("suites", "--bench-run", "r")
+    result.stderr.fnmatch_lines(["*cannot continue the earlier results*results.jsonl:1: not valid JSON*"])
+
+
+# -- re-judging --------------------------------------------------------------------------------------------
+
+
+def judged_suite(server: MockServer, model: str, verdict: int, body: str, *, per_turn: bool = False,
+                 extra_models: str = "", extra_scorers: str = "") -> str:
+    """A suite whose scripted judge gives ``verdict`` out of 10; 8 passes, 3 fails."""
+    flag = ", per_turn: true" if per_turn else ""
+    return (
+        f"providers:\n  mock: {{type: openai_compatible, base_url: '{server.openai_base_url}', max_retries: 0}}\n"
+        f"models:\n  m: {{provider: mock, id: {model}}}\n{extra_models}"
+        f"judges:\n  grader:\n    provider: scripted\n    script:\n      - {{reply: 'Rating: [[{verdict}]]'}}\n"
+        f"{body}"
+        "scorers:\n"
+        f"  - {{name: J, type: llm_judge, judge: grader{flag},"
+        " prompt: 'Grade: {{ answer }} in {{ transcript }}'}\n"
+        f"{extra_scorers}"
+        "pass_threshold: 0.5\n"
+    )
+
+
+SINGLE = "tasks:\n  - {id: t, prompt: hello}\n"
+TURNS = "tasks:\n  - id: t\n    system: Be brief.\n    turns: [first question, 'second: {{ answers[0] }}']\n"
+
+
+@pytest.mark.parametrize(("body", "per_turn"), [(SINGLE, False), (TURNS, True)], ids=["single", "turns"])
+def test_rejudge_scores_stored_transcripts_again_without_calling_the_model(
+    pytester: pytest.Pytester, mock_server: MockServer, body: str, per_turn: bool
+) -> None:
+    model = unique("m")
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, body, per_turn=per_turn)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    calls = requests_for(mock_server, model)
+    before = run_records(pytester)["t[m-run1]"]
+
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 3, body, per_turn=per_turn)})
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*1 case re-judged from stored transcripts*"])
+    assert requests_for(mock_server, model) == calls, "re-judging called the model under test"
+    after = run_records(pytester)["t[m-run1]"]
+    assert after["composite"] < before["composite"] and after["status"] == "failed"
+    assert after["transcript"] == before["transcript"] and after["usage"]["calls"] == before["usage"]["calls"]
+    (earlier,) = after["judgments"]
+    assert earlier["composite"] == before["composite"] and earlier["status"] == "passed"
+    assert earlier["scores"] == before["scores"] and earlier["judged_at"] == before["started_at"]
+    assert after["rejudged"]["at"] and after["rejudged"]["notes"] == []
+    if per_turn:
+        assert [t["scores"] for t in after["turns"]] == [{"J": pytest.approx(2 / 9)}] * 2
+        # each turn's judge saw the conversation up to that turn, as in the run
+        judged = [c for c in after["scores"]["components"] if c["name"] == "J.t2"]
+        assert judged and before["turns"][1]["answer"] == after["turns"][1]["answer"]
+
+    # a second re-judgment keeps the whole history
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 9, body, per_turn=per_turn)})
+    pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE).assert_outcomes(passed=1)
+    history = run_records(pytester)["t[m-run1]"]["judgments"]
+    assert [j["status"] for j in history] == ["passed", "failed"]
+    assert history[1]["judged_at"] == after["rejudged"]["at"]
+    assert requests_for(mock_server, model) == calls
+
+
+def test_rejudged_turn_judges_see_what_the_model_was_sent(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model = unique("m")
+    suite = judged_suite(mock_server, model, 8, TURNS, per_turn=True).replace(
+        "prompt: 'Grade: {{ answer }} in {{ transcript }}'", "prompt: 'CTX {{ transcript }} END'").replace(
+        "- {reply: 'Rating: [[8]]'}", "- {regex: '(?s)CTX (.*) END', reply: 'saw: {{ groups[1] }} Rating: [[8]]'}")
+    pytester.makefile(".yaml", **{"suites/demo": suite})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    before = run_records(pytester)["t[m-run1]"]
+    pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE).assert_outcomes(passed=1)
+    after = run_records(pytester)["t[m-run1]"]
+    outputs = {}
+    for name in ("J.t1", "J.t2"):
+        (old,) = [c for c in before["scores"]["components"] if c["name"] == name]
+        (new,) = [c for c in after["scores"]["components"] if c["name"] == name]
+        assert new["judge_output"] == old["judge_output"]  # the judge was sent the same conversation
+        outputs[name] = new["judge_output"]
+    assert "system: Be brief." in outputs["J.t2"] and "first question" in outputs["J.t2"]
+    assert "second" not in outputs["J.t1"]
+
+
+def test_rejudge_a_model_to_model_conversation(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model, partner = unique("a"), unique("b")
+    body = ("tasks:\n  - id: t\n    conversation: {mode: shared, seed: Hello, "
+            "participants: [{name: A}, {name: B, model: b}], max_turns: 2}\n")
+    extra = f"  b: {{provider: mock, id: {partner}, default: false}}\n"
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, body, extra_models=extra)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    calls = requests_for(mock_server, model, partner)
+    before = run_records(pytester)["t[m-run1]"]
+    assert before["conversation"] is not None
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 3, body, extra_models=extra)})
+    pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE).assert_outcomes(failed=1)
+    assert requests_for(mock_server, model, partner) == calls
+    after = run_records(pytester)["t[m-run1]"]
+    assert after["conversation"] == before["conversation"] and after["status"] == "failed"
+    # the judge read the conversation as it did in the run: speakers' names and all
+    (component,) = after["scores"]["components"]
+    assert component["value"] == pytest.approx(2 / 9)
+
+
+def test_rejudge_an_agent_run_keeps_its_workspace_checks_and_says_so(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    model = unique("agent")
+    mock_server.add_rule({"model": model, "tool_result": "^wrote", "reply": "Done."})
+    mock_server.add_rule({"model": model, "reply": "Writing.",
+                          "tool_calls": [{"name": "write_file", "arguments": {"path": "note.md", "content": "hi"}}]})
+    body = "tasks:\n  - id: t\n    prompt: Write note.md saying hi.\n    tools: [write_file]\n"
+    checks = "  - {name: C, type: completion, checks: [{file: note.md, contains: hi}]}\ncomposite: '0.5*C + 0.5*J'\n"
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, body, extra_scorers=checks)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    calls = requests_for(mock_server, model)
+    before = run_records(pytester)["t[m-run1]"]
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 1, body, extra_scorers=checks)})
+    pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE).assert_outcomes(passed=1)
+    assert requests_for(mock_server, model) == calls
+    after = run_records(pytester)["t[m-run1]"]
+    components = {c["name"]: c for c in after["scores"]["components"]}
+    assert components["C"]["value"] == 1.0 and components["J"]["value"] == 0.0
+    assert after["composite"] == 0.5 and after["agent"] == before["agent"]
+    (note,) = after["rejudged"]["notes"]
+    assert "checks are not run again (the workspace is gone)" in note
+
+    # checks changed since the run: they cannot be re-judged without the workspace, and the case says so
+    changed = checks.replace("[{file: note.md, contains: hi}]", "[{file: note.md, contains: hi}, {file: other.md}]")
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, body, extra_scorers=changed)})
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*cannot re-judge C: its checks (2) are not the ones stored when the case ran (1)*"])
+    assert requests_for(mock_server, model) == calls
+
+
+def test_rejudge_of_a_case_without_a_transcript_is_an_error_naming_why(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    good, broken = unique("good"), unique("broken")
+    mock_server.add_rule({"model": broken, "status": 500})
+    pytester.makefile(".yaml", **{"suites/demo": two_model_suite(mock_server, good, broken, tasks=1)})
+    pytester.runpytest("suites", "--bench-run", "r", "-k", "broken", *NO_CACHE).assert_outcomes(errors=1, deselected=1)
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE)
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines([
+        "*cannot re-judge: *results.jsonl has no record of this case; run it first (without --bench-rejudge)*",
+        "*cannot re-judge: its stored record has no transcript (error: http_500*",
+    ])
+    assert requests_for(mock_server, good) == 0
+
+
+def test_a_suite_mistake_while_rejudging_keeps_the_transcript_to_judge_later(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    model = unique("m")
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, SINGLE)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    before = run_records(pytester)["t[m-run1]"]
+    broken = judged_suite(mock_server, model, 8, SINGLE).replace("judge: grader,", "judge: nobody,")
+    pytester.makefile(".yaml", **{"suites/demo": broken})
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*nobody*"])
+    invalid = run_records(pytester)["t[m-run1]"]
+    assert invalid["status"] == "invalid" and invalid["transcript"] == before["transcript"]
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 3, SINGLE)})
+    pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE).assert_outcomes(failed=1)
+    fixed = run_records(pytester)["t[m-run1]"]
+    assert fixed["status"] == "failed" and [j["status"] for j in fixed["judgments"]] == ["passed", "invalid"]
+    assert requests_for(mock_server, model) == 1
+
+
+def test_rejudge_without_a_named_run_uses_the_output_folder(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    model = unique("m")
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, SINGLE)})
+    pytester.runpytest("suites", *NO_CACHE).assert_outcomes(passed=1)
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 3, SINGLE)})
+    pytester.runpytest("suites", "--bench-rejudge", *NO_CACHE).assert_outcomes(failed=1)
+    assert requests_for(mock_server, model) == 1
+    (record,) = run_records(pytester, run=None).values()
+    assert record["judgments"][0]["status"] == "passed"
+
+
+# -- xdist ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_resume_and_rejudge_under_xdist(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    good, other = unique("good"), unique("other")
+    suite = two_model_suite(mock_server, good, other, tasks=4)
+    pytester.makefile(".yaml", **{"suites/demo": suite})
+    # under xdist, deselection happens in the workers: the controller counts no deselected items
+    pytester.runpytest("suites", "--bench-run", "r", "-k", "t0 or t1", "-n", "2", *NO_CACHE).assert_outcomes(passed=4)
+    result = pytester.runpytest("suites", "--bench-run", "r", "-n", "2", *NO_CACHE)
+    result.assert_outcomes(passed=8)
+    result.stdout.fnmatch_lines(["*4 cases reused from run r*"])
+    assert requests_for(mock_server, good, other) == 8
+    records = run_records(pytester)
+    assert len(records) == 8
+    pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", "-n", "2", *NO_CACHE).assert_outcomes(passed=8)
+    assert requests_for(mock_server, good, other) == 8
+    assert all(r["rejudged"] for r in run_records(pytester).values())
+
+
+# -- a killed run ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_run_killed_halfway_resumes_without_calling_finished_cases_again(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    model = unique("slow")
+    mock_server.add_rule({"model": model, "delay": 0.2})
+    cases = 24
+    tasks = "".join(f"  - {{id: t{i}, prompt: 'case {i}'}}\n" for i in range(cases))
+    pytester.makefile(".yaml", **{"suites/slow": (
+        f"providers:\n  local: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}'}}\n"
+        f"models:\n  m: {{provider: local, id: {model}}}\ntasks:\n{tasks}"
+    )})
+    results = pytester.path / "bench-results" / "runs" / "r" / "results.jsonl"
+    command = [sys.executable, "-m", "pytest", "suites", "--bench-run", "r", "--bench-concurrency", "2", *NO_CACHE]
+    process = subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not results.exists() or results.read_bytes().count(b"\n") < cases // 3):
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    finished = {json.loads(line)["nodeid"] for line in results.read_bytes().split(b"\n")[:-1]}
+    assert cases // 3 <= len(finished) < cases, "the run was not killed halfway"
+
+    resumed = subprocess.run(command, cwd=pytester.path, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"{len(finished)} cases reused from run r" in resumed.stdout
+    records = results_of(results)
+    assert sorted(r["nodeid"] for r in records) == sorted(f"suites/slow.yaml::t{i}[m-run1]" for i in range(cases))
+    assert all(r["status"] == "passed" for r in records)
+    asked = Counter(r["body"]["messages"][-1]["content"] for r in mock_server.requests if r.get("model") == model)
+    for nodeid in finished:
+        number = nodeid.split("::t")[1].split("[")[0]
+        assert asked[f"case {number}"] == 1, f"{nodeid} finished before the kill and was called again"
+    assert set(asked) == {f"case {i}" for i in range(cases)}
+
+
+def results_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]

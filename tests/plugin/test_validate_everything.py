@@ -1,0 +1,220 @@
+"""``bench validate`` finds what a pytest run would find before any call; a suite typo is never infrastructure."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bench_plugin.cli import main
+
+BOT = """\
+models:
+  bot:
+    provider: scripted
+    script:
+{rules}
+      - {{reply: "Paris"}}
+judges:
+  grader: {{provider: scripted, script: [{{reply: "Rating: [[9]]"}}]}}
+variables:
+  city: Paris
+tasks:
+  - id: fine
+    prompt: Capital of France?
+    scorers: [{{name: C, type: contains, value: "{{{{ city }}}}"}}]
+{tasks}"""
+
+
+def suite(tasks: str = "", rules: str = "") -> str:
+    return BOT.format(tasks=tasks, rules=rules)
+
+
+def validate(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], text: str) -> tuple[int, str]:
+    pytester.makefile(".yaml", **{"suites/demo": text})
+    code = main(["validate", str(pytester.path / "suites")])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def glob(text: str) -> str:
+    """``text`` for fnmatch_lines: brackets are a glob's character classes."""
+    return "".join({"[": "[[]", "]": "[]]"}.get(char, char) for char in text)
+
+
+def records(pytester: pytest.Pytester) -> dict[str, dict[str, Any]]:
+    lines = (pytester.path / "bench-results" / "results.jsonl").read_text().splitlines()
+    return {record["task"]: record for record in map(json.loads, lines)}
+
+
+def assert_not_infrastructure(result: pytest.RunResult) -> None:
+    text = result.stdout.str() + result.stderr.str()
+    assert "infrastructure failure" not in text and "internal error" not in text and "Traceback" not in text
+
+
+SCORER_TYPO = """\
+  - id: typo
+    prompt: Capital of France?
+    scorers: [{name: C, type: contains, value: "{{ cty }}"}]
+"""
+JUDGE_TYPO = """\
+  - id: judged
+    prompt: Capital of France?
+    scorers: [{name: J, type: llm_judge, judge: grader, prompt: "Rate [[N]]: {{ answr }}"}]
+"""
+JUDGE_FILE_MISSING = """\
+  - id: judged-file
+    prompt: Capital of France?
+    scorers: [{name: J, type: llm_judge, judge: grader, prompt_file: nowhere.md}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("tasks", "task", "expected"),
+    [
+        (SCORER_TYPO, "typo", "demo.yaml:17: tasks[1].scorers[0].value: template error: 'cty' is undefined"),
+        (JUDGE_TYPO, "judged", "demo.yaml:17: tasks[1].scorers[0].prompt: template error: 'answr' is undefined"),
+        (JUDGE_FILE_MISSING, "judged-file",
+         "demo.yaml:17: tasks[1].scorers[0].prompt_file: template file 'nowhere.md' not found"),
+    ],
+)
+def test_template_typo_in_a_scorer_is_found_by_validate_and_fails_the_case_before_any_call(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], tasks: str, task: str, expected: str
+) -> None:
+    code, output = validate(pytester, capsys, suite(tasks))
+    assert code == 1
+    assert expected in output and "1 with problems" in output
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([f"*{glob(expected)}*"])
+    record = records(pytester)[task]
+    assert record["status"] == "invalid" and record["error"]["kind"] == "suite"
+    assert record["response"] is None and record["usage"]["calls"] == 0  # found before the model was called
+    assert_not_infrastructure(result)
+
+
+def test_did_you_mean_for_a_judge_prompt_names_the_judge_variable(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, output = validate(pytester, capsys, suite(JUDGE_TYPO))
+    assert "hint: did you mean 'answer'?" in output
+
+
+@pytest.mark.parametrize(
+    ("rules", "expected"),
+    [
+        ('      - {regex: "([a-z", reply: "x"}',
+         "demo.yaml:5: models.bot.script[0].regex: regex '([a-z' does not compile: unterminated character set"),
+        ('      - {contains: x, reply: "{{ groups[0] }"}',
+         "demo.yaml:5: models.bot.script[0].reply: template error: unexpected '}'"),
+        ('      - {tool_result: "(unclosed", reply: "x"}',
+         "demo.yaml:5: models.bot.script[0].tool_result: tool_result '(unclosed' does not compile"),
+    ],
+)
+def test_a_broken_scripted_rule_is_a_collection_error_with_its_line_not_an_infrastructure_error(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], rules: str, expected: str
+) -> None:
+    code, output = validate(pytester, capsys, suite(rules=rules))
+    assert code == 1 and expected in output
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*{glob(expected)}*"])
+    assert_not_infrastructure(result)
+
+
+def test_the_bundled_style_of_judge_prompts_passes_validation(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = """\
+  - id: judged
+    prompt: Capital of France?
+    vars: {answer_key: Paris}
+    scorers:
+      - name: J
+        type: llm_judge
+        judge: grader
+        reference: "{{ answer_key }}"
+        system: "You grade {{ model.name }} on {{ task }}."
+        prompt: "{% set q = question %}{{ q }} {{ answer }} {{ reference }} {{ vars.city }} {{ range(2) | list }}"
+"""
+    code, output = validate(pytester, capsys, suite(tasks))
+    assert code == 0, output
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_optional_names_in_a_judge_prompt_pass_validation(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``| default(...)`` and ``is defined`` make a name optional, as they do when the prompt renders."""
+    tasks = """\
+  - id: judged
+    prompt: Capital of France?
+    scorers:
+      - name: J
+        type: llm_judge
+        judge: grader
+        prompt: "{{ answer }} {{ extra | default('') }}{% if notes is defined %}{{ notes }}{% endif %}"
+"""
+    code, output = validate(pytester, capsys, suite(tasks))
+    assert code == 0, output
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+# ----------------------------------------------------------------------------- messages at run time
+
+
+def test_collection_error_mentions_continue_on_collection_errors_unless_given(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/broken": "models: {a: {provider: echo}}\ntasks:\n  - {id: t, promt: x}\n",
+                                  "suites/good": "models: {a: {provider: echo}}\ntasks:\n  - {id: t, prompt: x}\n"})
+    result = pytester.runpytest("suites")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*fix it, or pass --continue-on-collection-errors to run the other suites*",
+                                 "*Interrupted: 1 error during collection*"])
+    result = pytester.runpytest("suites", "--continue-on-collection-errors")
+    result.assert_outcomes(passed=1, errors=1)
+    assert "pass --continue-on-collection-errors" not in result.stdout.str()
+
+
+def test_unknown_engine_names_the_tasks_engine_key(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/demo": "models: {a: {provider: echo}}\ntasks:\n  - {id: t, prompt: x}\n"
+                                                "  - {id: u, prompt: x, engine: nope}\n"})
+    result = pytester.runpytest("suites")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*demo.yaml:4: tasks[[]1[]].engine: unknown engine 'nope'*"])
+
+
+def test_failure_reason_says_a_component_was_dropped_by_its_gate(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/demo": """\
+models:
+  wrong: {provider: scripted, script: [{reply: "Lyon"}]}
+judges:
+  grader: {provider: scripted, script: [{reply: "Rating: [[5]]"}]}
+tasks:
+  - {id: capital, prompt: "Capital of France?"}
+scorers:
+  - {name: C, type: contains, value: Paris}
+  - {name: J, type: llm_judge, judge: grader, prompt: "Rate as [[N]]: {{ answer }}"}
+composite:
+  formula: "0.6*C + 0.4*J"
+  gates: [{component: J, when: "C == 1"}]
+pass_threshold: 0.9
+"""})
+    result = pytester.runpytest("suites")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*score 0.0000 < threshold 0.9 (C=0: *; J not counted: gate C == 1 not met)*"])
+    assert "J=0.5" not in result.stdout.str()
+
+
+def test_formula_typo_reaches_the_user_in_words(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/demo": """\
+models: {a: {provider: echo}}
+tasks: [{id: t, prompt: x}]
+scorers: [{name: C, type: contains, value: x}, {name: T, type: contains, value: y}]
+composite: "0.4*C + 0.3 T"
+"""})
+    result = pytester.runpytest("suites")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*demo.yaml:4: composite: formula '0.4*C + 0.3 T': no operator between '0.3' "
+                                 "and 'T' (write 0.3*T)", "    0.4*C + 0.3 T", "                ^"])
+    assert "invalid syntax" not in result.stdout.str()
