@@ -143,6 +143,25 @@ def test_the_bundled_style_of_judge_prompts_passes_validation(
     pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=2)
 
 
+@pytest.mark.parametrize(
+    ("scorer", "expected"),
+    [
+        ('{name: P, type: llm_judge_panel, judges: [grader, grader2], prompt: "{{ judge.name }} {{ answr }}"}',
+         "tasks[1].scorers[0].prompt: template error: 'answr' is undefined"),
+        ('{name: W, type: llm_judge_pairwise, judge: grader, against: {answer: Lyon},'
+         ' prompt: "{{ answer_a }} {{ answer_b }} {{ answerc }}"}',
+         "tasks[1].scorers[0].prompt: template error: 'answerc' is undefined"),
+    ],
+)
+def test_panel_and_pairwise_prompts_are_checked_before_any_call(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], scorer: str, expected: str
+) -> None:
+    tasks = f"  - id: judged\n    prompt: Capital of France?\n    scorers: [{scorer}]\n"
+    text = suite(tasks).replace("judges:\n", "judges:\n  grader2: {provider: scripted, script: [{reply: '[[9]]'}]}\n")
+    code, output = validate(pytester, capsys, text)
+    assert code == 1 and expected in output, output
+
+
 def test_optional_names_in_a_judge_prompt_pass_validation(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

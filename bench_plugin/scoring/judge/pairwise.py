@@ -30,6 +30,7 @@ from bench_plugin.scoring.judge.prompt import (
     parse_reference,
     parse_templates,
 )
+from bench_plugin.scoring.judge.prompt_names import check_prompt_names
 from bench_plugin.scoring.judge.usage import completion_usage, total_usage
 from bench_plugin.scoring.options import check_choice, check_option_names
 from bench_plugin.scoring.targets import TARGETS
@@ -174,9 +175,10 @@ class PairwiseScorer:
                             key=f"{self.spec.key}.against.model", hint=choices_hint(name, case.models, label="models"))
 
     def check_case(self, case: CaseSpec) -> None:
-        """Raises: CaseError when ``against.model`` is not a suite model, or the judge not under ``judges:``."""
+        """Raises: CaseError for an unknown ``against.model`` or judge, or a prompt name nothing defines."""
         self._check_against(case)
         check_judges(self, case, self.spec.key, self.spec.line)
+        check_prompt_names(self.prompt, case, extra=("answer_a", "answer_b", "order", "other"))
 
     async def _other(self, context: ScoringContext) -> tuple[str, str, dict[str, Any]]:
         """The other answer, its label and the usage of the call that made it (none for a template)."""

@@ -37,6 +37,7 @@ from bench_plugin.scoring.judge.panel_combine import (
     strict_majority,
 )
 from bench_plugin.scoring.judge.prompt import JudgePrompt, check_judges, find_judge
+from bench_plugin.scoring.judge.prompt_names import check_prompt_names
 from bench_plugin.scoring.judge.rubric import category_names
 from bench_plugin.scoring.judge.usage import completion_usage, total_usage
 from bench_plugin.scoring.options import check_option_names
@@ -148,8 +149,11 @@ class PanelScorer:
         return named if self.consensus is None else (*named, (self.consensus.rules.judge, "consensus.judge"))
 
     def check_case(self, case: CaseSpec) -> None:
-        """Raises: CaseError when a judge (or the consensus's) is not under the suite's ``judges:``."""
+        """Raises: CaseError for a judge not under ``judges:``, or a prompt name nothing defines."""
         check_judges(self, case, self.spec.key, self.spec.line)
+        check_prompt_names(self.judge.prompt, case, extra=("judge",))
+        if self.consensus is not None:
+            check_prompt_names(self.consensus.prompt, case, extra=("reports", "reports_text"))
 
     async def _ask(self, context: ScoringContext, name: str) -> dict[str, Any]:
         model = find_judge(context.case, name, f"{self.spec.key}.judge", self.spec.line)
