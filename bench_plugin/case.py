@@ -201,6 +201,7 @@ def build_record(
         model=case.model_name,
         model_id=model.id if model else case.model_name,
         model_label=model.label if model else case.model_name,
+        model_params=json_safe(dict(model.params)) if model else {},
         provider=model.provider.name if model else "",
         run=case.run,
         status=status,

@@ -24,7 +24,7 @@ INVALID = "invalid"  # the case itself is broken (suite problem): fails alone
 SKIPPED = "skipped"  # nothing to run, e.g. an offline replay with no recorded answer
 
 STATUSES = (PASSED, FAILED, UNSCORED, ERROR, INVALID, SKIPPED)
-_ONLY_WHEN_SET = ("rejudged", "judgments")
+_ONLY_WHEN_SET = ("rejudged", "judgments", "model_params")
 
 # what the response cache did for a call (a ``call_log`` entry's ``cache``, absent when it was not asked):
 CACHE_HIT = "hit"  # answered from the cache: no call made, ``cost_usd`` 0
@@ -77,6 +77,9 @@ class CaseRecord:
             when the scores are those of the run.
         judgments: the earlier score sets of a re-judged case, oldest first: ``judged_at``, ``status``,
             ``reason``, ``composite``, ``threshold``, ``scores``, ``judge_usage`` (and ``notes``).
+        model_params: the request parameters the model was given (``temperature``, ``max_tokens``,
+            ``seed``..., the suite's and ``--bench-model-arg``'s), so a figure says how it was sampled;
+            left out when there are none.
     """
 
     nodeid: str
@@ -112,6 +115,7 @@ class CaseRecord:
     case_index: int = 0
     rejudged: dict[str, Any] | None = None
     judgments: list[dict[str, Any]] = field(default_factory=list)
+    model_params: dict[str, Any] = field(default_factory=dict)
     version: int = RECORD_VERSION
 
     def to_dict(self) -> dict[str, Any]:

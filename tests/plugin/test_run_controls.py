@@ -126,6 +126,8 @@ pass_threshold: 0
     assert (sent["temperature"], sent["seed"], sent["stop"]) == (0, 7, ["END"])
     (judged,) = bodies(mock_server, judge)
     assert judged["temperature"] == 0.1 and "seed" not in judged and "stop" not in judged
+    (record,) = map(json.loads, (pytester.path / "bench-results" / "results.jsonl").read_text().splitlines())
+    assert record["model_params"] == {"temperature": 0, "seed": 7, "stop": ["END"]}  # how the figure was sampled
 
 
 def test_model_args_apply_to_models_named_on_the_command_line(
