@@ -10,35 +10,16 @@ import re
 from pathlib import Path
 
 import pytest
+from suite_expansion import build_error, expand
 
-from bench_plugin.errors import CaseError, SuiteError
+from bench_plugin.errors import CaseError
 from bench_plugin.scoring.bind import ScoringBinder, WithVariables
 from bench_plugin.scoring.judge.prompt import judge_names
 from bench_plugin.scoring.registry import SCORER_TYPES
-from bench_plugin.suite.build import BuildOptions, build_suite
-from bench_plugin.suite.expand import expand_suite
-from bench_plugin.suite.loader import load_suite_text
 from bench_plugin.suite.messages import messages_from_data
 from bench_plugin.suite.row_scorers import parse_shorthand
 from bench_plugin.suite.schema import suite_schema
-from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.suite.templates import TemplateRenderer
-
-
-def expand(text: str, tmp_path: Path, files: dict[str, str] | None = None) -> list[CaseSpec]:
-    for name, content in (files or {}).items():
-        (tmp_path / name).write_text(content)
-    path = tmp_path / "demo.yaml"
-    path.write_text(text)
-    loaded = load_suite_text(text, path=path, display_path="suites/demo.yaml")
-    return expand_suite(build_suite(loaded, BuildOptions()))
-
-
-def build_error(text: str, tmp_path: Path) -> str:
-    with pytest.raises(SuiteError) as info:
-        expand(text, tmp_path)
-    return str(info.value)
-
 
 MODELS = "models:\n  a: {provider: echo}\n"
 CHATS = "\n".join(json.dumps(row) for row in [

@@ -4,34 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from suite_expansion import build_error, expand
 
-from bench_plugin.errors import SuiteError
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.breakdowns import find_dimensions
 from bench_plugin.report.case_table import build_case_table
-from bench_plugin.suite.build import BuildOptions, build_suite
-from bench_plugin.suite.expand import expand_suite
-from bench_plugin.suite.loader import load_suite_text
 from bench_plugin.suite.prompts import split_prompts
-from bench_plugin.suite.spec import CaseSpec
-
-
-def expand(text: str, tmp_path: Path, files: dict[str, str] | None = None) -> list[CaseSpec]:
-    for name, content in (files or {}).items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(content)
-    path = tmp_path / "demo.yaml"
-    path.write_text(text)
-    loaded = load_suite_text(text, path=path, display_path="suites/demo.yaml")
-    return expand_suite(build_suite(loaded, BuildOptions()))
-
-
-def build_error(text: str, tmp_path: Path) -> str:
-    with pytest.raises(SuiteError) as info:
-        expand(text, tmp_path)
-    return str(info.value)
-
 
 MODELS = "models:\n  a: {provider: echo}\n  b: {provider: echo}\n"
 
