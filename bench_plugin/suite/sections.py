@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
@@ -28,11 +29,23 @@ def read_suite_sections(
         if not file.is_file():
             continue
         try:
-            loaded = load_suite_file(file, display_path=path)
-            check_against_schema(loaded)
+            stat = file.stat()
+            loaded = _checked_suite(file, path, stat.st_mtime_ns, stat.st_size)
             section = build(loaded)
-        except SuiteError:
+        except (SuiteError, OSError):
             continue
         if section is not None:
             found[path] = section
     return found
+
+
+@functools.lru_cache(maxsize=4)
+def _checked_suite(file: Path, path: str, mtime_ns: int, size: int) -> LoadedSuite:
+    """A suite file loaded and checked once for all the sections read at the end of a run (not again per section).
+
+    Raises:
+        SuiteError: the file is no longer a valid suite (its errors are not cached: a fixed file is read again).
+    """
+    loaded = load_suite_file(file, display_path=path)
+    check_against_schema(loaded)
+    return loaded
