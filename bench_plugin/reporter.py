@@ -7,7 +7,9 @@ cleanly: the error names the file, results.jsonl keeps its complete lines, and t
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ class BenchReporter:
         self.session: pytest.Session | None = None
         self.write_error: str | None = None  # the first failed write: nothing more is written after it
         self._write_note = ""  # what the files hold after it
+        self._writers: threading.Thread | None = None  # prepares the report writers while the cases run
         if self._html:
             check_folder(Path(config.option.htmlpath).parent)
 
@@ -66,6 +69,7 @@ class BenchReporter:
                 if not self._opened:  # first record: only runs that have cases touch the output folder
                     self.store.open(keep_earlier=self._run.keep_earlier)
                     self._opened = True
+                    self._writers = prepare_in_background(data.get("path"), self.config.rootpath)
                 if getattr(report, "bench_reused", None) is not None and self.store.has(data["nodeid"]):
                     self.reused += 1  # already in results.jsonl, its conversation log already written
                 else:
@@ -88,8 +92,10 @@ class BenchReporter:
         """Put the records in case order and write every report from them."""
         if not self._opened or self.write_error is not None:
             return
+        if self._writers is not None:  # imported in the background since the first record
+            self._writers.join()
         # start-up: the report writers import numpy and the dashboard (a third of the plugin's start-up);
-        # only a run that recorded a case needs them, and only now
+        # only a run that recorded a case needs them
         from bench_plugin.report.write import in_case_order, write_reports
 
         records = in_case_order(self.store.records)
@@ -167,6 +173,28 @@ class BenchReporter:
         logs = [f"{FOLDER}/"] if self.conversations.written else []
         files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files, *logs])
         terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({files})")
+
+
+def prepare_in_background(suite: str | None, root: Path) -> threading.Thread:
+    """Import the report writers and read the first record's suite for them, in a daemon thread.
+
+    The main thread mostly waits on the cases' futures meanwhile; the end of the run would otherwise wait
+    for both (the writers' imports, numpy and the dashboard, about 0.15 s; a 1000-case suite's YAML, about
+    0.05 s, read once and cached by ``suite/sections.py``). A failure is left for the same work at the end
+    to meet in place.
+    """
+
+    def prepare() -> None:
+        with contextlib.suppress(Exception):
+            # start-up: the writers are imported here, in the background, once a run has recorded a case
+            import bench_plugin.report.write  # noqa: F401
+
+            if isinstance(suite, str):
+                read_suite_aggregates([suite], root)
+
+    thread = threading.Thread(target=prepare, name="bench-report-prepare", daemon=True)
+    thread.start()
+    return thread
 
 
 def check_folder(folder: Path) -> None:
