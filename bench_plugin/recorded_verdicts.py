@@ -8,19 +8,24 @@ With ``--bench-judge`` the judges are real models and nothing is checked.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from bench_plugin.chat import CompletionRequest
 from bench_plugin.errors import ReplayMissError
 from bench_plugin.providers.offline import find_recordings
-from bench_plugin.scoring.bind import CaseScoring
+from bench_plugin.scoring.bind import CaseScoring, WithVariables
+from bench_plugin.scoring.context import Scorer
 from bench_plugin.scoring.judge.llm_judge import JudgeScorer
 from bench_plugin.scoring.judge.prompt import model_variables
 from bench_plugin.suite.spec import CaseSpec
 
 
 def check_recorded_verdicts(case: CaseSpec, scoring: CaseScoring) -> None:
-    """Raise when an ``llm_judge`` scorer's replay judge has no recording for the case's model and task.
+    """Raise when a judge scorer's replay judge has no recording for the case's model and task.
+
+    A judge scorer is an ``llm_judge``, a built-in grader asking through one, or either behind a scorer's ``vars:``.
 
     Args:
         case: the case about to run.
@@ -31,13 +36,14 @@ def check_recorded_verdicts(case: CaseSpec, scoring: CaseScoring) -> None:
         CaseError: when the replay file cannot be read or a key template fails.
     """
     for scorer in scoring.scorers:
-        name = scorer.prompt.judge if isinstance(scorer, JudgeScorer) else None
+        asking, extra = _judge_of(scorer)
+        name = asking.prompt.judge if asking is not None else None
         judge = case.judges.get(name) if name is not None else None
         if judge is None or judge.provider.type != "replay" or "replay" not in judge.options:
             continue
         request = CompletionRequest(
             model=judge, messages=(), task=case.task, run=case.run, purpose="judge",
-            variables={**case.variables, "model": model_variables(case)},
+            variables={**case.variables, **extra, "model": model_variables(case)},
         )
         model_key, task_key, entries = find_recordings(request)
         if not entries:
@@ -47,3 +53,15 @@ def check_recorded_verdicts(case: CaseSpec, scoring: CaseScoring) -> None:
                 f"task '{task_key}'; to judge this model, name a real judge: --bench-judge PROVIDER:MODEL",
                 kind="replay_miss",
             )
+
+
+def _judge_of(scorer: Scorer) -> tuple[JudgeScorer | None, Mapping[str, Any]]:
+    """The ``llm_judge`` that asks for ``scorer`` (itself, or a grader's), and the variables its ``vars:`` add."""
+    variables: dict[str, Any] = {}
+    while isinstance(scorer, WithVariables):
+        variables = {**scorer.variables, **variables}  # the outer wrapper's own win, as when it scores
+        scorer = scorer.inner
+    if isinstance(scorer, JudgeScorer):
+        return scorer, variables
+    inner = getattr(scorer, "judge", None)
+    return (inner if isinstance(inner, JudgeScorer) else None), variables

@@ -31,11 +31,11 @@ scorers:
 """
 
 
-def cases(tmp_path: Path, options: BuildOptions | None = None) -> dict[str, CaseSpec]:
+def cases(tmp_path: Path, options: BuildOptions | None = None, suite: str = SUITE) -> dict[str, CaseSpec]:
     (tmp_path / "verdicts.jsonl").write_text(json.dumps({"model": "recorded", "task": "q1", "verdict": "[[9]]"}) + "\n")
     path = tmp_path / "demo.yaml"
-    path.write_text(SUITE)
-    loaded = load_suite_text(SUITE, path=path, display_path="suites/demo.yaml")
+    path.write_text(suite)
+    loaded = load_suite_text(suite, path=path, display_path="suites/demo.yaml")
     return {case.model_name: case for case in expand_suite(build_suite(loaded, options))}
 
 
@@ -59,3 +59,18 @@ def test_a_model_without_one_is_skipped_with_the_way_out(tmp_path: Path) -> None
 
 def test_a_real_judge_is_not_checked(tmp_path: Path) -> None:
     check_recorded_verdicts(cases(tmp_path, BuildOptions(judge="openai:gpt-4o"))["newcomer"])
+
+
+@pytest.mark.parametrize(
+    "scorer",
+    [
+        '{name: J, type: llm_judge, judge: old-judge, prompt: "{{ answer }} {{ tone }}", vars: {tone: calm}}',
+        "{name: G, type: model_graded_qa, judge: old-judge, reference: Paris}",
+    ],
+)
+def test_a_judge_behind_scorer_vars_or_a_grader_is_checked_too(tmp_path: Path, scorer: str) -> None:
+    suite = SUITE.replace('  - {name: J, type: llm_judge, judge: old-judge, prompt: "{{ answer }}"}', f"  - {scorer}")
+    found = cases(tmp_path, suite=suite)
+    check_recorded_verdicts(found["recorded"])
+    with pytest.raises(ReplayMissError):
+        check_recorded_verdicts(found["newcomer"])
