@@ -142,7 +142,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         gc.freeze()
 
 
-_FREEZING_AT_EXIT: list[bool] = []
+@functools.cache  # once per process, however many sessions run in it
+def _freeze_at_exit() -> None:
+    atexit.register(gc.freeze)
 
 
 def _thaw(config: pytest.Config) -> None:
@@ -155,9 +157,7 @@ def _thaw(config: pytest.Config) -> None:
     """
     if config.stash.get(FROZEN_KEY, False):
         gc.unfreeze()
-    if not _FREEZING_AT_EXIT:
-        _FREEZING_AT_EXIT.append(True)
-        atexit.register(gc.freeze)
+    _freeze_at_exit()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
