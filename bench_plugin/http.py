@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import logging
 import math
@@ -47,54 +48,91 @@ _HEADER_LINE = re.compile(rf"""(?i)\b((?:{_HEADER_NAMES})\s*[:=]\s*)((?:(?:beare
 
 
 class HttpPool:
-    """Clients that live in the runner's event loop and are reused across cases.
+    """Connections that live in the runner's event loop and are reused across cases.
 
-    Each connection key (a base URL) gets a LIFO stack of one-connection ``httpx.AsyncClient``s, created
-    lazily up to ``size``. All of them share one ``ssl.SSLContext``, which is most of what a client
-    costs to build. This layout measured fastest (see ``design/pytest-concurrency.md``).
+    Each connection key (a base URL) gets a LIFO stack of one-connection ``httpx.AsyncHTTPTransport``s,
+    created lazily up to ``size``. All of them share one ``ssl.SSLContext``, which is most of what a
+    connection costs to build. This layout measured fastest (see ``design/pytest-concurrency.md``).
+    ``post_json`` sends through the transport itself: the client layer (cookies, auth and redirect
+    machinery we do not use) was a third of httpx's CPU per call. Extension providers borrow an
+    ``httpx.AsyncClient`` over the same transports with ``client``.
     """
 
     def __init__(self, size: int = 16) -> None:
         log_redaction()
         self.size = max(1, size)
-        # trust_env=True here only reads SSL_CERT_FILE / SSL_CERT_DIR; proxies stay off (see _new_client).
-        self._ssl_context: ssl.SSLContext = httpx.create_ssl_context()
-        self._idle: dict[str, list[httpx.AsyncClient]] = {}
+        self._ssl_context: ssl.SSLContext | None = None  # made on the first https connection (_context_for)
+        self._idle: dict[str, list[_Slot]] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
-        self._clients: list[httpx.AsyncClient] = []
+        self._made: list[_Slot] = []
         self._closed = False
 
     @asynccontextmanager
     async def client(self, key: str) -> AsyncIterator[httpx.AsyncClient]:
         """Lend a client for ``key``, waiting while ``size`` of them are busy."""
+        async with self._lend(key) as slot:
+            yield slot.client
+
+    @asynccontextmanager
+    async def _lend(self, key: str) -> AsyncIterator[_Slot]:
         if self._closed:
             raise RuntimeError("HttpPool is closed")
         async with self._slots.setdefault(key, asyncio.Semaphore(self.size)):
             idle = self._idle.setdefault(key, [])
-            client = idle.pop() if idle else self._new_client()
+            slot = idle.pop() if idle else self._new_slot(key)
             try:
-                yield client
+                yield slot
             finally:
-                if not self._closed:  # aclose() already closed every client, lent or not
-                    idle.append(client)
+                if not self._closed:  # aclose() already closed every connection, lent or not
+                    idle.append(slot)
 
     async def aclose(self) -> None:
-        """Close every client; call it in the loop that used them."""
+        """Close every connection; call it in the loop that used them."""
         self._closed = True
-        clients, self._clients = self._clients, []
+        made, self._made = self._made, []
         self._idle.clear()
-        for client in clients:
-            await client.aclose()
+        for slot in made:
+            await slot.client.aclose()  # closes its transport too
 
-    def _new_client(self) -> httpx.AsyncClient:
-        client = httpx.AsyncClient(
-            verify=self._ssl_context,
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            trust_env=False,  # no proxies or .netrc from the environment
-            follow_redirects=False,
+    def _new_slot(self, key: str) -> _Slot:
+        transport = httpx.AsyncHTTPTransport(
+            verify=self._context_for(key), limits=httpx.Limits(max_connections=1, max_keepalive_connections=1)
         )
-        self._clients.append(client)
-        return client
+        # trust_env=False: no proxies or .netrc from the environment
+        client = httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False)
+        slot = _Slot(transport, client)
+        self._made.append(slot)
+        return slot
+
+
+    def _context_for(self, key: str) -> ssl.SSLContext:
+        """The shared verifying context; a plain-http key (its base URL) gets an empty one it never uses.
+
+        Loading the CA bundle takes ~35 ms, which a run against a local server need not pay at start-up.
+        """
+        if key.startswith("http://"):
+            return _PLAIN_HTTP_CONTEXT
+        if self._ssl_context is None:
+            # trust_env=True here only reads SSL_CERT_FILE / SSL_CERT_DIR; proxies stay off (see _new_slot).
+            self._ssl_context = httpx.create_ssl_context()
+        return self._ssl_context
+
+
+_PLAIN_HTTP_CONTEXT = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+"""Handed to transports of ``http://`` keys, which never start TLS: they need a context, not certificates."""
+
+
+class _Slot:
+    """One pooled connection: the transport ``post_json`` sends through, and a client over it for extensions."""
+
+    __slots__ = ("client", "default_headers", "transport")
+
+    def __init__(self, transport: httpx.AsyncHTTPTransport, client: httpx.AsyncClient) -> None:
+        self.transport = transport
+        self.client = client
+        # what httpx's client would add (Accept, Accept-Encoding, Connection, User-Agent) and our JSON body's type
+        self.default_headers = {name.lower(): value for name, value in client.headers.items()}
+        self.default_headers["content-type"] = "application/json"
 
 
 async def post_json(
@@ -120,10 +158,10 @@ async def post_json(
     """
     secrets = tuple(secrets)
     log_redaction().add_secrets(secrets)  # before httpcore can log a header or an error quoting the key
-    async with pool.client(key) as client:
+    async with pool._lend(key) as slot:
         started = time.perf_counter()
         try:
-            response = await client.post(url, json=json_body, headers=dict(headers), timeout=timeout_s)
+            response = await _send(slot, url, json_body, headers, timeout_s)
         except httpx.TimeoutException as exc:
             message = f"timed out after {timeout_s:g} s: POST {url}"
             raise TransientProviderError(redact(message, secrets), kind="timeout") from exc
@@ -136,6 +174,38 @@ async def post_json(
         latency = time.perf_counter() - started
     _raise_for_status(response, secrets)
     return _parse_json_object(response, secrets), latency
+
+
+async def _send(
+    slot: _Slot, url: str, json_body: Mapping[str, Any], headers: Mapping[str, str], timeout_s: float
+) -> httpx.Response:
+    """POST through the slot's transport, as ``client.post(url, json=..., timeout=...)`` would, body read whole."""
+    # the body as httpx encodes ``json=``: compact, UTF-8, no NaN
+    body = json.dumps(json_body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    merged = dict(slot.default_headers)
+    for name, value in headers.items():
+        merged[name.lower()] = value
+    request = httpx.Request("POST", _parsed_url(url), content=body, headers=merged,
+                            extensions={"timeout": _timeouts(timeout_s)})
+    response = await slot.transport.handle_async_request(request)
+    response.request = request
+    try:
+        await response.aread()
+    finally:
+        await response.aclose()
+    return response
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_url(url: str) -> httpx.URL:
+    """A run calls a handful of URLs thousands of times: parse each once (httpx.URL is immutable)."""
+    return httpx.URL(url)
+
+
+@functools.lru_cache(maxsize=64)
+def _timeouts(timeout_s: float) -> dict[str, float | None]:
+    """The per-phase timeouts httpx's client would put on a request with ``timeout=timeout_s``."""
+    return httpx.Timeout(timeout_s).as_dict()
 
 
 def error_for_status(status: int, message: str, retry_after: float | None = None) -> ProviderError:
@@ -401,11 +471,12 @@ def parse_reset(value: str | None, now: float | None = None) -> float | None:
 
 
 def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:
-    """Merge header mappings, later layers winning regardless of the case of names."""
-    merged = httpx.Headers()
+    """Merge header mappings, later layers winning regardless of the case of names; names come out lower-case."""
+    merged: dict[str, str] = {}
     for layer in layers:
-        merged.update(layer)
-    return dict(merged.items())
+        for name, value in layer.items():
+            merged[name.lower()] = value
+    return merged
 
 
 def malformed(what: str) -> TransientProviderError:

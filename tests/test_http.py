@@ -276,7 +276,7 @@ async def test_pool_lends_at_most_size_clients_per_key():
             busy -= 1
 
     await asyncio.gather(*(borrow() for _ in range(6)))
-    created = len(pool._clients)
+    created = len(pool._made)
     await pool.aclose()
 
     assert most_busy == 2

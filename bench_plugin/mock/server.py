@@ -187,6 +187,9 @@ class _HTTPServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real APIs do, so client pooling is exercised
+    # headers and body leave in two writes: with Nagle's algorithm on, the body waits for the client's
+    # delayed ACK, 40 ms on every answer
+    disable_nagle_algorithm = True
     server: _HTTPServer
 
     def do_GET(self) -> None:

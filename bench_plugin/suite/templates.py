@@ -16,6 +16,8 @@ from bench_plugin.suite.paths import SuiteFolders, SuiteTemplateLoader
 from bench_plugin.suite.sandbox import BoundedEnvironment, make_environment
 from bench_plugin.suite.sandbox_limits import LIMIT_HINT, bounded, checked, current_budget
 
+_JINJA_LITERALS = frozenset({"true", "false", "none", "True", "False", "None"})
+"""Names jinja2 reads as constants, never as variables."""
 _SINGLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>.*?)\}\}\s*$", re.DOTALL)
 
 
@@ -123,6 +125,11 @@ class TemplateRenderer:
         """
         try:
             with bounded():
+                name = source.strip()
+                if name in variables and name not in _JINJA_LITERALS and name.isidentifier():
+                    # a bare variable (``{{ n }}``, the usual check value): what jinja2 would look up,
+                    # without building a template context for it (most of a check's CPU per case)
+                    return checked(variables[name], current_budget(), "the expression made a value")
                 compiled = self._compile_expression(source)
                 value = compiled(**variables)
                 if isinstance(value, jinja2.Undefined):
