@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import httpx
 
+from bench_plugin.connection import AsyncioTransport
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
 from bench_plugin.text_safety import log_line
@@ -50,7 +51,7 @@ _HEADER_LINE = re.compile(rf"""(?i)\b((?:{_HEADER_NAMES})\s*[:=]\s*)((?:(?:beare
 class HttpPool:
     """Connections that live in the runner's event loop and are reused across cases.
 
-    Each connection key (a base URL) gets a LIFO stack of one-connection ``httpx.AsyncHTTPTransport``s,
+    Each connection key (a base URL) gets a LIFO stack of one-connection transports (``connection.py``),
     created lazily up to ``size``. All of them share one ``ssl.SSLContext``, which is most of what a
     connection costs to build. This layout measured fastest (see ``design/pytest-concurrency.md``).
     ``post_json`` sends through the transport itself: the client layer (cookies, auth and redirect
@@ -95,9 +96,7 @@ class HttpPool:
             await slot.client.aclose()  # closes its transport too
 
     def _new_slot(self, key: str) -> _Slot:
-        transport = httpx.AsyncHTTPTransport(
-            verify=self._context_for(key), limits=httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        )
+        transport = AsyncioTransport(self._context_for(key))
         # trust_env=False: no proxies or .netrc from the environment
         client = httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False)
         slot = _Slot(transport, client)
@@ -127,7 +126,7 @@ class _Slot:
 
     __slots__ = ("client", "default_headers", "transport")
 
-    def __init__(self, transport: httpx.AsyncHTTPTransport, client: httpx.AsyncClient) -> None:
+    def __init__(self, transport: AsyncioTransport, client: httpx.AsyncClient) -> None:
         self.transport = transport
         self.client = client
         # what httpx's client would add (Accept, Accept-Encoding, Connection, User-Agent) and our JSON body's type

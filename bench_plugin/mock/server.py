@@ -16,6 +16,7 @@ import argparse
 import itertools
 import json
 import random
+import ssl
 import sys
 import threading
 import time
@@ -63,8 +64,10 @@ class MockServer:
         *,
         verbose: bool = False,
         seed: int | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.host, self.port, self.latency, self.verbose = host, port, latency, verbose
+        self.ssl_context = ssl_context  # a server-side context: answer over TLS (https URLs)
         self._lock = threading.Lock()
         self._rng = random.Random(seed)  # draws of ``probability`` rules; a seed repeats them
         self._rules: list[Rule] = []
@@ -79,6 +82,8 @@ class MockServer:
         """Bind and serve in a daemon thread."""
         if self._httpd is None:
             self._httpd = _HTTPServer((self.host, self.port), _Handler, self)
+            if self.ssl_context is not None:
+                self._httpd.socket = self.ssl_context.wrap_socket(self._httpd.socket, server_side=True)
             # a short poll interval keeps stop() quick
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever,
@@ -111,7 +116,8 @@ class MockServer:
         """
         if self._httpd is None:
             raise RuntimeError("MockServer is not started")
-        return f"http://{self.host}:{self._httpd.server_port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{self.host}:{self._httpd.server_port}"
 
     @property
     def openai_base_url(self) -> str:
