@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from bench_plugin.errors import CaseError
@@ -61,3 +62,31 @@ def test_sandbox_refuses_to_mutate_data(renderer: TemplateRenderer) -> None:
     with pytest.raises(CaseError):
         renderer.render("{{ items.append(2) }}", data)
     assert data["items"] == [1]
+
+
+@pytest.mark.parametrize("source", [
+    "case-{{ n }}", "{{n}}", "Say {{ n }} and {{ word }}.", "{{ none_value }}|{{ flag }}|{{ number }}",
+    "{{ items }} {{ mapping }}", "plain text", "", "tail newline {{ n }}\n", "}} {{ n }} }}",
+    "{{ true }}", "{{ n | upper }}", "{{- n }}", "{% if n %}x{% endif %}", "{# note #}{{ n }}", "{{ missing }}",
+])
+def test_plain_substitution_renders_what_jinja2_renders(source: str) -> None:
+    """Text-and-``{{ name }}`` templates skip jinja2 (speed); their output must be jinja2's, byte for byte."""
+    renderer = TemplateRenderer(None)
+    variables = {"n": 7, "word": "ok", "none_value": None, "flag": True, "number": 2.50, "items": [1, "a"],
+                 "mapping": {"k": "v"}}
+    try:
+        expected: str | type[Exception] = renderer.env.from_string(source).render(variables)
+    except jinja2.UndefinedError:
+        expected = CaseError
+    if expected is CaseError:
+        with pytest.raises(CaseError):
+            renderer.render(source, variables)
+    else:
+        assert renderer.render(source, variables) == expected
+
+
+def test_plain_substitution_keeps_the_output_limit() -> None:
+    renderer = TemplateRenderer(None)
+    big = "x" * 600_000
+    with pytest.raises(CaseError, match="more than"):
+        renderer.render("{{ a }}{{ a }}", {"a": big})

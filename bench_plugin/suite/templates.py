@@ -14,7 +14,7 @@ import jinja2
 from bench_plugin.errors import CaseError, LimitExceeded
 from bench_plugin.suite.paths import SuiteFolders, SuiteTemplateLoader
 from bench_plugin.suite.sandbox import BoundedEnvironment, make_environment
-from bench_plugin.suite.sandbox_limits import LIMIT_HINT, bounded, checked, current_budget
+from bench_plugin.suite.sandbox_limits import LIMIT_HINT, MAX_OUTPUT, bounded, checked, current_budget
 
 _JINJA_LITERALS = frozenset({"true", "false", "none", "True", "False", "None"})
 """Names jinja2 reads as constants, never as variables."""
@@ -58,6 +58,9 @@ class TemplateRenderer:
         """
         try:
             with bounded():
+                pieces = _substitutions(source)
+                if pieces is not None and all(name in variables for name in pieces[1::2]):
+                    return _substitute(pieces, variables)
                 return self._compile(source).render(variables)
         except Exception as exc:  # every error of an untrusted template is the suite's
             raise _case_error(exc, self.path, key, line) from exc
@@ -137,6 +140,42 @@ class TemplateRenderer:
                 return checked(value, current_budget(), "the expression made a value")
         except Exception as exc:
             raise _case_error(exc, self.path, key, line) from exc
+
+
+_BARE_NAME = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+@lru_cache(maxsize=1024)
+def _substitutions(source: str) -> tuple[str, ...] | None:
+    """``(text, name, text, name, ..., text)`` for a template that is only text and ``{{ name }}``; else None.
+
+    Such templates (``case-{{ n }}``, ``Grade: {{ answer }}``) are most of what a run renders, once or
+    twice a case: substituting them directly gives jinja2's output without building a template
+    context each time. Anything else (a filter, a tag, a comment, whitespace control) goes to jinja2.
+    """
+    if "{%" in source or "{#" in source:
+        return None
+    pieces: list[str] = []
+    end = 0
+    for found in _BARE_NAME.finditer(source):
+        if found.group(1) in _JINJA_LITERALS:
+            return None
+        pieces += [source[end:found.start()], found.group(1)]
+        end = found.end()
+    pieces.append(source[end:])
+    if any("{{" in text for text in pieces[::2]):
+        return None
+    return tuple(pieces)
+
+
+def _substitute(pieces: tuple[str, ...], variables: Mapping[str, Any]) -> str:
+    """What jinja2 renders for ``pieces``: each value through the environment's ``finalize``, as text."""
+    budget = current_budget()
+    parts = [text if index % 2 == 0 else str(checked(variables[text], budget, "an output"))
+             for index, text in enumerate(pieces)]
+    if sum(map(len, parts)) > MAX_OUTPUT:
+        raise LimitExceeded(f"the output would be more than {MAX_OUTPUT:,} characters")
+    return "".join(parts)
 
 
 def _case_error(
