@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
@@ -170,6 +170,7 @@ class CaseItem(pytest.Item):
 
         Also adds junitxml properties, and keeps our internals out of what the user reads.
         """
+        self._share_keywords(report, call.when)
         record = self.stash.get(RECORD_KEY, None)
         if record is None and call.when == "setup" and report.failed and SETUP_PROBLEM_KEY in self.stash:
             report.longrepr = self.stash[SETUP_PROBLEM_KEY]  # setup errors skip repr_failure
@@ -197,6 +198,24 @@ class CaseItem(pytest.Item):
             # point -rs at the suite's task (1-based, as pytest prints it), not at our pytest.skip call
             line = self.case.line + 1 if self.case.line is not None else 0
             report.longrepr = (str(self.path), line, report.longrepr[2])
+
+    _setup_keywords: tuple[str, Mapping[str, Any]] = ("", {})  # the running case's, see _share_keywords
+
+    def _share_keywords(self, report: pytest.TestReport, when: str) -> None:
+        """Give the case's three reports one ``keywords`` dict: pytest makes an equal one for each, and keeps them all.
+
+        A process runs one item's setup, call and teardown at a time, so the setup report's dict is kept in one
+        place for the class (an attribute per item would grow every item's ``__dict__``). A report whose keywords
+        differ (a plugin changed them) keeps its own.
+        """
+        if when == "setup":
+            CaseItem._setup_keywords = (self.nodeid, report.keywords)
+            return
+        nodeid, shared = CaseItem._setup_keywords
+        if nodeid == self.nodeid and report.keywords == shared:
+            report.keywords = shared
+        if when == "teardown":
+            CaseItem._setup_keywords = ("", {})
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         """Where the case is written: the suite file and the task's line."""

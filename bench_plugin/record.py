@@ -33,7 +33,7 @@ CACHE_REFRESH = "refresh"  # --bench-cache write: the call was made without look
 CACHE_USES = (CACHE_HIT, CACHE_MISS, CACHE_REFRESH)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a run keeps a record per case; a field dict was a third of one
 class CaseRecord:
     """The full record of one case.
 
@@ -135,6 +135,32 @@ class CaseRecord:
         known = _KNOWN_FIELDS
         return cls(**{k: v for k, v in data.items() if k in known})
 
+    @classmethod
+    def for_reports(cls, data: Mapping[str, Any]) -> CaseRecord:
+        """The record as the controller keeps it for the end of the run: what the report files read, no more.
+
+        The conversation itself (``messages``, ``transcript``, ``response``, ``conversation``, the turns' texts),
+        an agent's tool calls and files, the earlier ``judgments`` and the like are left at their defaults, and
+        of each ``call_log`` entry only its ``cache`` is kept (entries without one are left out):
+        ``results.jsonl`` holds them, and no report written from records reads them (``report/write.py``; a
+        leaderboard's session digest reads the whole records back from the file). Kept, they were most of the
+        controller's memory in a long run.
+        """
+        reported = _REPORTED_FIELDS
+        kept = {k: v for k, v in data.items() if k in reported}
+        turns = kept.get("turns")
+        if turns:
+            kept["turns"] = [{k: v for k, v in turn.items() if k not in _TURN_TEXTS} if isinstance(turn, Mapping)
+                             else turn for turn in turns]
+        calls = kept.get("call_log")
+        if calls:  # the reports count what the response cache did, from each call's ``cache``
+            kept["call_log"] = [{"cache": call["cache"]} for call in calls
+                                if isinstance(call, Mapping) and call.get("cache") is not None]
+        agent = kept.get("agent")
+        if isinstance(agent, Mapping):  # only whether its programs ran without a sandbox is reported
+            kept["agent"] = {"sandbox": agent["sandbox"]} if "sandbox" in agent else {}
+        return cls(**kept, **_LEFT_OUT)
+
     @property
     def components(self) -> dict[str, dict[str, Any]]:
         """Component name -> component dict (value, raw, detail, judge_output...), in scorer order."""
@@ -157,3 +183,13 @@ def json_safe(value: Any) -> Any:
 _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(CaseRecord))
 """The record's fields, in order, looked up once: every report and every line of results.jsonl needs them."""
 _KNOWN_FIELDS = frozenset(_FIELD_NAMES)
+# what ``for_reports`` leaves out: fields no report file reads, and the texts of each turn
+_NOT_REPORTED = frozenset({"messages", "transcript", "response", "conversation", "finish_reason", "response_id",
+                           "duration_s", "rejudged", "judgments", "model_params"})
+_TURN_TEXTS = frozenset({"user", "raw", "answer", "thinking"})
+_REPORTED_FIELDS = _KNOWN_FIELDS - _NOT_REPORTED
+# the left-out fields' values: one empty list and dict for every record (made per record, they were a few
+# hundred bytes each); records are never changed in place
+_NO_ITEMS: list[Any] = []
+_LEFT_OUT: dict[str, Any] = {name: None for name in _NOT_REPORTED}
+_LEFT_OUT.update(messages=_NO_ITEMS, transcript=_NO_ITEMS, judgments=_NO_ITEMS, model_params={})

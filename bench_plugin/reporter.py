@@ -46,6 +46,9 @@ class BenchReporter:
         self.write_error: str | None = None  # the first failed write: nothing more is written after it
         self._write_note = ""  # what the files hold after it
         self._writers: threading.Thread | None = None  # prepares the report writers while the cases run
+        # node id -> the report carrying its record, until pytest-html has drawn the case's row (at its teardown)
+        self._drawing: dict[str, pytest.TestReport] = {}
+        self._summary: tuple[list[str], dict[str, int] | None] | None = None  # the terminal's, once reported
         if self._html:
             check_folder(Path(config.option.htmlpath).parent)
 
@@ -80,12 +83,32 @@ class BenchReporter:
             except (OSError, ValueError) as exc:  # ValueError: the earlier results.jsonl has a bad line
                 if isinstance(exc, ValueError):
                     exc = OSError(0, str(exc))
-                kept = len(self.store.records)
+                kept = self.store.count
                 self.stop_writing(exc, self.output_dir, (
                     f"{self.store.path} keeps the {kept} case{'s' * (kept != 1)} written before, each a whole "
                     "line; the run stopped there and no report was written" if self._opened else "nothing was written"
                 ))
         self.config.hook.pytest_bench_case_recorded(config=self.config, record=data)
+
+    @pytest.hookimpl(specname="pytest_runtest_logreport", wrapper=True)
+    def pytest_runtest_logreport_release(self, report: pytest.TestReport) -> Any:
+        """Take the record off its report once every plugin has read it: pytest keeps every report to the end.
+
+        The store has its line and what the reports need; left on the report (kept by the terminal reporter and
+        by pytest-html), the whole record was the largest thing kept per case. pytest-html draws a case's row
+        from its reports when the teardown report arrives, so with HTML on the record stays until then.
+        """
+        result = yield
+        if getattr(report, "bench_record", None) is not None:
+            if self._html and report.when != "teardown":
+                self._drawing[report.nodeid] = report
+            else:
+                del report.bench_record
+        if report.when == "teardown":
+            drawn = self._drawing.pop(report.nodeid, None)
+            if drawn is not None and hasattr(drawn, "bench_record"):
+                del drawn.bench_record
+        return result
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -109,10 +132,17 @@ class BenchReporter:
             # under xdist the controller collected no suite: aggregates come from the files records name
             aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
             leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
-            written = write_reports(records, self.output_dir, aggregates, leaderboards)
+            written = write_reports(records, self.output_dir, aggregates, leaderboards,
+                                    whole=lambda path: self.store.read_records(lambda r: r.path == path))
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
             return
+        from bench_plugin.report.summary import count_cache_use  # start-up: see above
+
+        # what the terminal prints after pytest-html's report.html: the records are not needed for it any longer
+        self._summary = (summary_lines(records), count_cache_use(records))
+        del records
+        self.store.release_records()
         self._csv_files = [path.name for key, path in written.items() if key.startswith("csv:")]
         self._csv_files += [str(path.relative_to(self.output_dir)) for key, path in written.items()
                             if key.startswith("leaderboard:")]
@@ -155,14 +185,17 @@ class BenchReporter:
             return
         from bench_plugin.report.summary import count_cache_use, describe_cache_use  # start-up: see sessionfinish
 
-        records = self.store.records
+        if self._summary is None:
+            records = self.store.records
+            # from the records' call logs: every xdist worker's calls
+            self._summary = (summary_lines(records), count_cache_use(records))
+        lines, cache = self._summary
         terminalreporter.section("bench summary")
-        for line in summary_lines(records):
+        for line in lines:
             terminalreporter.write_line(log_line(line))
-        cache = count_cache_use(records)  # from the records' call logs: every xdist worker's calls
         if cache is not None:
             terminalreporter.write_line(describe_cache_use(cache))
-        kept = len(records) - self.appended - self.reused if self._run.keep_earlier else 0
+        kept = self.store.count - self.appended - self.reused if self._run.keep_earlier else 0
         for line in continuation_lines(self._run, self.reused, self.rejudged, kept):
             terminalreporter.write_line(log_line(line))
         if self.write_error is not None:

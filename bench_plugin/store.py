@@ -19,7 +19,7 @@ import errno
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -53,19 +53,51 @@ class ResultsStore:
         self._file: BinaryIO | None = None
         self._size = 0  # bytes of complete lines in the file
         # nodeid -> record, and where its line is in the file (offset, size): a case's newest line replaces
-        # its earlier one. The lines stay on disk until finalize: kept in memory they were 4 KB a case.
+        # its earlier one. The lines stay on disk until finalize: kept in memory they were 4 KB a case. The
+        # records are kept as the reports read them (``CaseRecord.for_reports``): the whole ones are the lines.
         self._records: dict[str, CaseRecord] = {}
         self._spans: dict[str, tuple[int, int]] = {}
         self.earlier = 0  # cases kept from the file when it was opened with keep_earlier
 
     @property
     def records(self) -> list[CaseRecord]:
-        """One record per case, in arrival order (kept ones first) until ``finalize`` puts them in collection order."""
+        """One record per case as the reports read it (``CaseRecord.for_reports``); ``read_records`` reads whole ones.
+
+        In arrival order (kept ones first) until ``finalize`` puts them in collection order.
+        """
         return list(self._records.values())
+
+    @property
+    def count(self) -> int:
+        """How many cases the store holds (its records stay counted after ``release_records``)."""
+        return len(self._spans)
+
+    def read_records(self, select: Callable[[CaseRecord], bool] | None = None) -> list[CaseRecord]:
+        """The whole records, read back from the file's lines in the store's order (``select``: only those).
+
+        Raises:
+            OSError: the file cannot be read (``filename`` names it).
+            ValueError: a line is not a case record (``path:line``: the file was changed meanwhile).
+        """
+        records: list[CaseRecord] = []
+        if not self._spans:
+            return records
+        with _naming(self.path), self.path.open("rb") as source:
+            for number, (offset, size) in enumerate(self._spans.values(), start=1):
+                source.seek(offset)
+                record = parse_record_line(source.read(size).decode("utf-8", "replace"), self.path, number, last=False)
+                assert record is not None
+                if select is None or select(record):
+                    records.append(record)
+        return records
+
+    def release_records(self) -> None:
+        """Forget the records kept for the reports once they are written; the file keeps every case."""
+        self._records = {}
 
     def has(self, nodeid: str) -> bool:
         """Whether the store holds a record of the case (kept from the file or appended)."""
-        return nodeid in self._records
+        return nodeid in self._spans
 
     @property
     def is_open(self) -> bool:
@@ -108,8 +140,9 @@ class ResultsStore:
             if not line.strip():
                 continue
             # every line here ends with its newline, so it was written whole: a bad one is an error
-            record = parse_record_line(line, self.path, number, last=False)
-            assert record is not None
+            fields = parse_record_data(line, self.path, number, last=False)
+            assert fields is not None
+            record = _record(CaseRecord.for_reports, fields, self.path, number)
             self._records.pop(record.nodeid, None)
             self._records[record.nodeid] = record
             self._spans.pop(record.nodeid, None)
@@ -118,7 +151,7 @@ class ResultsStore:
         return len(complete)
 
     def append(self, record: Mapping[str, Any] | CaseRecord) -> CaseRecord:
-        """Write one finished case and flush it to the OS at once.
+        """Write one finished case and flush it to the OS at once; returns it as the store keeps it for the reports.
 
         Flushing (not fsync) keeps results across a crash of this process at no real cost; fsync
         per line would survive a power cut too but costs milliseconds per case.
@@ -130,7 +163,7 @@ class ResultsStore:
         """
         if self._file is None:
             raise RuntimeError(f"ResultsStore({str(self.path)!r}) is not open; call open() first")
-        data = record.to_dict() if isinstance(record, CaseRecord) else dict(record)
+        data = record.to_dict() if isinstance(record, CaseRecord) else record
         line = encode_record(data)
         # a lone surrogate (odd model output) is written as its JSON escape, which reads back the same
         encoded = (line + "\n").encode("utf-8", "backslashreplace")
@@ -140,7 +173,7 @@ class ResultsStore:
         except OSError:
             self._drop_torn_line()
             raise
-        case = record if isinstance(record, CaseRecord) else CaseRecord.from_dict(data)
+        case = CaseRecord.for_reports(data)
         self._spans.pop(case.nodeid, None)
         self._spans[case.nodeid] = (self._size, len(encoded))
         self._size += len(encoded)
@@ -275,6 +308,16 @@ def parse_record_line(line: str, path: Path, number: int, *, last: bool = True) 
     Raises:
         ValueError: ``path:line: ...`` for a line that is not a JSON object with a ``nodeid``.
     """
+    data = parse_record_data(line, path, number, last=last)
+    return None if data is None else _record(CaseRecord.from_dict, data, path, number)
+
+
+def parse_record_data(line: str, path: Path, number: int, *, last: bool = True) -> dict[str, Any] | None:
+    """One line of a results file as a JSON object with a ``nodeid``; None for a torn ``last`` line.
+
+    Raises:
+        ValueError: ``path:line: ...`` for a line that is not a JSON object with a ``nodeid``.
+    """
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -283,8 +326,14 @@ def parse_record_line(line: str, path: Path, number: int, *, last: bool = True) 
         raise ValueError(f"{path}:{number}: not valid JSON: {exc.msg}") from exc
     if not isinstance(data, dict) or "nodeid" not in data:
         raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
+    return data
+
+
+def _record(build: Callable[[Mapping[str, Any]], CaseRecord], data: Mapping[str, Any], path: Path,
+            number: int) -> CaseRecord:
+    """``build(data)``, a missing field named as the file's line."""
     try:
-        return CaseRecord.from_dict(data)
+        return build(data)
     except TypeError as exc:
         raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
 

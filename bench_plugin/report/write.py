@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ def write_reports(
     folder: Path,
     aggregates: Mapping[str, AggregateSpec] | None = None,
     leaderboards: Mapping[str, LeaderboardSpec] | None = None,
+    whole: Callable[[str], Sequence[CaseRecord]] | None = None,
 ) -> dict[str, Path]:
     """Write summary.json, report.md and dashboard.html for ``records`` into ``folder``; return their paths.
 
@@ -43,6 +44,8 @@ def write_reports(
         leaderboards: the ``leaderboard:`` of each suite, by suite path: the run's sessions are
             added to the Elo leaderboard kept in ``folder`` (returned under ``leaderboard:<suite path>``),
             which the suite's summary and report section show.
+        whole: the whole records of a suite (by path), when ``records`` are those ``CaseRecord.for_reports``
+            keeps: a leaderboard's sessions are named by a digest of the whole records. None: ``records`` are.
     """
     ordered = in_case_order(records)
     summary = summarize(ordered)
@@ -51,7 +54,9 @@ def write_reports(
     for suite in summary["suites"]:
         board = (leaderboards or {}).get(suite["path"])
         if board is not None:
-            suite["leaderboard"] = update_leaderboard(board, [r for r in ordered if r.path == suite["path"]], folder)
+            members = in_case_order(whole(suite["path"])) if whole is not None else \
+                [r for r in ordered if r.path == suite["path"]]
+            suite["leaderboard"] = update_leaderboard(board, members, folder)
             paths[f"leaderboard:{suite['path']}"] = folder / suite["leaderboard"]["markdown"]
     write_atomically(paths["summary"], json.dumps(summary, indent=2, sort_keys=True) + "\n")
     write_atomically(paths["markdown"], render_markdown(summary))
