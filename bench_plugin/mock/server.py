@@ -50,6 +50,9 @@ ROUTES = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic", "/v1/em
 class MockServer:
     """A threaded HTTP server on loopback that answers in the OpenAI and Anthropic wire formats.
 
+    Given a server-side ``ssl_context`` (a certificate and its key loaded), it answers over TLS and its
+    URLs are ``https://``: how the tests check the client's TLS path.
+
     Example:
         >>> with MockServer(rules=[{"model": "m", "reply": "hi"}]) as server:  # doctest: +SKIP
         ...     base_url = server.openai_base_url
