@@ -57,7 +57,15 @@ class HtmlReportHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
-        """Fill our columns from ``report.bench_record``; blank for reports without one."""
+        """Fill our columns from ``report.bench_record``; blank for reports without one.
+
+        A passed setup, or a passed teardown that captured nothing, gets no row: pytest-html drops those rows
+        after building them (``report_data.add_test``), and an emptied row ends its work before the building.
+        """
+        if report.passed and (report.when == "setup" or (
+                report.when == "teardown" and not any("teardown" in header for header, _ in report.sections))):
+            del cells[:]
+            return
         escape_test_id_cell(report, cells)
         record = getattr(report, "bench_record", None)
         values = row_values(record) if isinstance(record, Mapping) else ("",) * len(COLUMNS)

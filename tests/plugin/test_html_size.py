@@ -165,3 +165,22 @@ def test_bundled_run_report_html_is_under_5_mb(tmp_path: Path) -> None:
     answer = next(r["response"] for r in records if r["suite"] == "mt_bench" and len(r["response"] or "") > 2000)
     blob = json.dumps(tests)
     assert blob.count(json.dumps(html.escape(answer[:200], quote=False))[1:-1]) == 1
+
+
+def test_one_row_per_passed_case_and_teardown_output_still_reaches_its_log(pytester: pytest.Pytester) -> None:
+    """Passed setups and quiet teardowns get no row built (pytest-html would drop it).
+
+    A teardown that printed still adds its output to the case's row, as pytest-html does.
+    """
+    pytester.makefile(".yaml", **{"suites/talk": SUITE})
+    pytester.makeconftest(
+        "def pytest_runtest_teardown(item):\n"
+        "    if 'short' in item.name:\n"
+        "        print('said at teardown')\n"
+    )
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+    tests = page_data(pytester.path / "bench-results" / "report.html")["tests"]
+    assert sorted(len(rows) for rows in tests.values()) == [1, 1]
+    logs = {nodeid.split("::")[-1]: rows[0]["log"] for nodeid, rows in tests.items()}
+    assert "said at teardown" in logs["short[talker-run1]"]
+    assert "said at teardown" not in logs["long[talker-run1]"]
