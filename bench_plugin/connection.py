@@ -121,8 +121,9 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         loop = asyncio.get_running_loop()
         local = (local_address, 0) if local_address else None
         try:
+            # happy eyeballs, as anyio connects: a host whose IPv6 route is dead still connects over IPv4
             transport, protocol = await asyncio.wait_for(
-                loop.create_connection(_Protocol, host, port, local_addr=local), timeout
+                loop.create_connection(_Protocol, host, port, local_addr=local, happy_eyeballs_delay=0.25), timeout
             )
         except asyncio.TimeoutError as exc:
             raise httpcore.ConnectTimeout(f"connecting to {host}:{port} took over {timeout} s") from exc
