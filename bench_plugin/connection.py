@@ -39,6 +39,8 @@ _EXCEPTIONS: dict[type[Exception], type[httpx.HTTPError]] = {
     httpcore.LocalProtocolError: httpx.LocalProtocolError,
     httpcore.RemoteProtocolError: httpx.RemoteProtocolError,
 }
+_EXTRA_INFO = {"ssl_object": "ssl_object", "client_addr": "sockname", "server_addr": "peername", "socket": "socket"}
+"""httpcore's names for a stream's facts -> asyncio's names for them on a transport."""
 _READ_BUFFER_LIMIT = 1 << 20  # stop reading the socket while this much is unread (a huge answer)
 
 
@@ -276,5 +278,5 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         """What httpcore asks of a stream: the TLS object, addresses, the socket, and whether it is readable."""
         if info == "is_readable":  # asked of an idle connection: readable means closed, or data nobody asked for
             return self._protocol.closed or bool(self._protocol.buffer)
-        names = {"ssl_object": "ssl_object", "client_addr": "sockname", "server_addr": "peername", "socket": "socket"}
-        return self._transport.get_extra_info(names[info]) if info in names else None
+        name = _EXTRA_INFO.get(info)
+        return self._transport.get_extra_info(name) if name is not None else None

@@ -103,7 +103,6 @@ class HttpPool:
         self._made.append(slot)
         return slot
 
-
     def _context_for(self, key: str) -> ssl.SSLContext:
         """The shared verifying context; a plain-http key (its base URL) gets an empty one it never uses.
 

@@ -14,7 +14,7 @@ import jinja2
 from bench_plugin.errors import CaseError, LimitExceeded
 from bench_plugin.suite.paths import SuiteFolders, SuiteTemplateLoader
 from bench_plugin.suite.sandbox import BoundedEnvironment, make_environment
-from bench_plugin.suite.sandbox_limits import LIMIT_HINT, MAX_OUTPUT, bounded, checked, current_budget
+from bench_plugin.suite.sandbox_limits import LIMIT_HINT, bounded, checked, current_budget
 
 _JINJA_LITERALS = frozenset({"true", "false", "none", "True", "False", "None"})
 """Names jinja2 reads as constants, never as variables."""
@@ -60,7 +60,7 @@ class TemplateRenderer:
             with bounded():
                 pieces = _substitutions(source)
                 if pieces is not None and all(name in variables for name in pieces[1::2]):
-                    return _substitute(pieces, variables)
+                    return _substitute(pieces, variables, self.env)
                 return self._compile(source).render(variables)
         except Exception as exc:  # every error of an untrusted template is the suite's
             raise _case_error(exc, self.path, key, line) from exc
@@ -168,14 +168,10 @@ def _substitutions(source: str) -> tuple[str, ...] | None:
     return tuple(pieces)
 
 
-def _substitute(pieces: tuple[str, ...], variables: Mapping[str, Any]) -> str:
-    """What jinja2 renders for ``pieces``: each value through the environment's ``finalize``, as text."""
-    budget = current_budget()
-    parts = [text if index % 2 == 0 else str(checked(variables[text], budget, "an output"))
-             for index, text in enumerate(pieces)]
-    if sum(map(len, parts)) > MAX_OUTPUT:
-        raise LimitExceeded(f"the output would be more than {MAX_OUTPUT:,} characters")
-    return "".join(parts)
+def _substitute(pieces: tuple[str, ...], variables: Mapping[str, Any], env: BoundedEnvironment) -> str:
+    """What jinja2 renders for ``pieces``: each value through the environment's ``finalize``, joined by ``concat``."""
+    finalize = env.finalize or (lambda value: value)
+    return env.concat(text if index % 2 == 0 else str(finalize(variables[text])) for index, text in enumerate(pieces))
 
 
 def _case_error(
