@@ -1,282 +1,371 @@
-"""The transport under the runner's HTTP calls: httpcore's HTTP/1.1 over asyncio's own sockets.
+"""The transport under the runner's HTTP calls: HTTP/1.1 on asyncio's sockets, answers parsed by llhttp.
 
-httpx's default transport reaches its sockets through anyio, which puts a cancel scope and a timer
-around every read and write and polls the socket before each reuse. At thousands of calls a run that
-layer was a third of httpx's CPU per call (this 2-core machine, loopback: 0.61 ms a call with anyio,
-0.39 ms here). This module keeps httpcore (HTTP/1.1, TLS, keep-alive, pooling) and puts it straight on
-asyncio's transports: a read waits on a future with one timer; a write hands the bytes to the transport
-and waits only when asyncio asks it to (flow control); an idle connection is reusable unless the server
-closed it or sent something unasked, which the protocol already knows.
+A run makes thousands of small JSON POSTs; at that rate the HTTP layer's own CPU is what limits a
+process (its two threads share one GIL). httpx's default stack spends about 0.6 ms of CPU a call on
+this 2-core machine: its pool, httpcore's connection state and h11's pure-Python parser. Here a call
+writes its request in one piece and ``httptools`` (the C parser of Node's llhttp, as uvicorn uses it)
+reads the answer as it arrives, so the HTTP work is a fraction of that.
 
-It is an ``httpx.AsyncBaseTransport``: requests and responses stay httpx's own, and every failure
-surfaces as the httpx exception httpx's own transport raises for it.
+It is an ``httpx.AsyncBaseTransport`` (httpx's extension point for transports): requests and responses
+stay httpx's own (headers, content decoding, ``raise_for_status``), extension providers use it through
+an ``httpx.AsyncClient``, and every failure is the httpx exception httpx's own transport raises for it.
+Each transport keeps one connection (the pool's unit, see ``HttpPool``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import re
 import ssl
-from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import Any
+from collections import deque
+from collections.abc import AsyncIterator
 
-import httpcore
+import httptools
 import httpx
 
-_EXCEPTIONS: dict[type[Exception], type[httpx.HTTPError]] = {
-    httpcore.TimeoutException: httpx.TimeoutException,
-    httpcore.ConnectTimeout: httpx.ConnectTimeout,
-    httpcore.ReadTimeout: httpx.ReadTimeout,
-    httpcore.WriteTimeout: httpx.WriteTimeout,
-    httpcore.PoolTimeout: httpx.PoolTimeout,
-    httpcore.NetworkError: httpx.NetworkError,
-    httpcore.ConnectError: httpx.ConnectError,
-    httpcore.ReadError: httpx.ReadError,
-    httpcore.WriteError: httpx.WriteError,
-    httpcore.ProxyError: httpx.ProxyError,
-    httpcore.UnsupportedProtocol: httpx.UnsupportedProtocol,
-    httpcore.ProtocolError: httpx.ProtocolError,
-    httpcore.LocalProtocolError: httpx.LocalProtocolError,
-    httpcore.RemoteProtocolError: httpx.RemoteProtocolError,
-}
-_EXTRA_INFO = {"ssl_object": "ssl_object", "client_addr": "sockname", "server_addr": "peername", "socket": "socket"}
-"""httpcore's names for a stream's facts -> asyncio's names for them on a transport."""
-_READ_BUFFER_LIMIT = 1 << 20  # stop reading the socket while this much is unread (a huge answer)
-
-
-@contextlib.contextmanager
-def _as_httpx_errors() -> Iterator[None]:
-    """Raise httpcore's errors as the most specific httpx error, as httpx's own transport does."""
-    try:
-        yield
-    except Exception as exc:
-        for kind in type(exc).__mro__:
-            mapped = _EXCEPTIONS.get(kind)
-            if mapped is not None:
-                raise mapped(str(exc)) from exc
-        raise
+_READ_BUFFER_LIMIT = 1 << 20  # stop reading the socket while this much of an answer is unread
+_KEEP_ALIVE_S = 5.0  # as httpx's pool: an idle connection older than this is not reused (servers close them)
+_HAPPY_EYEBALLS_S = 0.25  # as anyio connects: a host whose IPv6 route is dead still connects over IPv4
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_UNSAFE_VALUE = re.compile(rb"[\r\n\x00]")
+_DEFAULT_PORTS = {b"http": 80, b"https": 443}
 
 
 class AsyncioTransport(httpx.AsyncBaseTransport):
-    """One keep-alive connection to a server (the pool's unit), HTTP/1.1, certificates checked by ``ssl_context``."""
+    """One keep-alive HTTP/1.1 connection at a time; certificates checked by ``ssl_context``."""
 
     def __init__(self, ssl_context: ssl.SSLContext) -> None:
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=1,
-            max_keepalive_connections=1,
-            network_backend=AsyncioBackend(),
-        )
+        self._ssl_context = ssl_context
+        self._idle: _Connection | None = None
+        self._idle_origin: tuple[bytes, bytes, int] | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` and return the response with its body still to read."""
-        assert isinstance(request.stream, httpx.AsyncByteStream)
         url = request.url
-        core_request = httpcore.Request(
-            method=request.method,
-            url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
-            headers=request.headers.raw,
-            content=request.stream,
-            extensions=request.extensions,
-        )
-        with _as_httpx_errors():
-            response = await self._pool.handle_async_request(core_request)
-        assert not isinstance(response.stream, Iterable)
-        return httpx.Response(
-            status_code=response.status,
-            headers=response.headers,
-            stream=_ResponseStream(response.stream),
-            extensions=response.extensions,
-        )
-
-    async def aclose(self) -> None:
-        """Close the connection."""
-        await self._pool.aclose()
-
-
-class _ResponseStream(httpx.AsyncByteStream):
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        with _as_httpx_errors():
-            async for part in self._stream:
-                yield part
-
-    async def aclose(self) -> None:
-        with _as_httpx_errors():
-            await self._stream.aclose()
-
-
-class AsyncioBackend(httpcore.AsyncNetworkBackend):
-    """Opens TCP connections with ``loop.create_connection`` (which also sets ``TCP_NODELAY``)."""
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        """Connect, or raise ``ConnectTimeout`` / ``ConnectError``."""
-        loop = asyncio.get_running_loop()
-        local = (local_address, 0) if local_address else None
+        scheme = url.raw_scheme
+        port = url.port or _DEFAULT_PORTS.get(scheme)
+        if port is None:
+            raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme.decode()}://'.")
+        if not url.raw_host:
+            raise httpx.UnsupportedProtocol("Request URL is missing a host.")
+        origin = (scheme, url.raw_host, port)
+        timeouts = request.extensions.get("timeout", {})
+        head = _request_head(request)
+        body = await _request_body(request)
+        connection = self._reusable(origin)
+        if connection is None:
+            connection = await self._connect(origin, timeouts.get("connect"))
         try:
-            # happy eyeballs, as anyio connects: a host whose IPv6 route is dead still connects over IPv4
-            transport, protocol = await asyncio.wait_for(
-                loop.create_connection(_Protocol, host, port, local_addr=local, happy_eyeballs_delay=0.25), timeout
+            await connection.send(head, body, request.method == "HEAD", timeouts.get("write"))
+            status, reason, headers = await connection.read_head(timeouts.get("read"))
+        except BaseException:
+            connection.close()
+            raise
+        return httpx.Response(
+            status_code=status,
+            headers=headers,
+            stream=_Body(self, connection, origin, timeouts.get("read")),
+            extensions={"http_version": connection.http_version, "reason_phrase": reason},
+        )
+
+    async def aclose(self) -> None:
+        """Close the idle connection (one lent to a response closes with it)."""
+        if self._idle is not None:
+            self._idle.close()
+            self._idle = None
+
+    def _reusable(self, origin: tuple[bytes, bytes, int]) -> _Connection | None:
+        idle, self._idle = self._idle, None
+        if idle is None:
+            return None
+        if origin == self._idle_origin and idle.reusable():
+            return idle
+        idle.close()
+        return None
+
+    def _keep(self, connection: _Connection, origin: tuple[bytes, bytes, int]) -> None:
+        """Take back a connection whose answer was read whole; a second one (concurrent requests) is closed."""
+        if self._idle is None and connection.reusable():
+            self._idle, self._idle_origin = connection, origin
+        else:
+            connection.close()
+
+    async def _connect(self, origin: tuple[bytes, bytes, int], timeout: float | None) -> _Connection:
+        """Open a connection (TLS for https), or raise ``ConnectTimeout`` / ``ConnectError``."""
+        scheme, raw_host, port = origin
+        host = raw_host.decode("ascii")
+        loop = asyncio.get_running_loop()
+        tls = self._ssl_context if scheme == b"https" else None
+        try:
+            _, connection = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: _Connection(loop), host, port, ssl=tls, server_hostname=host if tls else None,
+                    happy_eyeballs_delay=_HAPPY_EYEBALLS_S,
+                ),
+                timeout,
             )
         except asyncio.TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"connecting to {host}:{port} took over {timeout} s") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc)) from exc
-        sock = transport.get_extra_info("socket")
-        for option in socket_options or ():
-            sock.setsockopt(*option)
-        return AsyncioStream(transport, protocol)
-
-    async def sleep(self, seconds: float) -> None:
-        """Wait without blocking the loop."""
-        await asyncio.sleep(seconds)
+            raise httpx.ConnectTimeout(f"connecting to {host}:{port} took over {timeout} s") from exc
+        except (OSError, ssl.SSLError) as exc:
+            raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
+        return connection
 
 
-class _Protocol(asyncio.Protocol):
-    """Keeps what the server sent until the connection's reader asks for it."""
+def _request_head(request: httpx.Request) -> bytes:
+    """The request line and headers, refusing what would let a value start a header or a request of its own."""
+    lines = [b"%s %s HTTP/1.1" % (request.method.encode("ascii"), request.url.raw_path)]
+    for name, value in request.headers.raw:
+        if _TOKEN.fullmatch(name) is None:
+            raise httpx.LocalProtocolError(f"Illegal header name {name!r}")
+        if _UNSAFE_VALUE.search(value) is not None:
+            raise httpx.LocalProtocolError(f"Illegal header value for {name.decode('ascii')!r}")
+        lines.append(name + b": " + value)
+    lines.append(b"\r\n")
+    return b"\r\n".join(lines)
 
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.closed = False  # the server closed its side, or the connection was lost
-        self.error: Exception | None = None
-        self.transport: asyncio.Transport | None = None
-        self._reader: asyncio.Future[None] | None = None
+
+async def _request_body(request: httpx.Request) -> bytes:
+    """The body as sent: whole, or chunk-framed when httpx framed a streamed body with ``Transfer-Encoding``."""
+    body = await request.aread()
+    if "content-length" in request.headers or not body:
+        return body
+    return b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+
+
+class _Body(httpx.AsyncByteStream):
+    """A response's body as it arrives; the connection goes back to its transport once the body was read whole."""
+
+    def __init__(
+        self, owner: AsyncioTransport, connection: _Connection, origin: tuple[bytes, bytes, int], timeout: float | None
+    ) -> None:
+        self._owner = owner
+        self._connection = connection
+        self._origin = origin
+        self._timeout = timeout
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        connection = self._connection
+        while True:
+            part = await connection.read_body(self._timeout)
+            if not part:
+                return
+            yield part
+
+    async def aclose(self) -> None:
+        if self._connection.done:
+            self._owner._keep(self._connection, self._origin)
+        else:  # closed before its end: what is left of the answer would be read as the next one
+            self._connection.close()
+
+
+class _Connection(asyncio.Protocol):
+    """One socket: writes a request, and parses the answer with llhttp as the bytes come in."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._transport: asyncio.Transport | None = None
+        self._parser = httptools.HttpResponseParser(self)
+        self._waiter: asyncio.Future[None] | None = None
         self._drained: asyncio.Future[None] | None = None
+        self._asking = False  # a request was sent and its answer is not complete
+        self._head_only = False  # the request was HEAD: the answer has no body, whatever its headers say
+        self._informational = False  # the answer being parsed is a 1xx, to be skipped
+        self._status = 0
+        self._reason = b""
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._has_head = False
+        self._ends_at_close = False
+        self._chunks: deque[bytes] = deque()
+        self._buffered = 0
         self._paused = False
+        self._closed = False  # the server closed its side, or the connection was lost or closed
+        self._broken = False  # the server sent something nobody asked for
+        self._error: Exception | None = None
+        self._idle_since = 0.0
+        self.done = False  # the answer to the last request was read whole
+        self.http_version = b"HTTP/1.1"
+
+    # --- the caller's side ---
+
+    async def send(self, head: bytes, body: bytes, head_only: bool, timeout: float | None) -> None:
+        """Write a request (in one piece); wait only while asyncio's write buffer is full."""
+        transport = self._transport
+        if transport is None or self._closed or transport.is_closing():
+            raise httpx.WriteError("the connection is closed")
+        self._asking, self._head_only, self.done = True, head_only, False
+        self._status, self._reason, self._headers, self._has_head = 0, b"", [], False
+        self._ends_at_close = self._informational = False
+        transport.write(head + body if len(body) < 65536 else head)
+        if len(body) >= 65536:
+            transport.write(body)
+        drained = self._drained
+        if drained is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(drained), timeout)
+            except asyncio.TimeoutError as exc:
+                raise httpx.WriteTimeout(f"the server took no data for {timeout} s") from exc
+
+    async def read_head(self, timeout: float | None) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        """The answer's status, reason phrase and headers."""
+        while not self._has_head:
+            if self._error is not None:
+                raise self._error
+            if self._closed:
+                raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+            await self._wait(timeout)
+        return self._status, self._reason, self._headers
+
+    async def read_body(self, timeout: float | None) -> bytes:
+        """The next part of the body; ``b""`` at its end."""
+        while True:
+            if self._chunks:
+                return self._take()
+            if self.done:
+                return b""
+            if self._error is not None:
+                raise self._error
+            if self._closed:
+                if self._ends_at_close:  # no length and not chunked: the body ends with the connection
+                    self._finish()
+                    return b""
+                raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+            await self._wait(timeout)
+
+    def reusable(self) -> bool:
+        """Idle, kept alive by both sides, not closed or fed unasked bytes, and not idle for too long."""
+        return (
+            self.done and not self._closed and not self._broken and self._transport is not None
+            and not self._transport.is_closing() and self._loop.time() - self._idle_since < _KEEP_ALIVE_S
+        )
+
+    def close(self) -> None:
+        """Close the socket without waiting for the server."""
+        self._closed = True
+        if self._transport is not None:
+            self._transport.close()
+
+    async def _wait(self, timeout: float | None) -> None:
+        """Until the parser or the socket has news; ``ReadTimeout`` after ``timeout`` seconds of silence."""
+        waiter = self._waiter = self._loop.create_future()
+        timer = self._loop.call_later(timeout, _expire, waiter, timeout) if timeout is not None else None
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+    def _take(self) -> bytes:
+        part = self._chunks.popleft()
+        self._buffered -= len(part)
+        if self._paused and self._buffered <= _READ_BUFFER_LIMIT // 2 and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+        return part
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _finish(self) -> None:
+        self._asking = False
+        self.done = True
+        self._idle_since = self._loop.time()
+
+    def _fail(self, error: Exception) -> None:
+        self._error = error
+        self.close()
+        self._wake()
+
+    # --- asyncio's side ---
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self._transport = transport  # type: ignore[assignment]  # create_connection makes a stream transport
 
     def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        if len(self.buffer) > _READ_BUFFER_LIMIT and self.transport is not None and not self._paused:
+        if not self._asking:  # a kept-alive connection must stay silent between requests
+            self._broken = True
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self._fail(httpx.RemoteProtocolError(f"malformed HTTP answer: {exc}"))
+            return
+        if self._buffered > _READ_BUFFER_LIMIT and not self._paused and self._transport is not None:
             self._paused = True
-            self.transport.pause_reading()
+            self._transport.pause_reading()
         self._wake()
 
     def eof_received(self) -> bool:
-        self.closed = True
+        self._closed = True
         self._wake()
         return False  # close our side too
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        self.error = exc
+        self._closed = True
+        if exc is not None and self._error is None and self._asking:
+            self._error = httpx.ReadError(str(exc) or type(exc).__name__)
         self._wake()
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
 
     def pause_writing(self) -> None:
-        self._drained = asyncio.get_running_loop().create_future()
+        self._drained = self._loop.create_future()
 
     def resume_writing(self) -> None:
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
         self._drained = None
 
-    def take(self, max_bytes: int) -> bytes:
-        data = bytes(self.buffer[:max_bytes])
-        del self.buffer[:max_bytes]
-        if self._paused and len(self.buffer) <= _READ_BUFFER_LIMIT // 2 and self.transport is not None:
-            self._paused = False
-            self.transport.resume_reading()
-        return data
+    # --- llhttp's callbacks (httptools) ---
 
-    async def wait_readable(self, timeout: float | None) -> None:
-        """Until data or the end of the connection arrives; ``ReadTimeout`` after ``timeout`` seconds."""
-        loop = asyncio.get_running_loop()
-        reader = self._reader = loop.create_future()
-        timer = loop.call_later(timeout, _expire, reader, timeout) if timeout is not None else None
-        try:
-            await reader
-        finally:
-            self._reader = None
-            if timer is not None:
-                timer.cancel()
+    def on_message_begin(self) -> None:
+        if not self._asking:
+            self._broken = True
+        self._headers = []
+        self._reason = b""
 
-    async def wait_drained(self, timeout: float | None) -> None:
-        drained = self._drained
-        if drained is None:
+    def on_status(self, reason: bytes) -> None:
+        self._reason += reason
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        status = self._parser.get_status_code()
+        if status == 101 or self._parser.should_upgrade():
+            self._fail(httpx.RemoteProtocolError("the server switched protocols, which HTTP/1.1 calls do not ask"))
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(drained), timeout)
-        except asyncio.TimeoutError as exc:
-            raise httpcore.WriteTimeout(f"the server took no data for {timeout} s") from exc
-
-    def _wake(self) -> None:
-        if self._reader is not None and not self._reader.done():
-            self._reader.set_result(None)
-
-
-def _expire(reader: asyncio.Future[None], timeout: float) -> None:
-    if not reader.done():
-        reader.set_exception(httpcore.ReadTimeout(f"no data for {timeout} s"))
-
-
-class AsyncioStream(httpcore.AsyncNetworkStream):
-    """One connection's byte stream, as httpcore's HTTP/1.1 connection uses it."""
-
-    def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
-        self._transport = transport
-        self._protocol = protocol
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        """Up to ``max_bytes`` of what the server sent; ``b""`` once it closed the connection."""
-        protocol = self._protocol
-        if not protocol.buffer and not protocol.closed:
-            await protocol.wait_readable(timeout)
-        if protocol.buffer:
-            return protocol.take(max_bytes)
-        if protocol.error is not None:
-            raise httpcore.ReadError(str(protocol.error) or type(protocol.error).__name__)
-        return b""
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        """Hand ``buffer`` to the transport; wait only while asyncio's write buffer is full."""
-        if not buffer:
+        if 100 <= status < 200:  # "100 Continue" and the like: the real answer follows
+            self._informational = True
+            self._reason = b""
             return
-        if self._transport.is_closing() or self._protocol.closed:
-            raise httpcore.WriteError("the connection is closed")
-        self._transport.write(buffer)
-        await self._protocol.wait_drained(timeout)
+        self._status = status
+        self._has_head = True
+        self.http_version = b"HTTP/%s" % self._parser.get_http_version().encode("ascii")
+        names = {name.lower() for name, _ in self._headers}
+        self._ends_at_close = (
+            b"content-length" not in names and b"transfer-encoding" not in names and status not in (204, 304)
+        )
+        if self._head_only:
+            self._broken = True  # llhttp would wait for the body HEAD's headers announce: not reusable
+            self._finish()
 
-    async def aclose(self) -> None:
-        """Close the connection (without waiting for the server)."""
-        self._transport.close()
+    def on_body(self, body: bytes) -> None:
+        if self._asking:
+            self._chunks.append(body)
+            self._buffered += len(body)
 
-    async def start_tls(
-        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore.AsyncNetworkStream:
-        """Upgrade to TLS; ``ConnectTimeout`` / ``ConnectError`` when the handshake does not complete."""
-        loop = asyncio.get_running_loop()
-        try:
-            upgraded = await asyncio.wait_for(
-                loop.start_tls(self._transport, self._protocol, ssl_context, server_hostname=server_hostname),
-                timeout,
-            )
-        except asyncio.TimeoutError as exc:
-            self._transport.close()
-            raise httpcore.ConnectTimeout(f"the TLS handshake took over {timeout} s") from exc
-        except (OSError, ssl.SSLError, ConnectionError) as exc:
-            self._transport.close()
-            raise httpcore.ConnectError(str(exc)) from exc
-        assert upgraded is not None
-        self._protocol.transport = upgraded
-        return AsyncioStream(upgraded, self._protocol)
+    def on_message_complete(self) -> None:
+        if self._informational:
+            self._informational = False
+            return
+        if self._asking:
+            self._finish()
+            if not self._parser.should_keep_alive():
+                self._broken = True
 
-    def get_extra_info(self, info: str) -> Any:
-        """What httpcore asks of a stream: the TLS object, addresses, the socket, and whether it is readable."""
-        if info == "is_readable":  # asked of an idle connection: readable means closed, or data nobody asked for
-            return self._protocol.closed or bool(self._protocol.buffer)
-        name = _EXTRA_INFO.get(info)
-        return self._transport.get_extra_info(name) if name is not None else None
+
+def _expire(waiter: asyncio.Future[None], timeout: float) -> None:
+    if not waiter.done():
+        waiter.set_exception(httpx.ReadTimeout(f"no data for {timeout} s"))

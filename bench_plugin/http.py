@@ -155,7 +155,7 @@ async def post_json(
         ProviderError: any other non-2xx answer, or a URL httpx cannot use.
     """
     secrets = tuple(secrets)
-    log_redaction().add_secrets(secrets)  # before httpcore can log a header or an error quoting the key
+    log_redaction().add_secrets(secrets)  # before httpx can log a header or an error quoting the key
     async with pool._lend(key) as slot:
         started = time.perf_counter()
         try:

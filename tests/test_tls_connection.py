@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.connection import AsyncioBackend
+from bench_plugin.connection import AsyncioTransport
 from bench_plugin.errors import TransientProviderError
 from bench_plugin.http import HttpPool, post_json
 from bench_plugin.mock.server import MockServer
@@ -65,13 +65,13 @@ def test_a_trusted_certificate_gives_the_answer_and_the_connection_is_kept(
 ) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
     connects = []
-    real_connect = AsyncioBackend.connect_tcp
+    real_connect = AsyncioTransport._connect
 
-    async def counted(self: AsyncioBackend, *args: Any, **kwargs: Any) -> Any:
+    async def counted(self: AsyncioTransport, *args: Any, **kwargs: Any) -> Any:
         connects.append(args)
         return await real_connect(self, *args, **kwargs)
 
-    monkeypatch.setattr(AsyncioBackend, "connect_tcp", counted)
+    monkeypatch.setattr(AsyncioTransport, "_connect", counted)
     answers = asyncio.run(_ask(tls_server.openai_base_url, times=3))
     assert [a["choices"][0]["message"]["content"] for a in answers] == ["over TLS"] * 3  # type: ignore[index]
     assert tls_server.openai_base_url.startswith("https://")
