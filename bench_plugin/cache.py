@@ -69,6 +69,8 @@ _IGNORE_FILE = "# made by bench_plugin: the response cache (--bench-cache); neve
 _KEPT_OUT = ("attempts", "cached")  # of the call that made the answer, not of the answer
 _STORED_FIELDS = frozenset(item.name for item in dataclasses.fields(Completion)) - set(_KEPT_OUT)
 _USAGE_FIELDS = frozenset(item.name for item in dataclasses.fields(Usage))
+_ENCODED_FIELDS = tuple(item.name for item in dataclasses.fields(Completion) if item.name not in _KEPT_OUT)
+_USAGE_ORDER = tuple(item.name for item in dataclasses.fields(Usage))
 
 log = logging.getLogger(__name__)
 
@@ -117,15 +119,15 @@ def encode_completion(completion: Completion) -> str:
         TypeError: a field holds a value JSON cannot write (a newer ``Completion`` field): not stored.
     """
     data: dict[str, Any] = {}
-    for item in dataclasses.fields(completion):
-        if item.name in _KEPT_OUT:
-            continue
-        value = getattr(completion, item.name)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    for name in _ENCODED_FIELDS:
+        value = getattr(completion, name)
+        if isinstance(value, Usage):  # the usual dataclass field: read directly, asdict's deep copy is slow
+            value = {field: getattr(value, field) for field in _USAGE_ORDER}
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             value = dataclasses.asdict(value)
         elif isinstance(value, tuple):
             value = [v.to_dict() if isinstance(v, ToolCall) else v for v in value]
-        data[item.name] = value
+        data[name] = value
     return json.dumps(data, ensure_ascii=False, allow_nan=False)
 
 

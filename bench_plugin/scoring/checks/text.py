@@ -81,7 +81,9 @@ class Contains(Check):
         return cls(spec, options["target"], _value_strings(options["value"]), options["mode"], options["ignore_case"])
 
     def _find(self, text: str, needle: str) -> int:
-        match = re.search(re.escape(needle), text, re.IGNORECASE if self.ignore_case else 0)
+        if not self.ignore_case:  # a templated needle differs in every case: no pattern to compile (and evict)
+            return text.find(needle)
+        match = re.search(re.escape(needle), text, re.IGNORECASE)
         return -1 if match is None else match.start()
 
     @override
