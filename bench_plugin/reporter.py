@@ -57,6 +57,15 @@ class BenchReporter:
         """Keep the session, to stop it when a file cannot be written."""
         self.session = session
 
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        """The first case starts: its calls leave now, and the writers load while the first answers travel.
+
+        Loaded at the first record instead, they met the first burst of answers and held the calls behind it.
+        """
+        suite = nodeid.partition("::")[0]
+        if self._writers is None and suite.endswith((".yaml", ".yml")):  # a case, not a test of the project's own
+            self._writers = prepare_in_background(suite, self.config.rootpath, self._html)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Stream each case's record to results.jsonl as it arrives (local and xdist reports alike)."""
@@ -72,7 +81,8 @@ class BenchReporter:
                 if not self._opened:  # first record: only runs that have cases touch the output folder
                     self.store.open(keep_earlier=self._run.keep_earlier)
                     self._opened = True
-                    self._writers = prepare_in_background(data.get("path"), self.config.rootpath)
+                    if self._writers is None:
+                        self._writers = prepare_in_background(data.get("path"), self.config.rootpath, self._html)
                 if getattr(report, "bench_reused", None) is not None and self.store.has(data["nodeid"]):
                     self.reused += 1  # already in results.jsonl, its conversation log already written
                 else:
@@ -208,19 +218,22 @@ class BenchReporter:
         terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({files})")
 
 
-def prepare_in_background(suite: str | None, root: Path) -> threading.Thread:
+def prepare_in_background(suite: str | None, root: Path, html: bool) -> threading.Thread:
     """Import the report writers and read the first record's suite for them, in a daemon thread.
 
-    The main thread mostly waits on the cases' futures meanwhile; the end of the run would otherwise wait
-    for both (the writers' imports, numpy and the dashboard, about 0.15 s; a 1000-case suite's YAML, about
-    0.05 s, read once and cached by ``suite/sections.py``). A failure is left for the same work at the end
-    to meet in place.
+    Started as the first case starts, while its calls travel and the process has nothing else to do; the end
+    of the run would otherwise wait for both (the writers' imports, numpy, the dashboard and pytest-html's
+    hooks, about 0.15 s; a 1000-case suite's YAML, about 0.05 s, read once and cached by
+    ``suite/sections.py``). A failure is left for the same work at the end to meet in place.
     """
 
     def prepare() -> None:
         with contextlib.suppress(Exception):
-            # start-up: the writers are imported here, in the background, once a run has recorded a case
-            import bench_plugin.report.write  # noqa: F401
+            # start-up: the writers are imported here, in the background, once the first case has started
+            import bench_plugin.report.write
+
+            if html:
+                import bench_plugin.report.html  # noqa: F401
 
             if isinstance(suite, str):
                 read_suite_aggregates([suite], root)
