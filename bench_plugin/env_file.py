@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from dotenv import dotenv_values
 
 ENV_FILE_KEY = pytest.StashKey["EnvFile"]()
 
@@ -60,6 +59,8 @@ def load_env_file(path: Path) -> EnvFile:
     Raises:
         pytest.UsageError: the file cannot be read (never quoting its content).
     """
+    from dotenv import dotenv_values  # start-up: only a run with a .env file reads one
+
     try:
         values = dotenv_values(path, interpolate=True)
     except (OSError, UnicodeDecodeError) as exc:

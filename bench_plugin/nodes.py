@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 import pytest
@@ -185,10 +186,10 @@ class CaseItem(pytest.Item):
         if REUSED_KEY in self.stash:  # the controller counts it and does not write it again
             report.bench_reused = self.stash[REUSED_KEY]  # type: ignore[attr-defined]
         properties = [
-            ("bench_model", record.model),
-            ("bench_task", record.task),
-            ("bench_status", record.status),
-            ("bench_score", "" if record.composite is None else f"{record.composite:.4f}"),
+            junit_property("bench_model", record.model),
+            junit_property("bench_task", record.task),
+            junit_property("bench_status", record.status),
+            junit_property("bench_score", "" if record.composite is None else f"{record.composite:.4f}"),
         ]
         self.user_properties.extend(properties)  # junitxml reads them from the teardown report
         report.user_properties = [*report.user_properties, *properties]
@@ -220,6 +221,12 @@ class CaseItem(pytest.Item):
     def reportinfo(self) -> tuple[Any, int | None, str]:
         """Where the case is written: the suite file and the task's line."""
         return self.path, self.case.line, f"{self.case.suite}::{self.name}"
+
+
+@lru_cache(maxsize=256)  # equal values come close together: a task's models and runs
+def junit_property(name: str, value: str) -> tuple[str, str]:
+    """One junitxml property, one tuple for equal ones: pytest keeps each case's item and reports to the end."""
+    return name, value
 
 
 def infrastructure_message(record: CaseRecord) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin import __version__, hookspecs
+from bench_plugin import __version__, hookspecs, startup  # noqa: F401  (startup: before our other modules load)
 from bench_plugin.call_options import add_call_options
 from bench_plugin.case_limit import first_cases
 from bench_plugin.control_options import ControlOptions, add_control_options
@@ -26,6 +26,7 @@ from bench_plugin.session import STATE_KEY, BenchState
 from bench_plugin.shards import share_from_workerinput, split_shard, worker_share
 from bench_plugin.suite.agent.spec import DEFAULT_SANDBOX_IMAGE, SANDBOX_BACKENDS
 from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
+from bench_plugin.xdist_progress import distributes
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -110,7 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return  # controller only: workers must not write reports
     config.add_cleanup(functools.partial(_thaw, config))
-    if config.pluginmanager.hasplugin("xdist"):
+    if distributes(config):
         # start-up: imports xdist's schedulers, only in the process that distributes
         from bench_plugin.xdist_schedule import BenchDistribution, wants_bench_distribution
 
@@ -171,6 +172,24 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         check_names(state.expand_options.models, list(state.build_options.base_urls), find_suites(paths))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """Collect with the garbage collector paused: collection makes objects that live to the end, and no garbage.
+
+    Each item, its spec and its scorers stay until the session ends, so the collector's automatic passes
+    while they are made find nothing to free and walk them all again, ever longer (10,000 cases: four
+    full passes, 0.25 s of a 1.5 s collection; measured leftovers: a few dozen objects). It runs again
+    once collection is over, and ``pytest_collection_finish`` freezes the items before cases run.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile | None:
     if file_path.suffix not in SUITE_SUFFIXES:
         return None
@@ -207,6 +226,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """
     state: BenchState = session.config.stash[STATE_KEY]
     if session.config.option.collectonly:
+        if session.items:  # nothing runs: only pytest's cleanups, whose gc.collect() would walk every item twice
+            _freeze(session.config)
         return
     items = session.items
     if hasattr(session.config, "workerinput"):
@@ -220,9 +241,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if cases:
         # the items and specs live to the end of the session: out of the garbage collector's way, whose full
         # passes would scan them again and again while the cases run (half their cost, a tenth of all CPU)
-        gc.freeze()
-        session.config.stash[FROZEN_KEY] = True
+        _freeze(session.config)
         state.scheduler.plan(cases)
+
+
+def _freeze(config: pytest.Config) -> None:
+    """Set every object made so far aside from the collector, until ``_thaw`` at the end of the session."""
+    gc.freeze()
+    config.stash[FROZEN_KEY] = True
 
 
 @pytest.hookimpl(wrapper=True)

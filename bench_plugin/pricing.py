@@ -62,8 +62,7 @@ def add_costs(costs: list[Cost]) -> Cost:
 
 def _library_cost(base_url: str, provider: str, model_id: str, input_tokens: int, output_tokens: int) -> Cost:
     if _is_local(base_url):  # a server of your own: no public price, and no need to load the price table
-        return Cost(None, note=f"no known price for {model_id!r} at {base_url} (a local server); "
-                               "declare pricing: for the model in the suite")
+        return _local_cost(base_url, model_id)
     price = _library_price(base_url, model_id)
     if isinstance(price, str):
         return Cost(None, note=price)
@@ -72,6 +71,13 @@ def _library_cost(base_url: str, provider: str, model_id: str, input_tokens: int
     except Exception as exc:  # a price the library cannot apply to these counts (its own checks)
         return Cost(None, note=f"genai-prices could not price {model_id!r} on {provider}: {exc}")
     return Cost(float(calculated["total_price"]), _library_name())
+
+
+@lru_cache(maxsize=256)
+def _local_cost(base_url: str, model_id: str) -> Cost:
+    """The unknown cost of a call to a server of one's own: one note per model and server, not one per call."""
+    return Cost(None, note=f"no known price for {model_id!r} at {base_url} (a local server); "
+                           "declare pricing: for the model in the suite")
 
 
 @lru_cache(maxsize=256)

@@ -137,29 +137,18 @@ class CaseRecord:
 
     @classmethod
     def for_reports(cls, data: Mapping[str, Any]) -> CaseRecord:
-        """The record as the controller keeps it for the end of the run: what the report files read, no more.
+        """The record as the report files read it, no more: what the controller keeps to the end of the run.
 
-        The conversation itself (``messages``, ``transcript``, ``response``, ``conversation``, the turns' texts),
-        an agent's tool calls and files, the earlier ``judgments`` and the like are left at their defaults, and
-        of each ``call_log`` entry only its ``cache`` is kept (entries without one are left out):
-        ``results.jsonl`` holds them, and no report written from records reads them (``report/write.py``; a
-        leaderboard's session digest reads the whole records back from the file). Kept, they were most of the
-        controller's memory in a long run.
+        The conversation itself (``messages``, ``transcript``, ``response``, ``conversation``), an agent's tool
+        calls and files, the earlier ``judgments`` and the like are left at their defaults; of ``scores`` only its
+        ``components`` and why a case has no composite are kept, of each turn its ``index`` and ``format_valid``
+        (turns without a format verdict are left out), of ``usage`` its tokens and cost (and the judges'
+        ``judge``), and of each ``call_log`` entry its ``cache`` (entries without one are left out):
+        ``results.jsonl`` holds the rest, and no report written from records reads it (``report/write.py``; a
+        leaderboard's session digest reads the whole records back from the file). ``packed_records`` keeps
+        them packed until the reports are written.
         """
-        reported = _REPORTED_FIELDS
-        kept = {k: v for k, v in data.items() if k in reported}
-        turns = kept.get("turns")
-        if turns:
-            kept["turns"] = [{k: v for k, v in turn.items() if k not in _TURN_TEXTS} if isinstance(turn, Mapping)
-                             else turn for turn in turns]
-        calls = kept.get("call_log")
-        if calls:  # the reports count what the response cache did, from each call's ``cache``
-            kept["call_log"] = [{"cache": call["cache"]} for call in calls
-                                if isinstance(call, Mapping) and call.get("cache") is not None]
-        agent = kept.get("agent")
-        if isinstance(agent, Mapping):  # only whether its programs ran without a sandbox is reported
-            kept["agent"] = {"sandbox": agent["sandbox"]} if "sandbox" in agent else {}
-        return cls(**kept, **_LEFT_OUT)
+        return cls(**reported_fields(data), **LEFT_OUT)
 
     @property
     def components(self) -> dict[str, dict[str, Any]]:
@@ -167,6 +156,35 @@ class CaseRecord:
         if not self.scores:
             return {}
         return {component["name"]: component for component in self.scores.get("components", [])}
+
+
+def reported_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a whole record (``to_dict()``, a line of results.jsonl) that ``CaseRecord.for_reports`` keeps."""
+    kept = {k: v for k, v in data.items() if k in REPORTED_FIELDS}
+    scores = kept.get("scores")
+    if isinstance(scores, Mapping):  # the components, and the reason a case shows (``report/summary.py``)
+        kept["scores"] = {k: scores[k] for k in _SCORES_READ if k in scores}
+    turns = kept.get("turns")
+    if turns:  # only the thinking format's compliance per turn is reported (``report/turns.py``)
+        kept["turns"] = [{k: turn[k] for k in _TURN_READ if k in turn} for turn in turns
+                         if isinstance(turn, Mapping) and turn.get("format_valid") is not None]
+    usage = kept.get("usage")
+    if isinstance(usage, Mapping):  # tokens and cost, the case model's and its judges' (``report/summary.py``)
+        slim = {k: usage[k] for k in _USAGE_READ if k in usage}
+        judge = usage.get("judge")
+        if isinstance(judge, Mapping):
+            slim["judge"] = {k: judge[k] for k in _USAGE_READ if k in judge}
+        elif "judge" in usage:
+            slim["judge"] = judge
+        kept["usage"] = slim
+    calls = kept.get("call_log")
+    if calls:  # the reports count what the response cache did, from each call's ``cache``
+        kept["call_log"] = [{"cache": call["cache"]} for call in calls
+                            if isinstance(call, Mapping) and call.get("cache") is not None]
+    agent = kept.get("agent")
+    if isinstance(agent, Mapping):  # only whether its programs ran without a sandbox is reported
+        kept["agent"] = {"sandbox": agent["sandbox"]} if "sandbox" in agent else {}
+    return kept
 
 
 def json_safe(value: Any) -> Any:
@@ -186,10 +204,13 @@ _KNOWN_FIELDS = frozenset(_FIELD_NAMES)
 # what ``for_reports`` leaves out: fields no report file reads, and the texts of each turn
 _NOT_REPORTED = frozenset({"messages", "transcript", "response", "conversation", "finish_reason", "response_id",
                            "duration_s", "rejudged", "judgments", "model_params"})
-_TURN_TEXTS = frozenset({"user", "raw", "answer", "thinking"})
-_REPORTED_FIELDS = _KNOWN_FIELDS - _NOT_REPORTED
+_SCORES_READ = ("components", "unscored_reason", "composite_detail")  # what ``for_reports`` keeps of ``scores``
+_TURN_READ = ("index", "format_valid")  # of a turn
+_USAGE_READ = ("input_tokens", "output_tokens", "cost_usd")  # and of ``usage`` (and its ``judge``)
+REPORTED_FIELDS = _KNOWN_FIELDS - _NOT_REPORTED
+"""The fields ``CaseRecord.for_reports`` keeps (of some, only part: ``reported_fields``)."""
 # the left-out fields' values: one empty list and dict for every record (made per record, they were a few
 # hundred bytes each); records are never changed in place
 _NO_ITEMS: list[Any] = []
-_LEFT_OUT: dict[str, Any] = {name: None for name in _NOT_REPORTED}
-_LEFT_OUT.update(messages=_NO_ITEMS, transcript=_NO_ITEMS, judgments=_NO_ITEMS, model_params={})
+LEFT_OUT: dict[str, Any] = {name: None for name in _NOT_REPORTED}
+LEFT_OUT.update(messages=_NO_ITEMS, transcript=_NO_ITEMS, judgments=_NO_ITEMS, model_params={})

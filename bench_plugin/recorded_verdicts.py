@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench_plugin.chat import CompletionRequest
+from bench_plugin.endpoints import ModelSpec
 from bench_plugin.errors import ReplayMissError
-from bench_plugin.providers.offline import find_recordings
 from bench_plugin.scoring.bind import CaseScoring, WithVariables
 from bench_plugin.scoring.context import Scorer
-from bench_plugin.scoring.judge.llm_judge import JudgeScorer
-from bench_plugin.scoring.judge.prompt import model_variables
 from bench_plugin.suite.spec import CaseSpec
+
+if TYPE_CHECKING:
+    from bench_plugin.scoring.judge.llm_judge import JudgeScorer
 
 
 def check_recorded_verdicts(case: CaseSpec, scoring: CaseScoring) -> None:
@@ -35,11 +36,18 @@ def check_recorded_verdicts(case: CaseSpec, scoring: CaseScoring) -> None:
         ReplayMissError: kind ``replay_miss``, so the case is SKIPPED with the reason (never scored).
         CaseError: when the replay file cannot be read or a key template fails.
     """
+    if not any(_replays(judge) for judge in case.judges.values()):
+        return  # no judge of the case replays recordings (most suites): there is nothing to look up
+    # start-up: the judge scorer's modules are imported only for suites whose judges replay verdicts
+    from bench_plugin.providers.offline import find_recordings
+    from bench_plugin.scoring.judge.llm_judge import JudgeScorer
+    from bench_plugin.scoring.judge.prompt import model_variables  # start-up: as above
+
     for scorer in scoring.scorers:
-        asking, extra = _judge_of(scorer)
+        asking, extra = _judge_of(scorer, JudgeScorer)
         name = asking.prompt.judge if asking is not None else None
         judge = case.judges.get(name) if name is not None else None
-        if judge is None or judge.provider.type != "replay" or "replay" not in judge.options:
+        if judge is None or not _replays(judge):
             continue
         request = CompletionRequest(
             model=judge, messages=(), task=case.task, run=case.run, purpose="judge",
@@ -55,13 +63,17 @@ def check_recorded_verdicts(case: CaseSpec, scoring: CaseScoring) -> None:
             )
 
 
-def _judge_of(scorer: Scorer) -> tuple[JudgeScorer | None, Mapping[str, Any]]:
+def _replays(judge: ModelSpec) -> bool:
+    return judge.provider.type == "replay" and "replay" in judge.options
+
+
+def _judge_of(scorer: Scorer, judge_type: type[JudgeScorer]) -> tuple[JudgeScorer | None, Mapping[str, Any]]:
     """The ``llm_judge`` that asks for ``scorer`` (itself, or a grader's), and the variables its ``vars:`` add."""
     variables: dict[str, Any] = {}
     while isinstance(scorer, WithVariables):
         variables = {**scorer.variables, **variables}  # the outer wrapper's own win, as when it scores
         scorer = scorer.inner
-    if isinstance(scorer, JudgeScorer):
+    if isinstance(scorer, judge_type):
         return scorer, variables
     inner = getattr(scorer, "judge", None)
-    return (inner if isinstance(inner, JudgeScorer) else None), variables
+    return (inner if isinstance(inner, judge_type) else None), variables

@@ -4,15 +4,21 @@ A registry knows three sources, in this order of precedence: what a project regi
 ``conftest.py`` (through the ``pytest_bench_*`` hooks of ``hookspecs.py``), the built-ins, and
 what installed packages declare in an entry point group. Built-ins and entry points are named as
 ``"module:attribute"`` and imported only when a suite names them, so a broken third-party package
-cannot slow down or break suites that do not use it.
+cannot slow down or break suites that do not use it (and a plain suite's run imports none of the others).
+
+What a registry hands out comes from the module ``import`` gives now: an implementation whose module
+has left ``sys.modules`` since (pytester restores ``sys.modules`` after every in-process run) is loaded
+again, so that it is the same class as the one a late import of its module finds.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
 from typing import Generic, TypeVar
 
 from bench_plugin.errors import UnknownName
@@ -34,6 +40,9 @@ def _import(reference: str) -> object:
         target = getattr(target, part)
     return target
 
+
+def _module_of(reference: str) -> ModuleType | None:
+    return sys.modules.get(reference.partition(":")[0])
 
 
 def require_callable(value: object, shape: str) -> object:
@@ -74,7 +83,7 @@ class Registry(Generic[T]):
         self._builtins = dict(builtins)
         self._adapt = adapt
         self._registered: dict[str, T] = dict(registered or {})
-        self._loaded: dict[str, T] = {}
+        self._loaded: dict[str, tuple[T, ModuleType | None]] = {}  # name -> implementation, the module it came from
         self._label = label
 
     def with_registered(self, extra: Mapping[str, object]) -> Registry[T]:
@@ -108,17 +117,19 @@ class Registry(Generic[T]):
         """
         if name in self._registered:
             return self._registered[name]
-        if name not in self._loaded:
-            self._loaded[name] = self._load(name)
-        return self._loaded[name]
+        loaded = self._loaded.get(name)
+        if loaded is None or (loaded[1] is not None and sys.modules.get(loaded[1].__name__) is not loaded[1]):
+            loaded = self._loaded[name] = self._load(name)
+        return loaded[0]
 
-    def _load(self, name: str) -> T:
+    def _load(self, name: str) -> tuple[T, ModuleType | None]:
         if name in self._builtins:
-            return self._adapt(_import(self._builtins[name]))
+            reference = self._builtins[name]
+            return self._adapt(_import(reference)), _module_of(reference)
         point = _group(self.group).get(name)
         if point is None:
             raise UnknownName(f"unknown {self.kind} {name!r}; {choices_hint(name, self.names(), label=self._label)}")
         try:
-            return self._adapt(point.load())
+            return self._adapt(point.load()), _module_of(point.value)
         except Exception as exc:  # a third-party import can fail in any way; report it as a bad name
             raise UnknownName(f"{self.kind} {name!r} ({point.value}) failed to load: {exc!r}") from exc

@@ -22,8 +22,6 @@ from bench_plugin.report.escape import log_line
 from bench_plugin.run_history import RunSettings
 from bench_plugin.session import STATE_KEY
 from bench_plugin.store import ResultsStore
-from bench_plugin.suite.aggregates.build import read_suite_aggregates
-from bench_plugin.suite.leaderboard import read_suite_leaderboards
 
 
 class BenchReporter:
@@ -75,7 +73,8 @@ class BenchReporter:
         if self._html:  # built here, before pytest-html reads them, so records cross xdist only once
             from bench_plugin.report.html import extras_for  # start-up: only when an HTML report is written
 
-            report.extras = [*getattr(report, "extras", []), *extras_for(data)]  # type: ignore[attr-defined]
+            extras, earlier = extras_for(data), getattr(report, "extras", None)
+            report.extras = [*earlier, *extras] if earlier else extras  # type: ignore[attr-defined]
         if self.write_error is None:
             try:
                 if not self._opened:  # first record: only runs that have cases touch the output folder
@@ -120,24 +119,50 @@ class BenchReporter:
                 del drawn.bench_record
         return result
 
-    @pytest.hookimpl
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Put the records in case order and write every report from them."""
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Any:
+        """Write our reports once every other plugin's sessionfinish has run, and catch those plugins' write errors.
+
+        Ours come after pytest-html's report.html (trylast: the innermost wrapper, so still before the terminal's
+        summary): the records are unpacked only now, so the two largest things the end of a run builds, report.html's
+        page and the records with their summary, are never in memory together. A write error of another plugin
+        (report.html, junit.xml) is reported, after ours are written, inside the terminal's summary.
+        """
+        other: OSError | None = None
+        try:
+            return (yield)
+        except OSError as exc:
+            other = exc
+            return None
+        finally:
+            self.write_reports()
+            if other is not None:
+                self.stop_writing(other, "a report of another plugin (report.html, junit.xml)", "")
+            if self.write_error is not None and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def write_reports(self) -> None:
+        """Put results.jsonl in case order and write every report from the records the store kept for them."""
         if not self._opened or self.write_error is not None:
             return
-        if self._writers is not None:  # imported in the background since the first record
+        if self._writers is not None:  # imported in the background since the first case started
             self._writers.join()
         # start-up: the report writers import numpy and the dashboard (a third of the plugin's start-up);
         # only a run that recorded a case needs them
-        from bench_plugin.report.write import in_case_order, write_reports
+        from bench_plugin.report.summary import count_cache_use  # start-up: as above
+        from bench_plugin.report.write import in_case_order, write_reports  # start-up: as above
+        from bench_plugin.suite.aggregates.build import read_suite_aggregates  # start-up: as above
+        from bench_plugin.suite.leaderboard import read_suite_leaderboards  # start-up: as above
 
-        records = in_case_order(self.store.records)
+        records = in_case_order(self.store.report_records())
         try:
             self.store.finalize([r.nodeid for r in records])
         except OSError as exc:
             self.stop_writing(exc, self.store.path, f"{self.store.path} keeps its {len(records)} cases, each a "
                               "whole line, in the order they finished; no report was written")
             return
+        # what the terminal prints at its summary, from the records' call logs: every xdist worker's calls
+        self._summary = (summary_lines(records), count_cache_use(records))
         try:
             # under xdist the controller collected no suite: aggregates come from the files records name
             aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
@@ -147,27 +172,9 @@ class BenchReporter:
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
             return
-        from bench_plugin.report.summary import count_cache_use  # start-up: see above
-
-        # what the terminal prints after pytest-html's report.html: the records are not needed for it any longer
-        self._summary = (summary_lines(records), count_cache_use(records))
-        del records
-        self.store.release_records()
         self._csv_files = [path.name for key, path in written.items() if key.startswith("csv:")]
         self._csv_files += [str(path.relative_to(self.output_dir)) for key, path in written.items()
                             if key.startswith("leaderboard:")]
-
-    @pytest.hookimpl(specname="pytest_sessionfinish", wrapper=True, trylast=True)
-    def pytest_sessionfinish_errors(self, session: pytest.Session) -> Any:
-        """Catch a write error of any plugin's report (pytest-html, junit.xml), inside the terminal's summary."""
-        try:
-            return (yield)
-        except OSError as exc:
-            self.stop_writing(exc, "a report of another plugin (report.html, junit.xml)", "")
-            return None
-        finally:
-            if self.write_error is not None and session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def stop_writing(self, exc: OSError, where: Path | str, note: str) -> None:
         """Remember the first failed write and stop the run after the cases already running.
@@ -193,10 +200,10 @@ class BenchReporter:
         """Print the per-model summary and where the files went, or which file could not be written."""
         if not self._opened and self.write_error is None:
             return
-        from bench_plugin.report.summary import count_cache_use, describe_cache_use  # start-up: see sessionfinish
+        from bench_plugin.report.summary import count_cache_use, describe_cache_use  # start-up: see write_reports
 
-        if self._summary is None:
-            records = self.store.records
+        if self._summary is None:  # no report was written: a write failed
+            records = self.store.report_records()
             # from the records' call logs: every xdist worker's calls
             self._summary = (summary_lines(records), count_cache_use(records))
         lines, cache = self._summary
@@ -233,9 +240,11 @@ def prepare_in_background(suite: str | None, root: Path, html: bool) -> threadin
             import bench_plugin.report.write
 
             if html:
-                import bench_plugin.report.html  # noqa: F401
+                import bench_plugin.report.html  # noqa: F401  (start-up: as above)
 
             if isinstance(suite, str):
+                from bench_plugin.suite.aggregates.build import read_suite_aggregates  # start-up: as above
+
                 read_suite_aggregates([suite], root)
 
     thread = threading.Thread(target=prepare, name="bench-report-prepare", daemon=True)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bench_plugin.packed_records import ValuePool, pack_for_reports, unpack_for_reports
 from bench_plugin.record import CaseRecord
 
 
@@ -45,32 +46,35 @@ class ResultsStore:
         store = ResultsStore(Path("bench-results/results.jsonl"))
         store.open()
         store.append(report.bench_record)  # once per finished case
-        store.finalize([item.nodeid for item in session.items])
+        records = store.report_records()  # at the end, for the reports
+        store.finalize([record.nodeid for record in in_case_order(records)])
     """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._file: BinaryIO | None = None
         self._size = 0  # bytes of complete lines in the file
-        # nodeid -> record, and where its line is in the file (offset, size): a case's newest line replaces
-        # its earlier one. The lines stay on disk until finalize: kept in memory they were 4 KB a case. The
-        # records are kept as the reports read them (``CaseRecord.for_reports``): the whole ones are the lines.
-        self._records: dict[str, CaseRecord] = {}
+        # nodeid -> where its line is in the file (offset, size): a case's newest line replaces its earlier one.
+        # The lines stay on disk until finalize: kept in memory they were 4 KB a case.
         self._spans: dict[str, tuple[int, int]] = {}
+        # nodeid -> what the reports read of it, packed (``packed_records``): a few hundred bytes, where the
+        # record objects were 2.7 KB, held while pytest-html builds report.html
+        self._reported: dict[str, bytes] = {}
         self.earlier = 0  # cases kept from the file when it was opened with keep_earlier
 
     @property
-    def records(self) -> list[CaseRecord]:
-        """One record per case as the reports read it (``CaseRecord.for_reports``); ``read_records`` reads whole ones.
-
-        In arrival order (kept ones first) until ``finalize`` puts them in collection order.
-        """
-        return list(self._records.values())
-
-    @property
     def count(self) -> int:
-        """How many cases the store holds (its records stay counted after ``release_records``)."""
+        """How many cases the store holds."""
         return len(self._spans)
+
+    def report_records(self) -> list[CaseRecord]:
+        """One record per case as the reports read it (``CaseRecord.for_reports``), unpacked for the reports.
+
+        In arrival order (kept ones first) until ``finalize`` puts them in collection order; ``read_records``
+        reads whole ones. The records share their equal values (``ValuePool``): unpack them once, at the end.
+        """
+        pool = ValuePool()
+        return [unpack_for_reports(self._reported[nodeid], pool) for nodeid in self._spans]
 
     def read_records(self, select: Callable[[CaseRecord], bool] | None = None) -> list[CaseRecord]:
         """The whole records, read back from the file's lines in the store's order (``select``: only those).
@@ -79,21 +83,24 @@ class ResultsStore:
             OSError: the file cannot be read (``filename`` names it).
             ValueError: a line is not a case record (``path:line``: the file was changed meanwhile).
         """
-        records: list[CaseRecord] = []
+        records = (_record(CaseRecord.from_dict, data, self.path, number) for number, data in self._lines())
+        return [record for record in records if select is None or select(record)]
+
+    def _lines(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(place in the store's order, the line's JSON object) of each case, one line at a time.
+
+        Raises:
+            OSError: the file cannot be read (``filename`` names it).
+            ValueError: a line is not a case record (``path:line``).
+        """
         if not self._spans:
-            return records
+            return
         with _naming(self.path), self.path.open("rb") as source:
             for number, (offset, size) in enumerate(self._spans.values(), start=1):
                 source.seek(offset)
-                record = parse_record_line(source.read(size).decode("utf-8", "replace"), self.path, number, last=False)
-                assert record is not None
-                if select is None or select(record):
-                    records.append(record)
-        return records
-
-    def release_records(self) -> None:
-        """Forget the records kept for the reports once they are written; the file keeps every case."""
-        self._records = {}
+                data = parse_record_data(source.read(size).decode("utf-8", "replace"), self.path, number, last=False)
+                assert data is not None
+                yield number, data
 
     def has(self, nodeid: str) -> bool:
         """Whether the store holds a record of the case (kept from the file or appended)."""
@@ -115,8 +122,8 @@ class ResultsStore:
             OSError: the folder or the file cannot be created; ``filename`` names it.
             ValueError: ``keep_earlier`` and a line before the last is not a case record (``path:line``).
         """
-        self._records.clear()
         self._spans.clear()
+        self._reported.clear()
         self._size = 0
         with _naming(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,16 +149,15 @@ class ResultsStore:
             # every line here ends with its newline, so it was written whole: a bad one is an error
             fields = parse_record_data(line, self.path, number, last=False)
             assert fields is not None
-            record = _record(CaseRecord.for_reports, fields, self.path, number)
-            self._records.pop(record.nodeid, None)
-            self._records[record.nodeid] = record
-            self._spans.pop(record.nodeid, None)
-            self._spans[record.nodeid] = (start, len(raw))
-        self.earlier = len(self._records)
+            nodeid = str(fields["nodeid"])
+            self._reported[nodeid] = _packed(fields, self.path, number)
+            self._spans.pop(nodeid, None)
+            self._spans[nodeid] = (start, len(raw))
+        self.earlier = len(self._spans)
         return len(complete)
 
-    def append(self, record: Mapping[str, Any] | CaseRecord) -> CaseRecord:
-        """Write one finished case and flush it to the OS at once; returns it as the store keeps it for the reports.
+    def append(self, record: Mapping[str, Any] | CaseRecord) -> None:
+        """Write one finished case and flush it to the OS at once; the store keeps what the reports read of it.
 
         Flushing (not fsync) keeps results across a crash of this process at no real cost; fsync
         per line would survive a power cut too but costs milliseconds per case.
@@ -173,13 +179,11 @@ class ResultsStore:
         except OSError:
             self._drop_torn_line()
             raise
-        case = CaseRecord.for_reports(data)
-        self._spans.pop(case.nodeid, None)
-        self._spans[case.nodeid] = (self._size, len(encoded))
+        nodeid = str(data["nodeid"])
+        self._reported[nodeid] = pack_for_reports(data)
+        self._spans.pop(nodeid, None)  # a case re-run or re-judged: its newest line is the one kept
+        self._spans[nodeid] = (self._size, len(encoded))
         self._size += len(encoded)
-        self._records.pop(case.nodeid, None)  # a case re-run or re-judged: its newest line is the one kept
-        self._records[case.nodeid] = case
-        return case
 
     def finalize(self, order: Sequence[str] | None = None) -> None:
         """Close the file and rewrite it atomically, sorted into ``order``.
@@ -195,7 +199,6 @@ class ResultsStore:
             last = len(position)
             ranked = sorted(self._spans, key=lambda nodeid: position.get(nodeid, last))
             self._spans = {nodeid: self._spans[nodeid] for nodeid in ranked}
-            self._records = {nodeid: self._records[nodeid] for nodeid in ranked}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rewritten: dict[str, tuple[int, int]] = {}  # where each line is in the sorted file
 
@@ -327,6 +330,14 @@ def parse_record_data(line: str, path: Path, number: int, *, last: bool = True) 
     if not isinstance(data, dict) or "nodeid" not in data:
         raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
     return data
+
+
+def _packed(data: Mapping[str, Any], path: Path, number: int) -> bytes:
+    """``pack_for_reports(data)``, a missing field named as the file's line."""
+    try:
+        return pack_for_reports(data)
+    except TypeError as exc:
+        raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
 
 
 def _record(build: Callable[[Mapping[str, Any]], CaseRecord], data: Mapping[str, Any], path: Path,

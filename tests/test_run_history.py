@@ -43,7 +43,7 @@ def test_keeping_earlier_results_cuts_a_torn_line_and_appends_after_it(tmp_path:
     path.write_text(line(record("s::a")) + line(record("s::b")) + '{"nodeid": "s::c", "sta')
     store = ResultsStore(path)
     store.open(keep_earlier=True)
-    assert [r.nodeid for r in store.records] == ["s::a", "s::b"] and store.earlier == 2
+    assert [r.nodeid for r in store.report_records()] == ["s::a", "s::b"] and store.earlier == 2
     store.append(record("s::c"))
     store.append(record("s::a", status="failed"))  # a case run again: its newest record wins
     store.close()

@@ -95,7 +95,7 @@ def test_finalize_sorts_into_collection_order_with_unknown_ids_last(results_path
 
     expected = [f"suites/qa.yaml::{name}[gpt-4o-run1]" for name in ("a", "b", "c", "x-unknown", "y-unknown")]
     assert ids(results_path) == expected
-    assert [record.nodeid for record in store.records] == expected
+    assert [record.nodeid for record in store.report_records()] == expected
 
 
 def test_arrival_order_does_not_change_the_finalized_file(tmp_path: Path) -> None:
@@ -151,11 +151,12 @@ def test_records_read_back_equal_the_records_written(results_path: Path) -> None
     ]
     store = ResultsStore(results_path)
     store.open()
-    received = [store.append(record) for record in written]
+    for record in written:
+        store.append(record)
     store.finalize(None)
 
     assert read_results(results_path) == [CaseRecord.from_dict(record) for record in written]
-    assert store.records == received
+    assert store.report_records() == [CaseRecord.for_reports(record) for record in written]
 
 
 def test_a_torn_last_line_is_ignored_when_reading(results_path: Path) -> None:

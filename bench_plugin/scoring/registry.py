@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Protocol, cast
 
 from bench_plugin.registry import Registry
-from bench_plugin.scoring.code import FunctionScorerType
 from bench_plugin.scoring.context import ComponentScore, Scorer, ScorerType, ScoringContext
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
@@ -120,6 +119,8 @@ def adapt(value: object) -> ScorerType:
     if callable(getattr(value, "validate", None)) and callable(getattr(value, "score", None)):
         return OldScorerType(cast(OldScorer, value))
     if inspect.isfunction(value) or inspect.ismethod(value):
+        from bench_plugin.scoring.code import FunctionScorerType  # start-up: only a project's own function scorers
+
         return FunctionScorerType.of(value)
     raise TypeError(f"a scorer type needs parse(spec) (or validate(spec) and score(spec, context)), "
                     f"and {type(value).__name__} has neither")

@@ -8,12 +8,8 @@ from pathlib import Path
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.frozen import freeze_fields
-from bench_plugin.suite.agent.check import check_tools
 from bench_plugin.suite.agent.spec import SandboxOverride
-from bench_plugin.suite.aggregates.build import build_aggregates
 from bench_plugin.suite.aggregates.outputs import csv_outputs
-from bench_plugin.suite.conversation.check import check_conversations
-from bench_plugin.suite.leaderboard import build_leaderboard
 from bench_plugin.suite.loader import LoadedSuite
 from bench_plugin.suite.models import build_models, build_providers, override_judges
 from bench_plugin.suite.paths import SuiteFolders
@@ -61,10 +57,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     check_against_schema(loaded)
     if resolved is not loaded:
         check_against_schema(resolved)
-    build_aggregates(loaded)  # checked here so a mistake stops collection; the reporter re-reads the file
-    build_leaderboard(loaded)  # the same for the Elo leaderboard
-    check_conversations(loaded)  # mode and command keys the schema cannot check
-    check_tools(loaded)  # tool options that belong to another type of tool
+    _check_features(loaded)
     data = loaded.data
     root = loaded.path.parent
     folders = SuiteFolders.of(root, options.allowed_paths)
@@ -99,6 +92,36 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         provider_problems=provider_problems,
         outputs=csv_outputs(loaded),
     )
+
+
+def _check_features(loaded: LoadedSuite) -> None:
+    """Check what the schema cannot in the features the suite uses: a mistake stops collection, not the reports.
+
+    ``aggregates:`` and ``leaderboard:`` are read again from the file at the end of the run (the reporter), a task's
+    ``conversation:`` checks the keys of its mode and commands, ``tools:`` the options of each type of tool.
+    Start-up: a feature's checks are imported only when the suite uses its word, and most suites use none.
+
+    Raises:
+        SuiteError: at the first mistake, located at its key.
+    """
+    data = loaded.data
+    tasks = [task for task in data.get("tasks", []) if isinstance(task, Mapping)]
+    if data.get("aggregates"):
+        from bench_plugin.suite.aggregates.build import build_aggregates  # start-up: see above
+
+        build_aggregates(loaded)
+    if data.get("leaderboard"):
+        from bench_plugin.suite.leaderboard import build_leaderboard  # start-up: see above
+
+        build_leaderboard(loaded)
+    if any(isinstance(task.get("conversation"), Mapping) for task in tasks):
+        from bench_plugin.suite.conversation.check import check_conversations  # start-up: see above
+
+        check_conversations(loaded)
+    if any(task.get("tools") for task in tasks):
+        from bench_plugin.suite.agent.check import check_tools  # start-up: see above
+
+        check_tools(loaded)
 
 
 def _data_dir(loaded: LoadedSuite, folders: SuiteFolders) -> Path:

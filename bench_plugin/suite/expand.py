@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench_plugin.chat import Message
 from bench_plugin.endpoints import PRESETS, ModelSpec
 from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.suite.agent.spec import AgentSpec
-from bench_plugin.suite.conversation.build import build_conversation
-from bench_plugin.suite.conversation.spec import ConversationSpec
 from bench_plugin.suite.messages import render_messages
 from bench_plugin.suite.models import adhoc_model
 from bench_plugin.suite.scorer_values import render_scorer_values
@@ -21,6 +20,9 @@ from bench_plugin.suite.templates import TemplateRenderer
 from bench_plugin.suite.thresholds import render_threshold
 from bench_plugin.suite.turns import build_turns
 from bench_plugin.suite.variants import Variant, fallback_id, task_variants
+
+if TYPE_CHECKING:
+    from bench_plugin.suite.conversation.spec import ConversationSpec
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,11 @@ def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list
     renderer = TemplateRenderer(suite.root, suite.path, allowed=suite.folders.allowed)
     models = [(name, _with_args(model, options.model_args)) for name, model in select_models(suite, options.models)]
     cases: list[CaseSpec] = []
+    indexes = itertools.count()  # each case's place in the list, given as it is made (not by copying each case)
     for task in suite.tasks:
-        cases.extend(_expand_task(suite, renderer, task, models, options))
+        cases.extend(_expand_task(suite, renderer, task, models, options, indexes))
     _check_unique_ids(suite, cases)
-    return [replace(case, index=i) for i, case in enumerate(cases)]
+    return cases
 
 
 def select_models(suite: SuiteSpec, names: Sequence[str] | None) -> list[tuple[str, ModelSpec | None]]:
@@ -108,11 +111,12 @@ def _expand_task(
     task: TaskSpec,
     models: list[tuple[str, ModelSpec | None]],
     options: ExpandOptions,
+    indexes: Iterator[int],
 ) -> Iterator[CaseSpec]:
     runs = options.runs or task.runs
     wanted = task.models
     for unknown in [name for name in wanted or () if name not in suite.models and name not in suite.model_problems]:
-        yield _unknown_task_model(suite, task, unknown)
+        yield _unknown_task_model(suite, task, unknown, next(indexes))
     selected = [name for name, _ in models if wanted is None or name in wanted]
     for variant in task_variants(task, suite, renderer):
         scoring, scoring_problem = _scoring(suite, renderer, task, variant)
@@ -150,6 +154,7 @@ def _expand_task(
                     agent=parts.agent,
                     task_index=task.index,
                     scorer_vars=scoring.variables,
+                    index=next(indexes),
                 )
                 yield _with_judges_checked(case, suite)
 
@@ -209,6 +214,9 @@ def _parts(
     parts = _Parts()
     try:
         if task.conversation is not None:  # its participants' prompts are its prompt
+            # start-up: the conversation room is imported only for suites that have one
+            from bench_plugin.suite.conversation.build import build_conversation
+
             parts = replace(parts, conversation=build_conversation(task, renderer, scope, suite, model, selected))
         else:
             parts = replace(parts, messages=_messages(renderer, task, scope, variant.prompt, suite.path))
@@ -243,7 +251,7 @@ def _messages(
     return (*head, Message("user", user))
 
 
-def _unknown_task_model(suite: SuiteSpec, task: TaskSpec, name: str) -> CaseSpec:
+def _unknown_task_model(suite: SuiteSpec, task: TaskSpec, name: str, index: int) -> CaseSpec:
     """A case that fails with the reason, rather than a typo in ``models:`` silently running nothing."""
     problem = CaseError(
         f"unknown model '{name}'",
@@ -256,7 +264,7 @@ def _unknown_task_model(suite: SuiteSpec, task: TaskSpec, name: str) -> CaseSpec
         suite=suite.name, path=suite.path, task=fallback_id(task), model_name=name, model=None,
         run=1, messages=(), scorers=task.scorers, composite=task.composite,
         pass_threshold=_fixed_threshold(task.pass_threshold),
-        variables={}, line=task.line, problem=problem, task_index=task.index,
+        variables={}, line=task.line, problem=problem, task_index=task.index, index=index,
     )
 
 

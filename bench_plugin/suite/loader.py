@@ -8,16 +8,30 @@ without copying it in the file, and a few lines of aliases can stand for billion
 "billion laughs"), or for themselves (``a: &a [*a]``). The composer counts, while it reads, what the
 aliases will expand to and how deep the data nests, and stops at the limits below with the line of
 the alias that crossed them.
+
+Where PyYAML was built with libyaml (``yaml.__with_libyaml__``), libyaml's C scanner and parser feed
+the same composer and constructor: a suite is read three to four times faster (PyYAML's Python scanner
+and parser were most of the time). PyYAML's Python parser stays the reference: libyaml words its errors
+differently (the messages of ``yaml_errors.py`` read PyYAML's), and it accepts a few things PyYAML
+refuses: a tab inside a plain value or between tokens, a byte order mark after the start, a comment
+right after a block scalar's ``|`` or ``>``, a '?' inside a plain value in { } or [ ], a tag followed
+by a flow indicator (the C path leaves any tag to the Python parser). A file that fails in any way on
+the C path, or holds any of those, is read by the Python parser, which then says what is wrong exactly
+as it always did (``tests/test_yaml_libyaml.py`` compares the two).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.suite.yaml_errors import yaml_syntax_error
@@ -34,6 +48,9 @@ MAX_ALIAS_CHARS = 10_000_000
 #: the composer, the constructor and the schema check far below Python's recursion limit.
 MAX_DEPTH = 50
 
+_COMMENT_AFTER_BLOCK = re.compile(r"[|>][-+0-9]*#")  # ``|#`` or ``>-#``: libyaml reads a comment there
+
+_STR_TAG = "tag:yaml.org,2002:str"
 _ALIAS_HINT = "aliases may share a value a few times, not multiply it; put bulk data in a dataset file"
 
 
@@ -108,8 +125,22 @@ def load_suite_file(path: Path, display_path: str | None = None) -> LoadedSuite:
 
 def load_suite_text(source: str, *, path: Path, display_path: str) -> LoadedSuite:
     """Parse suite text (see ``load_suite_file``)."""
+    if _LibyamlLoader is not None and not _libyaml_differs(source):
+        try:
+            return _load(_LibyamlLoader, source, path, display_path)
+        except Exception:  # any problem at all: PyYAML's Python parser reads the file again and says what it is
+            pass
+    return _load(_BoundedLoader, source, path, display_path)
+
+
+def _libyaml_differs(source: str) -> bool:
+    """Whether ``source`` holds text libyaml reads and PyYAML refuses, outside what the C path's composer checks."""
+    return "\t" in source or source.find("\ufeff", 1) >= 0 or _COMMENT_AFTER_BLOCK.search(source) is not None
+
+
+def _load(kind: Callable[[str, str], _BoundedComposer], source: str, path: Path, display_path: str) -> LoadedSuite:
     try:
-        loader = _BoundedLoader(source, display_path)
+        loader = kind(source, display_path)
     except yaml.YAMLError as exc:  # the reader refuses a control character before anything is parsed
         raise yaml_syntax_error(exc, source, display_path, None) from exc
     try:
@@ -133,8 +164,8 @@ def load_suite_text(source: str, *, path: Path, display_path: str) -> LoadedSuit
     return loaded
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, with a composer that measures what aliases expand to as it reads.
+class _BoundedComposer(Composer, SafeConstructor):
+    """PyYAML's composer, measuring what aliases expand to as it reads, and its safe constructor.
 
     PyYAML composes an alias as a second reference to the anchored node, so the node graph stays
     as small as the file; it is building plain data from that graph that multiplies. Each finished
@@ -142,8 +173,15 @@ class _BoundedLoader(yaml.SafeLoader):
     crossed (with the line of the alias) before anything is expanded.
     """
 
-    def __init__(self, source: str, shown: str) -> None:
-        super().__init__(source)
+    if TYPE_CHECKING:  # given by the parser a loader joins this with: PyYAML's Python one or libyaml's
+
+        def check_event(self, *choices: Any) -> bool: ...
+
+        def peek_event(self) -> Any: ...
+
+        def dispose(self) -> None: ...
+
+    def _start_bounds(self, shown: str) -> None:
         self.shown = shown
         self.trail: list[PathPart | None] = []  # the key path being composed, for messages
         self.measures: dict[int, tuple[int, int, int]] = {}  # id(node) -> nodes, characters, height
@@ -173,7 +211,7 @@ class _BoundedLoader(yaml.SafeLoader):
             self.trail.pop()
 
     def _next_mark(self) -> yaml.Mark:
-        event = self.peek_event()  # type: ignore[no-untyped-call]
+        event = self.peek_event()
         return cast(yaml.Mark, event.start_mark)
 
     def _measure(self, node: yaml.Node) -> tuple[int, int, int]:
@@ -218,6 +256,70 @@ class _BoundedLoader(yaml.SafeLoader):
         raise SuiteError(message, path=self.shown, line=mark.line, key=key or None, hint=hint)
 
 
+class _BoundedLoader(_BoundedComposer, yaml.SafeLoader):
+    """PyYAML's safe loader, all in Python, with the bounded composer: the reference reading of a suite."""
+
+    def __init__(self, source: str, shown: str) -> None:
+        yaml.SafeLoader.__init__(self, source)
+        self._start_bounds(shown)
+
+
+class _PythonParserNeeded(Exception):
+    """The file holds something libyaml reads and PyYAML's Python parser refuses: the latter must say so."""
+
+
+_Node = TypeVar("_Node", bound=yaml.Node)
+_LibyamlLoader: type[_BoundedComposer] | None
+try:
+    from yaml._yaml import CParser
+except ImportError:  # PyYAML built without libyaml: the Python parser reads every suite
+    _LibyamlLoader = None
+else:
+
+    class _CLoader(_BoundedComposer, CParser, Resolver):
+        """libyaml's events through the bounded composer and the safe constructor of ``_BoundedLoader``.
+
+        The composer and constructor are PyYAML's Python ones, so nodes, limits and data are built as
+        from PyYAML's events (a plain scalar's style is '' here, None there: see ``_construct``).
+        """
+
+        def __init__(self, source: str, shown: str) -> None:
+            CParser.__init__(self, source)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+            self._start_bounds(shown)
+            self.flow_level = 0  # how many { } and [ ] the node being composed is inside
+
+        def compose_scalar_node(self, anchor: Any) -> yaml.ScalarNode:
+            """PyYAML's, refusing what libyaml reads and PyYAML would not (the Python parser then reads the file)."""
+            event = self.peek_event()
+            if event.tag is not None or (self.flow_level and not event.style and "?" in event.value):
+                raise _PythonParserNeeded
+            return super().compose_scalar_node(anchor)
+
+        def compose_sequence_node(self, anchor: Any) -> yaml.SequenceNode:
+            """PyYAML's, counting the [ ] the composer is inside."""
+            return self._in_collection(super().compose_sequence_node, anchor)
+
+        def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:
+            """PyYAML's, counting the { } the composer is inside."""
+            return self._in_collection(super().compose_mapping_node, anchor)
+
+        def _in_collection(self, compose: Callable[[Any], _Node], anchor: Any) -> _Node:
+            event = self.peek_event()
+            if event.tag is not None:
+                raise _PythonParserNeeded
+            flow = 1 if event.flow_style else 0
+            self.flow_level += flow
+            try:
+                return compose(anchor)
+            finally:
+                self.flow_level -= flow
+
+    _LibyamlLoader = _CLoader
+
+
 def _path_part(parent: yaml.Node | None, index: Any) -> PathPart | None:
     """The key-path part of a node PyYAML composes: a list index, a mapping key, or None for a key."""
     if isinstance(parent, yaml.SequenceNode) and isinstance(index, int):
@@ -227,13 +329,15 @@ def _path_part(parent: yaml.Node | None, index: Any) -> PathPart | None:
     return None
 
 
-def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loader: _BoundedLoader) -> Any:
+def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loader: _BoundedComposer) -> Any:
     """Build plain data from a node tree, recording lines; anchors and merge keys are honoured."""
     lines.lines.setdefault(path, node.start_mark.line)
     if isinstance(node, yaml.MappingNode):
         return _construct_mapping(node, path, lines, shown, loader)
     if isinstance(node, yaml.SequenceNode):
         return [_construct(item, (*path, i), lines, shown, loader) for i, item in enumerate(node.value)]
+    if node.tag == _STR_TAG:  # most values: text, as the constructor would give it (``construct_scalar``)
+        return node.value
     try:
         value = loader.construct_object(node, deep=True)
     except yaml.YAMLError:  # an unknown tag: the key path is known here, not where it is caught
@@ -243,7 +347,8 @@ def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loade
     except (ValueError, OverflowError) as exc:
         # PyYAML lets Python's own errors through: a 5,000-digit integer, a date such as 2024-13-01
         raise _scalar_error(node, exc, path, shown) from exc
-    unquoted = isinstance(node, yaml.ScalarNode) and node.style is None and path[-1:] != ("<key>",)
+    # a plain (unquoted) scalar's style: None from PyYAML's parser, '' from libyaml's
+    unquoted = isinstance(node, yaml.ScalarNode) and not node.style and path[-1:] != ("<key>",)
     if unquoted and not isinstance(value, str):
         lines.plain[path] = str(node.value)
     return value
@@ -269,7 +374,7 @@ def _shorten(text: str, width: int = 40) -> str:
 
 
 def _construct_mapping(
-    node: yaml.MappingNode, path: KeyPath, lines: LineMap, shown: str, loader: _BoundedLoader
+    node: yaml.MappingNode, path: KeyPath, lines: LineMap, shown: str, loader: _BoundedComposer
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     seen: dict[str, int] = {}

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench_plugin.chat import Message
 from bench_plugin.endpoints import ModelSpec, ProviderSpec
@@ -14,11 +14,13 @@ from bench_plugin.errors import CaseError
 from bench_plugin.frozen import freeze_fields
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.aggregates.outputs import OutputFile
-from bench_plugin.suite.conversation.spec import ConversationSpec
 from bench_plugin.suite.datasets import DatasetSpec
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.sources import Located, TemplateSpec
 from bench_plugin.suite.templates import TemplateRenderer
+
+if TYPE_CHECKING:  # start-up: built (and imported) only for a task with a conversation:
+    from bench_plugin.suite.conversation.spec import ConversationSpec
 
 _UNSAFE_ID = re.compile(r"[^\w.:@+=,/-]+")
 

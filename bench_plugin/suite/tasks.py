@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench_plugin.errors import CaseError
-from bench_plugin.suite.agent.build import build_agent
 from bench_plugin.suite.agent.spec import AgentSpec, SandboxOverride
 from bench_plugin.suite.datasets import DatasetSpec
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
@@ -177,6 +176,8 @@ def _agent(
     """The agent part of a task with ``tools:``, or the problem its cases fail with."""
     if "tools" not in entry:
         return None
+    from bench_plugin.suite.agent.build import build_agent  # start-up: the agent room, only for tasks with tools
+
     try:
         return build_agent(entry, base, loaded, renderer, folders, sandbox)
     except CaseError as exc:

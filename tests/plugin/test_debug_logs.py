@@ -1,7 +1,8 @@
 """At the most verbose log level, no key reaches any output: terminal, log file, junit.xml, report.html, results.
 
-httpcore's trace logs response headers whole, and h11's error for a key holding a newline quotes the
-header; both go to every log handler pytest has. The keys here are markers searched for in every byte written.
+httpx's own stack logged response headers whole (httpcore's trace) and quoted a key holding a newline (h11's
+error); the runner's transport logs no headers and names only the refused header, and a filter redacts keys in
+whatever the HTTP libraries log. The keys here are markers searched for in every byte written.
 """
 
 from __future__ import annotations
@@ -66,11 +67,9 @@ def test_debug_logs_carry_no_key_to_any_output(
     )
     result.assert_outcomes(passed=1, errors=2)
     terminal = "\n".join(result.outlines + result.errlines)
-    assert "receive_response_headers.complete" in terminal  # httpcore's trace did run, at DEBUG
-    assert "(b'X-Echo-Key', b'[REDACTED]')" in terminal
-    assert "Illegal header value" in terminal  # h11 refused the pasted key, and said so in the log
+    assert "Illegal header value for 'authorization'" in terminal  # the pasted key was refused, and not quoted
     outputs = {"terminal": terminal, **everything_written(pytester.path)}
     assert {"debug.log", "junit.xml", "report.html", "bench-results/results.jsonl"} <= set(outputs)
-    assert "send_request_headers" in outputs["debug.log"] and "send_request_headers" in outputs["junit.xml"]
+    assert "DEBUG" in outputs["debug.log"] and "Using selector" in outputs["debug.log"]  # DEBUG records were kept
     leaks = [(name, marker) for name, text in outputs.items() for marker in MARKERS if marker in text]
     assert leaks == []

@@ -31,4 +31,5 @@ def test_items_are_frozen_while_cases_run_and_thawed_after(pytester: pytest.Pyte
     result.assertoutcome(passed=2, failed=2)  # the parrot echoes: its answers fail
     counts = json.loads(Path(pytester.path, "frozen.json").read_text())
     assert len(counts) == 4 and all(count > before for count in counts)
-    assert gc.get_freeze_count() == before
+    # nothing is left frozen, not even what startup.py set aside when this process loaded the plugin
+    assert gc.get_freeze_count() == 0

@@ -12,6 +12,6 @@ charts) and ``svg`` (drawing primitives, scales and colours).
 
 from __future__ import annotations
 
-from bench_plugin.report.dashboard.page import render_dashboard
+from bench_plugin.report.dashboard.page import dashboard_pieces, render_dashboard
 
-__all__ = ["render_dashboard"]
+__all__ = ["dashboard_pieces", "render_dashboard"]

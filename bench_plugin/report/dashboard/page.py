@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from bench_plugin.record import CaseRecord
@@ -37,7 +37,17 @@ STATUS_WORDS = {"passed": "passed", "failed": "failed", "unscored": "unscored", 
 def render_dashboard(
     summary: Mapping[str, Any], records: Sequence[CaseRecord], *, title: str = "Benchmark dashboard"
 ) -> str:
-    """The whole ``dashboard.html`` page.
+    """The whole ``dashboard.html`` page: ``dashboard_pieces`` joined."""
+    return "".join(dashboard_pieces(summary, records, title=title))
+
+
+def dashboard_pieces(
+    summary: Mapping[str, Any], records: Sequence[CaseRecord], *, title: str = "Benchmark dashboard"
+) -> Iterator[str]:
+    """The ``dashboard.html`` page in pieces, in order, to be written one by one (``write_atomically``).
+
+    Joined, a 10,000-case run's page was two copies of 3 MB (its heat map has a row per task) at the end of
+    the run, where memory peaks.
 
     Args:
         summary: what ``report.summary.summarize`` returned for ``records``, with the sections
@@ -45,30 +55,28 @@ def render_dashboard(
         records: the same records (only each model's scored composites are read, for the histograms).
         title: the page's heading.
 
-    Returns:
-        One HTML document; an empty run gives a short valid page.
+    Yields:
+        One HTML document's pieces; an empty run gives a short valid page.
     """
     by_suite: dict[tuple[str, str], list[CaseRecord]] = {}
     for record in records:
         by_suite.setdefault((record.suite, record.path), []).append(record)
     suites = list(summary.get("suites") or [])
-    body = [f"<header><h1>{esc(title)}</h1><p>{describe_counts(summary.get('totals') or {})}</p>",
-            html_warning(unsandboxed_cases(summary))]  # agent commands that ran without a sandbox, if any
+    yield ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+           f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+           '<meta name="viewport" content="width=device-width, initial-scale=1">'
+           f"<title>{esc(title)}</title><style>{PAGE_STYLE}</style></head><body>")
+    yield f"<header><h1>{esc(title)}</h1><p>{describe_counts(summary.get('totals') or {})}</p>"
+    yield html_warning(unsandboxed_cases(summary))  # agent commands that ran without a sandbox, if any
     if len(suites) > 1:
         links = "".join(f'<a href="#suite-{i}">{esc(s.get("suite") or "suite")}</a>' for i, s in enumerate(suites))
-        body.append(f"<nav>{links}</nav>")
-    body.append("</header><main>")
+        yield f"<nav>{links}</nav>"
+    yield "</header><main>"
     if not suites:
-        body.append("<p>No cases were run.</p>")
+        yield "<p>No cases were run.</p>"
     for index, suite in enumerate(suites):
-        body.append(render_suite(index, suite, by_suite.get((str(suite.get("suite")), str(suite.get("path"))), [])))
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{PAGE_STYLE}</style></head><body>"
-        + "".join(body) + f"</main><script>{PAGE_SCRIPT}</script></body></html>\n"
-    )
+        yield from suite_pieces(index, suite, by_suite.get((str(suite.get("suite")), str(suite.get("path"))), []))
+    yield f"</main><script>{PAGE_SCRIPT}</script></body></html>\n"
 
 
 def describe_counts(counts: Mapping[str, Any]) -> str:
@@ -83,6 +91,11 @@ def describe_counts(counts: Mapping[str, Any]) -> str:
 
 def render_suite(index: int, suite: Mapping[str, Any], records: Sequence[CaseRecord]) -> str:
     """One suite's block: how each model scores, then models against each other, then what to check."""
+    return "".join(suite_pieces(index, suite, records))
+
+
+def suite_pieces(index: int, suite: Mapping[str, Any], records: Sequence[CaseRecord]) -> Iterator[str]:
+    """``render_suite``'s block in pieces, each section one."""
     models = model_figures(suite, records)
     comparison = comparison_of(suite) if len(models) > 1 else None
     statistics = suite.get("statistics")
@@ -90,11 +103,16 @@ def render_suite(index: int, suite: Mapping[str, Any], records: Sequence[CaseRec
     heading = esc(suite.get("suite") or "suite") + (f" <code>{esc(suite['path'])}</code>" if suite.get("path") else "")
     counts = describe_counts(suite.get("totals") or {})
     name = esc(suite.get("suite") or "suite")
-    parts = [f'<section class="suite" id="suite-{index}" data-suite="{name}"><h2>{heading}</h2>',
-             f"{html_suite_warning(suite)}<p>{counts}</p>",
-             leaderboard_section(models, comparison, unit), heat_map_section(suite), distribution_section(models),
-             component_section(models), breakdown_section(breakdowns(suite, models), models)]
+    yield f'<section class="suite" id="suite-{index}" data-suite="{name}"><h2>{heading}</h2>'
+    yield f"{html_suite_warning(suite)}<p>{counts}</p>"
+    yield leaderboard_section(models, comparison, unit)
+    yield heat_map_section(suite)
+    yield distribution_section(models)
+    yield component_section(models)
+    yield breakdown_section(breakdowns(suite, models), models)
     if comparison is not None:
-        parts.append(significance_section(models, comparison))
-    parts += [ratings_section(suite, models, rating_sets(suite)), repeats_section(suite, models), audit_section(suite)]
-    return "".join(parts) + "</section>"
+        yield significance_section(models, comparison)
+    yield ratings_section(suite, models, rating_sets(suite))
+    yield repeats_section(suite, models)
+    yield audit_section(suite)
+    yield "</section>"
