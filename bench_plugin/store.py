@@ -36,6 +36,8 @@ def encode_record(record: Mapping[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, sort_keys=True, default=str)
 
 
+_SHARED_FROM = 2000  # cases from which the report records share their equal values
+
 class ResultsStore:
     """Writer of one session's ``results.jsonl``; lives on the controller only.
 
@@ -71,9 +73,11 @@ class ResultsStore:
         """One record per case as the reports read it (``CaseRecord.for_reports``), unpacked for the reports.
 
         In arrival order (kept ones first) until ``finalize`` puts them in collection order; ``read_records``
-        reads whole ones. The records share their equal values (``ValuePool``): unpack them once, at the end.
+        reads whole ones. In a large run the records share their equal values (``ValuePool``): unpack them once,
+        at the end. Below ``_SHARED_FROM`` cases the copies take a few MB and sharing them would cost more time
+        (20 ms at 1000 cases) than the memory is worth.
         """
-        pool = ValuePool()
+        pool = ValuePool() if len(self._spans) >= _SHARED_FROM else None
         return [unpack_for_reports(self._reported[nodeid], pool) for nodeid in self._spans]
 
     def read_records(self, select: Callable[[CaseRecord], bool] | None = None) -> list[CaseRecord]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bench_plugin import store as store_module
 from bench_plugin.record import CaseRecord
 from bench_plugin.store import ResultsStore, read_results
 
@@ -177,3 +178,21 @@ def test_a_bad_line_in_the_middle_names_file_and_line(results_path: Path) -> Non
 
     with pytest.raises(ValueError, match=r"results\.jsonl:2: not valid JSON"):
         read_results(results_path)
+
+
+def test_report_records_are_the_same_whether_their_values_are_shared_or_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small runs skip the value pool (time), large ones use it (memory): the records read the same."""
+    unpacked = []
+    for shared_from in (1, 10_000):
+        monkeypatch.setattr(store_module, "_SHARED_FROM", shared_from)
+        store = ResultsStore(tmp_path / str(shared_from) / "results.jsonl")
+        store.open()
+        for nodeid in ("suites/qa.yaml::a[gpt-4o-run1]", "suites/qa.yaml::b[gpt-4o-run1]"):
+            store.append(make_record(nodeid))
+        unpacked.append(store.report_records())
+        store.close()
+    shared, copied = unpacked
+    assert shared == copied
+    assert shared[0].model is shared[1].model  # one string through the pool
