@@ -67,10 +67,10 @@ _STORE = ("INSERT INTO responses (key, value, provider, model, created_at) VALUE
 _TOUCH = "UPDATE responses SET hits = hits + 1, hit_at = ? WHERE key = ?"
 _IGNORE_FILE = "# made by bench_plugin: the response cache (--bench-cache); never commit it\n*\n"
 _KEPT_OUT = ("attempts", "cached")  # of the call that made the answer, not of the answer
-_STORED_FIELDS = frozenset(item.name for item in dataclasses.fields(Completion)) - set(_KEPT_OUT)
-_USAGE_FIELDS = frozenset(item.name for item in dataclasses.fields(Usage))
 _ENCODED_FIELDS = tuple(item.name for item in dataclasses.fields(Completion) if item.name not in _KEPT_OUT)
 _USAGE_ORDER = tuple(item.name for item in dataclasses.fields(Usage))
+_STORED_FIELDS = frozenset(_ENCODED_FIELDS)
+_USAGE_FIELDS = frozenset(_USAGE_ORDER)
 
 log = logging.getLogger(__name__)
 

@@ -195,8 +195,10 @@ class _Connection(asyncio.Protocol):
         self._asking, self._head_only, self.done = True, head_only, False
         self._status, self._reason, self._headers, self._has_head = 0, b"", [], False
         self._ends_at_close = self._informational = False
-        transport.write(head + body if len(body) < 65536 else head)
-        if len(body) >= 65536:
+        if len(body) < 65536:  # the usual JSON body: one segment with the head
+            transport.write(head + body)
+        else:  # a large one is not copied to be joined
+            transport.write(head)
             transport.write(body)
         drained = self._drained
         if drained is not None:

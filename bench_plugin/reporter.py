@@ -22,6 +22,7 @@ from bench_plugin.report.escape import log_line
 from bench_plugin.run_history import RunSettings
 from bench_plugin.session import STATE_KEY
 from bench_plugin.store import ResultsStore
+from bench_plugin.suite.discover import SUITE_SUFFIXES
 
 
 class BenchReporter:
@@ -61,7 +62,7 @@ class BenchReporter:
         Loaded at the first record instead, they met the first burst of answers and held the calls behind it.
         """
         suite = nodeid.partition("::")[0]
-        if self._writers is None and suite.endswith((".yaml", ".yml")):  # a case, not a test of the project's own
+        if self._writers is None and suite.endswith(SUITE_SUFFIXES):  # a case, not a test of the project's own
             self._writers = prepare_in_background(suite, self.config.rootpath, self._html)
 
     @pytest.hookimpl(tryfirst=True)
@@ -80,8 +81,6 @@ class BenchReporter:
                 if not self._opened:  # first record: only runs that have cases touch the output folder
                     self.store.open(keep_earlier=self._run.keep_earlier)
                     self._opened = True
-                    if self._writers is None:
-                        self._writers = prepare_in_background(data.get("path"), self.config.rootpath, self._html)
                 if getattr(report, "bench_reused", None) is not None and self.store.has(data["nodeid"]):
                     self.reused += 1  # already in results.jsonl, its conversation log already written
                 else:
@@ -226,7 +225,7 @@ class BenchReporter:
 
 
 def prepare_in_background(suite: str | None, root: Path, html: bool) -> threading.Thread:
-    """Import the report writers and read the first record's suite for them, in a daemon thread.
+    """Import the report writers and read the first case's suite for them, in a daemon thread.
 
     Started as the first case starts, while its calls travel and the process has nothing else to do; the end
     of the run would otherwise wait for both (the writers' imports, numpy, the dashboard and pytest-html's

@@ -38,6 +38,7 @@ def encode_record(record: Mapping[str, Any]) -> str:
 
 _SHARED_FROM = 2000  # cases from which the report records share their equal values
 
+
 class ResultsStore:
     """Writer of one session's ``results.jsonl``; lives on the controller only.
 
