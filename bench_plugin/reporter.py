@@ -45,6 +45,7 @@ class BenchReporter:
         self.write_error: str | None = None  # the first failed write: nothing more is written after it
         self._write_note = ""  # what the files hold after it
         self._writers: threading.Thread | None = None  # prepares the report writers while the cases run
+        self._cases = 0  # collected, to decide when the writers load (see ``writers_load_late``)
         # node id -> the report carrying its record, until pytest-html has drawn the case's row (at its teardown)
         self._drawing: dict[str, pytest.TestReport] = {}
         self._summary: tuple[list[str], dict[str, int] | None] | None = None  # the terminal's, once reported
@@ -56,13 +57,25 @@ class BenchReporter:
         """Keep the session, to stop it when a file cannot be written."""
         self.session = session
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Count what was collected (a case or a test of the project's own, alike: the count only sizes the run)."""
+        self._cases = len(session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under xdist the controller collects nothing: each worker reports the whole collection's ids."""
+        self._cases = max(self._cases, len(ids))
+
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         """The first case starts: its calls leave now, and the writers load while the first answers travel.
 
         Loaded at the first record instead, they met the first burst of answers and held the calls behind it.
         """
+        if self._writers is not None:
+            return
         suite = nodeid.partition("::")[0]
-        if self._writers is None and suite.endswith(SUITE_SUFFIXES):  # a case, not a test of the project's own
+        if suite.endswith(SUITE_SUFFIXES) and not writers_load_late(self._cases, self._html):  # a case
             self._writers = prepare_in_background(suite, self.config.rootpath, self._html)
 
     @pytest.hookimpl(tryfirst=True)
@@ -222,6 +235,19 @@ class BenchReporter:
         logs = [f"{FOLDER}/"] if self.conversations.written else []
         files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files, *logs])
         terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({files})")
+
+
+LATE_WRITERS_FROM = 2000  # collected items
+
+
+def writers_load_late(collected: int, html: bool) -> bool:
+    """Whether the report writers wait for the end of the run, after report.html, instead of loading as it starts.
+
+    They hold about 16 MB (numpy, the dashboard). Loaded early, that sits under pytest-html's page, the largest
+    thing the end of a run builds (about 5 KB a case: its rows as JSON, escaped, rendered); from a few thousand
+    cases that moment is the run's peak. Loading at the end costs about 0.15 s, nothing next to such a run.
+    """
+    return html and collected >= LATE_WRITERS_FROM
 
 
 def prepare_in_background(suite: str | None, root: Path, html: bool) -> threading.Thread:

@@ -96,3 +96,36 @@ def test_a_resumed_named_run_reports_kept_and_new_cases_alike(pytester: pytest.P
     [suite] = summary["suites"]
     assert suite["totals"]["cases"] == 8 and suite["totals"]["passed"] == 2
     assert [row["model"] for row in suite["models"]] == ["parrot", "mimic"]
+
+
+# whether the report writers were loading while the cases ran, seen as pytest-html draws its page
+WATCH_WRITERS = """
+from pathlib import Path
+
+
+def pytest_html_results_summary(prefix, summary, postfix, session):
+    reporter = session.config.pluginmanager.get_plugin("bench_reporter")
+    (Path(session.config.rootpath) / "writers.txt").write_text(str(reporter._writers is not None))
+"""
+
+
+def test_in_a_large_run_the_writers_load_after_report_html_and_write_the_same(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench_plugin import reporter
+
+    assert not reporter.writers_load_late(reporter.LATE_WRITERS_FROM - 1, html=True)
+    assert reporter.writers_load_late(reporter.LATE_WRITERS_FROM, html=True)
+    assert not reporter.writers_load_late(10 * reporter.LATE_WRITERS_FROM, html=False)  # no page: no such moment
+
+    pytester.makefile(".yaml", **{"suites/order": SUITE})
+    pytester.makeconftest(WATCH_WRITERS)
+    pytester.inline_run("suites", "-p", "no:cacheprovider", "--bench-output", "early").assertoutcome(
+        passed=2, failed=6)
+    assert (pytester.path / "writers.txt").read_text() == "True"  # a small run: loaded while its cases ran
+    monkeypatch.setattr(reporter, "LATE_WRITERS_FROM", 8)  # 8 cases: a large run, here
+    pytester.inline_run("suites", "-p", "no:cacheprovider", "--bench-output", "late").assertoutcome(
+        passed=2, failed=6)
+    assert (pytester.path / "writers.txt").read_text() == "False"
+    assert outputs(pytester.path / "late") == outputs(pytester.path / "early")
+    assert (pytester.path / "late" / "dashboard.html").is_file()
