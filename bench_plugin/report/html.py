@@ -196,7 +196,20 @@ def case_view(record: Mapping[str, Any]) -> str:
         if component.get("judge_output"):
             parts.append(_folded(f"Judge: {component.get('name')}", _pre(component["judge_output"])))
     parts.append(_tool_calls_html(record))
-    return '<div class="bench-case">' + "".join(parts) + "</div>"
+    return latin1("<div class=bench-case>" + "".join(parts) + "</div>")
+
+
+def latin1(markup: str) -> str:
+    """``markup`` with its few characters beyond Latin-1 as numeric character references (``—`` as ``&#8212;``).
+
+    pytest-html keeps every case's view to the end of the run, and Python stores a string at two or four bytes
+    a character as soon as one character needs it: one dash in a check's detail doubled the whole view. A view
+    written mostly in another script keeps its characters: as references it would grow, here and in the page.
+    """
+    if markup.isascii():
+        return markup
+    referenced = markup.encode("latin-1", "xmlcharrefreplace")
+    return referenced.decode("latin-1") if len(referenced) - len(markup) < len(markup) // 3 else markup
 
 
 def _outcome_html(record: Mapping[str, Any]) -> str:

@@ -108,7 +108,8 @@ def test_long_transcripts_fold_and_huge_texts_are_cut() -> None:
     huge = record(transcript=[{"role": "assistant", "content": "y" * (MAX_SHOWN_CHARS * 2)}])
     view = case_view(huge)
     assert view.count("y") < MAX_SHOWN_CHARS + 100
-    assert f"… {MAX_SHOWN_CHARS + len('assistant: '):,} more characters in results.jsonl" in view
+    # the one non-Latin-1 character, the ellipsis, is a character reference: the view stays one byte a character
+    assert f"&#8230; {MAX_SHOWN_CHARS + len('assistant: '):,} more characters in results.jsonl" in view
 
 
 def test_tool_calls_and_conversations_are_shown() -> None:
@@ -184,3 +185,18 @@ def test_one_row_per_passed_case_and_teardown_output_still_reaches_its_log(pytes
     logs = {nodeid.split("::")[-1]: rows[0]["log"] for nodeid, rows in tests.items()}
     assert "said at teardown" in logs["short[talker-run1]"]
     assert "said at teardown" not in logs["long[talker-run1]"]
+
+
+def test_a_view_with_a_few_wide_characters_is_stored_one_byte_a_character() -> None:
+    """pytest-html keeps every view to the end of the run: one dash must not double a view's size."""
+    from bench_plugin.report.html import latin1
+
+    dashed = record(scores={"components": [{"name": "C", "value": 1.0, "detail": "expected 'x' — found"}]})
+    view = case_view(dashed)
+    assert view.isascii() and "expected 'x' &#8212; found" in view and "<td>&#8212;" in view  # raw: none
+    assert html.unescape(view) == html.unescape(latin1(view))
+    # Latin-1 letters stay as they are; a text mostly in another script keeps its characters (as references
+    # it would be larger); so does a string with too many wide characters to be worth it
+    assert latin1("café — " + "x" * 40) == "café &#8212; " + "x" * 40
+    assert latin1("中文" * 50) == "中文" * 50
+    assert latin1("a — b" * 10) == "a — b" * 10
