@@ -93,12 +93,31 @@ class CaseItem(pytest.Item):
 
     def __init__(self, *, prepared: PreparedCase, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.prepared = prepared
+        self._prepared: PreparedCase | None = prepared
+
+    @property
+    def prepared(self) -> PreparedCase:
+        """The case ready to run, until the item ran (``release``)."""
+        if self._prepared is None:
+            raise RuntimeError(f"{self.nodeid}: the case is let go once its item ran (CaseItem.release)")
+        return self._prepared
+
+    @prepared.setter
+    def prepared(self, prepared: PreparedCase) -> None:
+        self._prepared = prepared
 
     @property
     def case(self) -> CaseSpec:
         """The case's spec (with its problem, when it cannot run)."""
         return self.prepared.spec
+
+    def release(self) -> None:
+        """Let the case go once the item ran: its spec, messages and bound scorers (about 1 KB a case).
+
+        pytest keeps every item to the end of the session; what a finished case needs from here on is its
+        reports (the record travels on them) and ``location``, which pytest took as the item started.
+        """
+        self._prepared = None
 
     def to_run(self) -> PreparedCase | None:
         """What to hand the runner for this case: None when it has a problem or reuses a stored record.

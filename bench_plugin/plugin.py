@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import functools
 import gc
+from collections import Counter
 from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
@@ -79,6 +80,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 CONTROLS_KEY = pytest.StashKey[ControlOptions]()
 FROZEN_KEY = pytest.StashKey[bool]()  # the session's items were taken out of the garbage collector's way
+REPEATED_KEY = pytest.StashKey[frozenset[int]]()  # ids of the items the session runs more than once
 
 
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
@@ -230,6 +232,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             _freeze(session.config)
         return
     items = session.items
+    session.config.stash[REPEATED_KEY] = repeated(items)
     if hasattr(session.config, "workerinput"):
         share = share_from_workerinput(session.config.workerinput)
         if share is None:
@@ -245,10 +248,28 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         state.scheduler.plan(cases)
 
 
+def repeated(items: list[pytest.Item]) -> frozenset[int]:
+    """The ids of the items listed more than once (a plugin repeating them): they must keep their case."""
+    return frozenset(key for key, times in Counter(map(id, items)).items() if times > 1)
+
+
 def _freeze(config: pytest.Config) -> None:
     """Set every object made so far aside from the collector, until ``_thaw`` at the end of the session."""
     gc.freeze()
     config.stash[FROZEN_KEY] = True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+    """Once a case's item ran (reruns included: a plugin running them does so inside this hook), let its case go.
+
+    An item listed twice (a plugin repeating items) keeps it: it runs again.
+    """
+    try:
+        return (yield)
+    finally:
+        if isinstance(item, CaseItem) and id(item) not in item.config.stash.get(REPEATED_KEY, ()):
+            item.release()
 
 
 @pytest.hookimpl(wrapper=True)

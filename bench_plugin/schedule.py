@@ -30,15 +30,17 @@ class Scheduler(Generic[CaseT]):
     def __init__(self, submit: Submit[CaseT], window: int) -> None:
         self._submit = submit
         self._window = max(1, window)
-        self._order: list[tuple[str, CaseT]] = []
+        self._order: list[str] = []  # the planned nodeids, in run order
+        self._cases: dict[str, CaseT] = {}  # the planned cases not started yet (a started one is let go)
         self._position: dict[str, int] = {}
         self._futures: dict[str, concurrent.futures.Future[CaseRecord]] = {}
         self._submitted_upto = 0
 
     def plan(self, cases: Sequence[tuple[str, CaseT]]) -> None:
         """Take the selected (nodeid, case) pairs that can run, in run order, and start the first window."""
-        self._order = list(cases)
-        self._position = {nodeid: i for i, (nodeid, _) in enumerate(self._order)}
+        self._order = [nodeid for nodeid, _ in cases]
+        self._cases = dict(cases)
+        self._position = {nodeid: i for i, nodeid in enumerate(self._order)}
         self._advance(0)
 
     def result(self, nodeid: str, case: CaseT) -> CaseRecord:
@@ -57,7 +59,10 @@ class Scheduler(Generic[CaseT]):
     def _advance(self, position: int) -> None:
         target = min(len(self._order), position + self._window)
         while self._submitted_upto < target:
-            nodeid, case = self._order[self._submitted_upto]
-            if nodeid not in self._futures:
+            nodeid = self._order[self._submitted_upto]
+            # a started case is not kept: its item lets it go once it ran (``CaseItem.release``), and then
+            # it is freed, instead of every case of the run staying to its end
+            case = self._cases.pop(nodeid, None)  # None: planned twice (the same item twice), started already
+            if case is not None and nodeid not in self._futures:
                 self._futures[nodeid] = self._submit(case, nodeid)
             self._submitted_upto += 1
