@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from bench_plugin.packed_records import ValuePool, pack_for_reports, unpack_for_reports
+from bench_plugin.packed_records import PackedRecords, ValuePool, pack_for_reports
 from bench_plugin.record import CaseRecord
 
 
@@ -60,9 +60,9 @@ class ResultsStore:
         # nodeid -> where its line is in the file (offset, size): a case's newest line replaces its earlier one.
         # The lines stay on disk until finalize: kept in memory they were 4 KB a case.
         self._spans: dict[str, tuple[int, int]] = {}
-        # nodeid -> what the reports read of it, packed (``packed_records``): a few hundred bytes, where the
+        # what the reports read of each case, packed (``packed_records``): about a hundred bytes, where the
         # record objects were 2.7 KB, held while pytest-html builds report.html
-        self._reported: dict[str, bytes] = {}
+        self._reported = PackedRecords()
         self.earlier = 0  # cases kept from the file when it was opened with keep_earlier
 
     @property
@@ -79,7 +79,7 @@ class ResultsStore:
         (20 ms at 1000 cases) than the memory is worth.
         """
         pool = ValuePool() if len(self._spans) >= _SHARED_FROM else None
-        return [unpack_for_reports(self._reported[nodeid], pool) for nodeid in self._spans]
+        return self._reported.unpack(self._spans, pool)
 
     def read_records(self, select: Callable[[CaseRecord], bool] | None = None) -> list[CaseRecord]:
         """The whole records, read back from the file's lines in the store's order (``select``: only those).
@@ -155,7 +155,7 @@ class ResultsStore:
             fields = parse_record_data(line, self.path, number, last=False)
             assert fields is not None
             nodeid = str(fields["nodeid"])
-            self._reported[nodeid] = _packed(fields, self.path, number)
+            self._reported.add(nodeid, _packed(fields, self.path, number))
             self._spans.pop(nodeid, None)
             self._spans[nodeid] = (start, len(raw))
         self.earlier = len(self._spans)
@@ -185,7 +185,7 @@ class ResultsStore:
             self._drop_torn_line()
             raise
         nodeid = str(data["nodeid"])
-        self._reported[nodeid] = pack_for_reports(data)
+        self._reported.add(nodeid, pack_for_reports(data))
         self._spans.pop(nodeid, None)  # a case re-run or re-judged: its newest line is the one kept
         self._spans[nodeid] = (self._size, len(encoded))
         self._size += len(encoded)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.packed_records import ValuePool, pack_for_reports, unpack_for_reports
+from bench_plugin.packed_records import PackedRecords, ValuePool, pack_for_reports, unpack_for_reports
 from bench_plugin.record import CaseRecord
 from bench_plugin.store import ResultsStore
 
@@ -138,3 +138,28 @@ def test_an_incomplete_earlier_line_is_named_when_the_store_opens(tmp_path: Path
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"results\.jsonl:1: incomplete case record: missing field 'model'"):
         ResultsStore(path).open(keep_earlier=True)
+
+
+def test_kept_records_are_compressed_against_the_first_and_come_back_whole() -> None:
+    kept = PackedRecords()
+    datas = {f"suites/qa.yaml::t{n}[m-run1]": whole_record(f"suites/qa.yaml::t{n}[m-run1]", task=f"t{n}",
+                                                           reason=f"score 0.{n}", case_index=n)
+             for n in range(5)}
+    for nodeid, data in datas.items():
+        kept.add(nodeid, pack_for_reports(data))
+    # a newer record of a case replaces the older; the order is the one asked for
+    datas["suites/qa.yaml::t2[m-run1]"] = whole_record("suites/qa.yaml::t2[m-run1]", status="failed")
+    kept.add("suites/qa.yaml::t2[m-run1]", pack_for_reports(datas["suites/qa.yaml::t2[m-run1]"]))
+    order = list(reversed(datas))
+    assert kept.unpack(order) == [CaseRecord.for_reports(datas[nodeid]) for nodeid in order]
+    assert kept.unpack(order, ValuePool()) == kept.unpack(order)
+    # a record like the first is a small part of its packed size
+    packed = pack_for_reports(datas["suites/qa.yaml::t4[m-run1]"])
+    assert len(kept._packed["suites/qa.yaml::t4[m-run1]"]) < len(packed) / 4
+    # after clear, the next record starts a new dictionary: a record unlike the old first one still comes back
+    kept.clear()
+    other = whole_record("suites/other.yaml::x[n-run1]", suite="other", variables={}, scores={"components": []})
+    kept.add("suites/other.yaml::x[n-run1]", pack_for_reports(other))
+    assert kept.unpack(["suites/other.yaml::x[n-run1]"]) == [CaseRecord.for_reports(other)]
+    with pytest.raises(KeyError):
+        kept.unpack(["suites/qa.yaml::t1[m-run1]"])
