@@ -2,8 +2,8 @@
 
 The reports read each case's ``CaseRecord.for_reports`` at the end of the run, after pytest-html has written
 report.html, the run's largest moment. Kept as objects until then, they were about 2.7 KB a case; packed with
-``marshal`` (floats exact, dicts in their order, as the case made them) they are about 500 bytes, and
-compressed against the first one (``PackedRecords``: a run's records differ in a few values) about 80. They are
+``marshal`` (floats exact, dicts in their order, as the case made them) they are about 500 bytes, and in a
+large run compressed against one of them (``PackedRecords``: a run's records differ in a few values) about 80. They are
 unpacked once, through one ``ValuePool``, so the records share their equal strings and small containers.
 
 Why not read them back from results.jsonl: its lines have their keys sorted, and the order of a case's
@@ -48,38 +48,46 @@ def unpack_for_reports(packed: bytes, pool: ValuePool | None = None) -> CaseReco
 
 
 class PackedRecords:
-    """The packed records of a run by node id, each compressed with the first one as zlib's preset dictionary.
+    """The packed records of a run by node id; in a large run, compressed against one of them (zlib, preset dictionary).
 
     Compressed alone, a record of a few hundred bytes hardly shrinks; next to another record of the run, whose
-    keys, model, suite and much of whose text it repeats, it is a sixth of its size. About 8 us a case.
+    keys, model, suite and much of whose text it repeats, it is a sixth of its size. That costs about 35 us of
+    the main thread's CPU a case in a running session: only worth it from ``squeeze_from`` records on (the
+    records kept before stay as they are, half a MB a thousand).
     """
 
-    __slots__ = ("_dictionary", "_packed")
+    __slots__ = ("_dictionary", "_packed", "_squeeze_from")
 
     _LEVEL = 1  # at level 6 a record is a few bytes smaller and takes a third longer
     _WINDOW = -15  # raw deflate: no header and checksum to store per record
+    _SQUEEZED = b"\0"  # starts a compressed record: marshal's data never does
 
-    def __init__(self) -> None:
+    def __init__(self, squeeze_from: int = 0) -> None:
         self._packed: dict[str, bytes] = {}
-        self._dictionary = b""  # the first record added, packed
+        self._squeeze_from = squeeze_from
+        self._dictionary = b""  # the first record compressed, packed
 
     def add(self, nodeid: str, packed: bytes) -> None:
         """Keep ``pack_for_reports``'s bytes as the case's record; a newer record replaces an older one."""
-        if not self._dictionary:
-            self._dictionary = packed
-        squeeze = zlib.compressobj(self._LEVEL, zlib.DEFLATED, self._WINDOW, zdict=self._dictionary)
-        self._packed[nodeid] = squeeze.compress(packed) + squeeze.flush()
+        if len(self._packed) >= self._squeeze_from:
+            if not self._dictionary:
+                self._dictionary = packed
+            squeeze = zlib.compressobj(self._LEVEL, zlib.DEFLATED, self._WINDOW, zdict=self._dictionary)
+            packed = self._SQUEEZED + squeeze.compress(packed) + squeeze.flush()
+        self._packed[nodeid] = packed
 
     def unpack(self, nodeids: Iterable[str], pool: ValuePool | None = None) -> list[CaseRecord]:
         """The records of ``nodeids`` (each one kept), in that order; through ``pool`` (see ``unpack_for_reports``)."""
         records = []
         for nodeid in nodeids:
-            expand = zlib.decompressobj(self._WINDOW, zdict=self._dictionary)
-            records.append(unpack_for_reports(expand.decompress(self._packed[nodeid]), pool))
+            packed = self._packed[nodeid]
+            if packed.startswith(self._SQUEEZED):
+                packed = zlib.decompressobj(self._WINDOW, zdict=self._dictionary).decompress(packed[1:])
+            records.append(unpack_for_reports(packed, pool))
         return records
 
     def clear(self) -> None:
-        """Forget every record (and the dictionary: the next record added starts a new one)."""
+        """Forget every record (and the dictionary: the next record compressed starts a new one)."""
         self._packed.clear()
         self._dictionary = b""
 

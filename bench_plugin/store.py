@@ -36,7 +36,7 @@ def encode_record(record: Mapping[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, sort_keys=True, default=str)
 
 
-_SHARED_FROM = 2000  # cases from which the report records share their equal values
+_LARGE_FROM = 2000  # cases from which the kept records are compressed and, unpacked, share their equal values
 
 
 class ResultsStore:
@@ -60,9 +60,9 @@ class ResultsStore:
         # nodeid -> where its line is in the file (offset, size): a case's newest line replaces its earlier one.
         # The lines stay on disk until finalize: kept in memory they were 4 KB a case.
         self._spans: dict[str, tuple[int, int]] = {}
-        # what the reports read of each case, packed (``packed_records``): about a hundred bytes, where the
-        # record objects were 2.7 KB, held while pytest-html builds report.html
-        self._reported = PackedRecords()
+        # what the reports read of each case, packed (``packed_records``): about 500 bytes, a hundred in a large
+        # run, where the record objects were 2.7 KB, held while pytest-html builds report.html
+        self._reported = PackedRecords(squeeze_from=_LARGE_FROM)
         self.earlier = 0  # cases kept from the file when it was opened with keep_earlier
 
     @property
@@ -75,10 +75,10 @@ class ResultsStore:
 
         In arrival order (kept ones first) until ``finalize`` puts them in collection order; ``read_records``
         reads whole ones. In a large run the records share their equal values (``ValuePool``): unpack them once,
-        at the end. Below ``_SHARED_FROM`` cases the copies take a few MB and sharing them would cost more time
+        at the end. Below ``_LARGE_FROM`` cases the copies take a few MB and sharing them would cost more time
         (20 ms at 1000 cases) than the memory is worth.
         """
-        pool = ValuePool() if len(self._spans) >= _SHARED_FROM else None
+        pool = ValuePool() if len(self._spans) >= _LARGE_FROM else None
         return self._reported.unpack(self._spans, pool)
 
     def read_records(self, select: Callable[[CaseRecord], bool] | None = None) -> list[CaseRecord]:

@@ -163,3 +163,15 @@ def test_kept_records_are_compressed_against_the_first_and_come_back_whole() -> 
     assert kept.unpack(["suites/other.yaml::x[n-run1]"]) == [CaseRecord.for_reports(other)]
     with pytest.raises(KeyError):
         kept.unpack(["suites/qa.yaml::t1[m-run1]"])
+
+
+def test_records_kept_before_a_run_is_large_stay_plain_and_all_come_back() -> None:
+    kept = PackedRecords(squeeze_from=2)
+    datas = {f"suites/qa.yaml::t{n}[m-run1]": whole_record(f"suites/qa.yaml::t{n}[m-run1]", case_index=n)
+             for n in range(4)}
+    for nodeid, data in datas.items():
+        kept.add(nodeid, pack_for_reports(data))
+    sizes = [len(kept._packed[nodeid]) for nodeid in datas]
+    assert sizes[0] == sizes[1] == len(pack_for_reports(datas["suites/qa.yaml::t0[m-run1]"]))
+    assert sizes[2] < sizes[0] / 4 and sizes[3] < sizes[0] / 4
+    assert kept.unpack(datas) == [CaseRecord.for_reports(data) for data in datas.values()]
