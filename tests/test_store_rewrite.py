@@ -42,3 +42,38 @@ def test_earlier_lines_kept_by_a_resumed_store_are_rewritten_whole(tmp_path: Pat
     resumed.append(record("s::b", reason="new"))
     resumed.finalize(["s::a", "s::b"])
     assert lines(path) == [("s::a", "earlier — kept"), ("s::b", "new")]
+
+
+def test_a_file_already_in_order_is_left_as_it_is_and_one_out_of_order_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    store = ResultsStore(path)
+    store.open()
+    for name in ("a", "b", "c"):
+        store.append(record(f"s::{name}", reason=name))
+    written = path.stat().st_ino
+    store.finalize(["s::a", "s::b", "s::c"])  # one process: the cases came in collection order
+    assert path.stat().st_ino == written and lines(path) == [("s::a", "a"), ("s::b", "b"), ("s::c", "c")]
+    store.finalize(["s::c", "s::a", "s::b"])  # xdist: they came in any order
+    assert path.stat().st_ino != written and lines(path) == [("s::c", "c"), ("s::a", "a"), ("s::b", "b")]
+    rewritten = path.stat().st_ino
+    store.finalize(["s::c", "s::a", "s::b"])  # the rewritten file is in order now
+    assert path.stat().st_ino == rewritten
+
+    # a case run again leaves its older line in the file: in order or not, the file is rewritten without it
+    again = ResultsStore(tmp_path / "again.jsonl")
+    again.open()
+    again.append(record("s::a", reason="first"))
+    again.append(record("s::b", reason="b"))
+    again.append(record("s::a", reason="again"))
+    again.finalize(["s::b", "s::a"])
+    assert lines(tmp_path / "again.jsonl") == [("s::b", "b"), ("s::a", "again")]
+
+
+def test_a_kept_file_with_a_blank_line_is_rewritten_without_it(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(record("s::a", reason="kept")) + "\n\n", encoding="utf-8")
+    resumed = ResultsStore(path)
+    resumed.open(keep_earlier=True)
+    resumed.append(record("s::b", reason="new"))
+    resumed.finalize(["s::a", "s::b"])
+    assert path.read_text("utf-8").count("\n") == 2 and lines(path) == [("s::a", "kept"), ("s::b", "new")]

@@ -109,9 +109,14 @@ def pytest_html_results_summary(prefix, summary, postfix, session):
 """
 
 
-def test_in_a_large_run_the_writers_load_after_report_html_and_write_the_same(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
+LARGE_FROM_8 = """
+import bench_plugin.reporter
+
+bench_plugin.reporter.LATE_WRITERS_FROM = 8
+"""
+
+
+def test_in_a_large_run_the_writers_load_after_report_html_and_write_the_same(pytester: pytest.Pytester) -> None:
     from bench_plugin import reporter
 
     assert not reporter.writers_load_late(reporter.LATE_WRITERS_FROM - 1, html=True)
@@ -123,7 +128,9 @@ def test_in_a_large_run_the_writers_load_after_report_html_and_write_the_same(
     pytester.inline_run("suites", "-p", "no:cacheprovider", "--bench-output", "early").assertoutcome(
         passed=2, failed=6)
     assert (pytester.path / "writers.txt").read_text() == "True"  # a small run: loaded while its cases ran
-    monkeypatch.setattr(reporter, "LATE_WRITERS_FROM", 8)  # 8 cases: a large run, here
+    # 8 cases make a large run here; set in the run's own conftest.py, on the module the run's plugin uses
+    # (an inline run may import the plugin's modules afresh)
+    pytester.makeconftest(WATCH_WRITERS + LARGE_FROM_8)
     pytester.inline_run("suites", "-p", "no:cacheprovider", "--bench-output", "late").assertoutcome(
         passed=2, failed=6)
     assert (pytester.path / "writers.txt").read_text() == "False"
