@@ -1,10 +1,11 @@
-"""The records the controller keeps for the report files until the end of the run, about a hundred bytes each.
+"""The records the controller keeps for the report files until the end of the run, a few hundred bytes each.
 
 The reports read each case's ``CaseRecord.for_reports`` at the end of the run, after pytest-html has written
 report.html, the run's largest moment. Kept as objects until then, they were about 2.7 KB a case; packed with
 ``marshal`` (floats exact, dicts in their order, as the case made them) they are about 500 bytes, and in a
-large run compressed against one of them (``PackedRecords``: a run's records differ in a few values) about 80. They are
-unpacked once, through one ``ValuePool``, so the records share their equal strings and small containers.
+large run, compressed against one of them (``PackedRecords``: a run's records differ in a few values), about
+80. They are unpacked once, through one ``ValuePool``, so the records share their equal strings and small
+containers.
 
 Why not read them back from results.jsonl: its lines have their keys sorted, and the order of a case's
 ``variables`` (breakdowns) or a judge's ``categories`` (panels) is the order the reports show.
