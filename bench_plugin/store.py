@@ -1,8 +1,9 @@
 """results.jsonl: every finished case, one JSON line each, written the moment it finishes.
 
 The file is appended to and flushed per case, so a Ctrl-C or a crash later in the session loses
-nothing that already finished. At the end of the session ``finalize`` rewrites it atomically in
-collection order, so ``-n 2`` and ``-n 0`` give files with the same lines in the same order. A write
+nothing that already finished. At the end of the session ``finalize`` puts it in collection order (an
+atomic rewrite, unless one process already wrote it so), so ``-n 2`` and ``-n 0`` give files with the same
+lines in the same order. A write
 that fails (a full disk, a read-only folder) raises an ``OSError`` that names the file, and leaves the
 file as it was: complete lines only.
 
@@ -203,13 +204,8 @@ class ResultsStore:
             position = {nodeid: index for index, nodeid in reversed(list(enumerate(order)))}
             last = len(position)
             ranked = sorted(self._spans, key=lambda nodeid: position.get(nodeid, last))
-            if ranked != list(self._spans):
-                self._spans = {nodeid: self._spans[nodeid] for nodeid in ranked}
-        # one process appends its cases in collection order: unless a case was run again (its older line is
-        # still in the file) or a kept file had blank lines, the file is already what the rewrite would write
-        offsets = [offset for offset, _ in self._spans.values()]
-        if offsets == sorted(offsets) and sum(size for _, size in self._spans.values()) == self._size \
-                and self.path.exists():
+            self._spans = {nodeid: self._spans[nodeid] for nodeid in ranked}
+        if self._file_is_sorted():
             with _naming(self.path), self.path.open("rb") as done:
                 os.fsync(done.fileno())  # on disk as a rewritten file would be
             return
@@ -230,6 +226,16 @@ class ResultsStore:
             write_atomically(self.path, lines(source))
         self._spans = rewritten
         self._size = sum(size for _, size in rewritten.values())
+
+    def _file_is_sorted(self) -> bool:
+        """Whether the file holds exactly the kept lines, in the store's order: what a rewrite would write.
+
+        One process appends its cases in collection order; a case run again (its older line is still in the
+        file) or a kept file's blank lines need the rewrite.
+        """
+        offsets = [offset for offset, _ in self._spans.values()]
+        whole = sum(size for _, size in self._spans.values()) == self._size
+        return whole and offsets == sorted(offsets) and self.path.exists()
 
     def close(self) -> None:
         """Close the file without reordering (safe to call twice)."""
