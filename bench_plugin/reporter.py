@@ -8,9 +8,11 @@ cleanly: the error names the file, results.jsonl keeps its complete lines, and t
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +78,9 @@ class BenchReporter:
             return
         suite = nodeid.partition("::")[0]
         if suite.endswith(SUITE_SUFFIXES) and not writers_load_late(self._cases, self._html):  # a case
-            self._writers = prepare_in_background(suite, self.config.rootpath, self._html)
+            state = self.config.stash[STATE_KEY]
+            self._writers = prepare_in_background(suite, self.config.rootpath, self._html,
+                                                  quiet=lambda: state.wait_until_quiet(QUIET_WAIT_S))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -250,26 +254,36 @@ def writers_load_late(collected: int, html: bool) -> bool:
     return html and collected >= LATE_WRITERS_FROM
 
 
-def prepare_in_background(suite: str | None, root: Path, html: bool) -> threading.Thread:
+QUIET_WAIT_S = 0.5
+"""How long each step of the writers' loading waits for the runner's loop to be quiet before it goes ahead anyway."""
+WRITER_STEPS = ("numpy", "bench_plugin.report.summary", "bench_plugin.report.write")
+"""The writers' imports, in steps that each hold the GIL a few ms to 30 ms (numpy's core is the longest)."""
+
+
+def prepare_in_background(
+    suite: str | None, root: Path, html: bool, quiet: Callable[[], object] = lambda: None
+) -> threading.Thread:
     """Import the report writers and read the first case's suite for them, in a daemon thread.
 
     Started as the first case starts, while its calls travel and the process has nothing else to do; the end
     of the run would otherwise wait for both (the writers' imports, numpy, the dashboard and pytest-html's
     hooks, about 0.15 s; a 1000-case suite's YAML, about 0.05 s, read once and cached by
-    ``suite/sections.py``). A failure is left for the same work at the end to meet in place.
+    ``suite/sections.py``). Each step waits for ``quiet`` (the runner's loop waiting on its connections) first:
+    imports hold the GIL, and begun while the first calls were still being sent, they kept the first answers
+    50-100 ms longer (1000 cases, 200 ms, 64 in flight). A failure is left for the same work at the end to
+    meet in place.
     """
 
     def prepare() -> None:
         with contextlib.suppress(Exception):
             # start-up: the writers are imported here, in the background, once the first case has started
-            import bench_plugin.report.write
-
-            if html:
-                import bench_plugin.report.html  # noqa: F401  (start-up: as above)
-
+            for name in WRITER_STEPS + (("bench_plugin.report.html",) if html else ()):
+                quiet()
+                importlib.import_module(name)
             if isinstance(suite, str):
                 from bench_plugin.suite.aggregates.build import read_suite_aggregates  # start-up: as above
 
+                quiet()
                 read_suite_aggregates([suite], root)
 
     thread = threading.Thread(target=prepare, name="bench-report-prepare", daemon=True)

@@ -50,6 +50,10 @@ class BenchState:
             self._markers.add(name)
             config.addinivalue_line("markers", f"{name}: bench_plugin case marker")
 
+    def wait_until_quiet(self, timeout: float) -> bool:
+        """Wait for the runner's loop to be quiet (``Runner.wait_until_quiet``); True at once when none was started."""
+        return self.runner.wait_until_quiet(timeout) if "runner" in self.__dict__ else True
+
     def close(self) -> None:
         """Stop the runner, if one was started."""
         if "runner" in self.__dict__:

@@ -1,6 +1,6 @@
 """What the end of a run keeps small: files written piece by piece, and values made once for equal cases.
 
-The files are the same as when they were built whole.
+The files say what they said when built whole (dashboard.html is the same, byte for byte).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from bench_plugin.record import CaseRecord
 from bench_plugin.report.dashboard import render_dashboard
 from bench_plugin.report.html import table_cell
 from bench_plugin.report.summary import summarize
-from bench_plugin.report.write import write_reports
+from bench_plugin.report.write import summary_json, write_reports
 
 
 def record(task: str, model: str, run: int, value: float, **fields: Any) -> CaseRecord:
@@ -37,9 +37,47 @@ def test_summary_and_dashboard_written_in_pieces_are_the_files_built_whole(tmp_p
     write_reports(records, tmp_path)
     ordered = sorted(records, key=lambda r: (r.path, r.case_index, r.nodeid))
     summary = summarize(ordered)
-    whole = json.dumps(summary, indent=2, sort_keys=True) + "\n"
-    assert (tmp_path / "summary.json").read_text(encoding="utf-8") == whole
+    text = (tmp_path / "summary.json").read_text(encoding="utf-8")
+    assert json.loads(text) == json.loads(json.dumps(summary)) and text.endswith("}\n")
     assert (tmp_path / "dashboard.html").read_text(encoding="utf-8") == render_dashboard(summary, ordered)
+    lines = {line.strip().rstrip(",") for line in text.splitlines()}
+    tasks = json.loads(text)["suites"][0]["tasks"]
+    assert len(tasks) == 5 and all(json.dumps(row, sort_keys=True, separators=(", ", ": ")) in lines for row in tasks)
+
+
+def test_summary_json_indents_mappings_and_writes_a_row_per_line() -> None:
+    value = {"b": [{"x": 1, "m": {"k": [1, 2]}}, {"x": 2, "m": {"k": 3}, "l": [4]}], "a": {"n": None, "s": "é\u2014<"},
+             "deep": [{"rows": [{"y": 1}]}], "empty": {}, "none": [], "plain": [1, "two", 3.5, True],
+             "numbers": {1: "one"}, "nan": float("nan")}
+    text = "".join(summary_json(value))
+    assert text == """{
+  "a": {
+    "n": null,
+    "s": "\\u00e9\\u2014<"
+  },
+  "b": [
+    {
+      "m": {
+        "k": [1, 2]
+      },
+      "x": 1
+    },
+    {"l": [4], "m": {"k": 3}, "x": 2}
+  ],
+  "deep": [
+    {
+      "rows": [
+        {"y": 1}
+      ]
+    }
+  ],
+  "empty": {},
+  "nan": NaN,
+  "none": [],
+  "numbers": {"1": "one"},
+  "plain": [1, "two", 3.5, true]
+}"""
+    assert json.dumps(json.loads(text), sort_keys=True) == json.dumps(value, sort_keys=True)
 
 
 def test_equal_cells_and_junit_properties_are_one_object_and_escaped() -> None:
