@@ -9,14 +9,20 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from bench_plugin.cache import (
+    _SCHEMA,
+    _STORE,
+    _TOUCH,
     DB_NAME,
     ResponseCache,
+    _execute_in_order,
     cache_key,
     decode_completion,
     encode_completion,
@@ -106,6 +112,73 @@ def test_get_returns_what_put_stored_once_closed(tmp_path: Path) -> None:
     assert again.get(cache_key(request(run=2))) is None
     again.close()
     assert (tmp_path / "cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    """Poll ``condition`` (the writer thread commits every 50 ms) until it holds or ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_file_only_this_process_wrote_answers_misses_without_sqlite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = ResponseCache(tmp_path)
+    key, other = cache_key(request()), cache_key(request(run=2))
+    assert cache.get(key) is None  # no file yet: a first run
+    cache.put(key, ANSWER, "mock", "model-1")
+    assert wait_for(lambda: cache.get(key) is not None)  # a key it stored: read from the file
+    asked: list[str] = []
+    real = cache._reader
+    monkeypatch.setattr(cache, "_reader", lambda: asked.append("sqlite") or real())
+    assert cache.get(other) is None and asked == []  # any other key: a miss, SQLite not asked
+    assert cache.get(key) is not None and asked == ["sqlite"]
+    cache.close()
+
+
+def test_once_another_process_writes_lookups_ask_sqlite_again(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    mine, theirs = cache_key(request()), cache_key(request(run=2))
+    assert cache.get(mine) is None
+    cache.put(mine, ANSWER, "mock", "model-1")
+    assert wait_for(lambda: cache.get(mine) is not None)
+    other = ResponseCache(tmp_path)  # another process's cache on the same file
+    assert other.get(theirs) is None
+    other.put(theirs, ANSWER, "mock", "model-1")
+    other.close()
+    assert wait_for(lambda: cache.get(theirs) is not None)  # the writer saw the file change
+    cache.close()
+
+
+def test_a_file_with_answers_at_the_first_lookup_is_always_asked(tmp_path: Path) -> None:
+    key = cache_key(request())
+    first = ResponseCache(tmp_path)
+    first.put(key, ANSWER, "mock", "model-1")
+    first.close()
+    cache = ResponseCache(tmp_path)
+    assert cache.get(cache_key(request(run=2))) is None
+    assert cache.get(key) is not None
+    cache.close()
+
+
+def test_a_batch_of_answers_is_stored_in_order_in_a_few_statements(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    db.execute(_SCHEMA)
+    statements = [(_STORE, (f"k{n}", f"v{n}", "p", "m", 1.0)) for n in range(400)]
+    statements += [(_TOUCH, (2.0, "k1")), (_STORE, ("k1", "again", "p", "m", 3.0))]
+    seen: list[str] = []
+    db.set_trace_callback(seen.append)
+    with db:
+        _execute_in_order(db, statements)
+    rows = dict(db.execute("SELECT key, value FROM responses").fetchall())
+    assert len(rows) == 400 and rows["k1"] == "again" and rows["k399"] == "v399"
+    assert db.execute("SELECT hits, created_at FROM responses WHERE key = 'k1'").fetchone() == (1, 3.0)
+    assert len([sql for sql in seen if sql.startswith("INSERT")]) == 4  # 150 + 150 + 100, then the last one
+    db.close()
 
 
 def test_read_mode_stores_nothing_and_write_mode_finds_nothing(tmp_path: Path) -> None:
