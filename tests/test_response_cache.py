@@ -154,11 +154,16 @@ def test_once_another_process_writes_lookups_ask_sqlite_again(tmp_path: Path) ->
     cache.close()
 
 
+def store_one(folder: Path, key: str, mode: str = "on") -> None:
+    """Store ``ANSWER`` under ``key`` through a cache of its own, closed: its writer has drained."""
+    cache = ResponseCache(folder, mode)
+    cache.put(key, ANSWER, "mock", "model-1")
+    cache.close()
+
+
 def test_a_file_with_answers_at_the_first_lookup_is_always_asked(tmp_path: Path) -> None:
     key = cache_key(request())
-    first = ResponseCache(tmp_path)
-    first.put(key, ANSWER, "mock", "model-1")
-    first.close()
+    store_one(tmp_path, key)
     cache = ResponseCache(tmp_path)
     assert cache.get(cache_key(request(run=2))) is None
     assert cache.get(key) is not None
@@ -183,13 +188,9 @@ def test_a_batch_of_answers_is_stored_in_order_in_a_few_statements(tmp_path: Pat
 
 def test_read_mode_stores_nothing_and_write_mode_finds_nothing(tmp_path: Path) -> None:
     key = cache_key(request())
-    reader = ResponseCache(tmp_path, "read")
-    reader.put(key, ANSWER, "mock", "model-1")
-    reader.close()
+    store_one(tmp_path, key, "read")
     assert not (tmp_path / DB_NAME).exists()
-    writer = ResponseCache(tmp_path, "write")
-    writer.put(key, ANSWER, "mock", "model-1")
-    writer.close()
+    store_one(tmp_path, key, "write")
     writer = ResponseCache(tmp_path, "write")
     assert writer.get(key) is None
     writer.close()
@@ -198,9 +199,7 @@ def test_read_mode_stores_nothing_and_write_mode_finds_nothing(tmp_path: Path) -
 
 def test_a_hit_is_counted_for_pruning(tmp_path: Path) -> None:
     key = cache_key(request())
-    cache = ResponseCache(tmp_path)
-    cache.put(key, ANSWER, "mock", "model-1")
-    cache.close()
+    store_one(tmp_path, key)
     cache = ResponseCache(tmp_path)
     assert cache.get(key) is not None and cache.get(key) is not None
     cache.close()
