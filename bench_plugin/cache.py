@@ -18,7 +18,7 @@ for the GIL, twice per case with a judge).
 Every SQLite call lets go of the GIL, and the thread that makes it waits for it back: on the loop, behind
 pytest's work on the main thread. So a process that made the file knows its keys while no other process
 writes to it (a first run): a lookup of any other key is a miss without asking SQLite (1000 cases, 200 ms,
-64 in flight: 40-50 ms of the run). And the writer stores a batch's answers in one statement, not one each.
+64 in flight: about 50 ms of the run). And the writer stores a batch's answers in one statement, not one each.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ class ResponseCache:
         self._broken = False
         # the hash of every key in the file, while this process knows them all: the file did not exist at its
         # first lookup, and no other process has written to it since (the writer thread watches); None: ask
-        # SQLite. Hashes: 10,000 keys in 0.5 MB, and two keys of one hash only mean one question to SQLite
+        # SQLite. Hashes: 10,000 keys in under 1 MB, and two keys of one hash only mean one question to SQLite
         self._known: set[int] | None = None
         self._first_lookup = True
 
@@ -300,7 +300,7 @@ class ResponseCache:
         if self._known is None or connection is None:
             return None
         try:
-            version = _data_version(connection)  # before the count: a commit in between is counted or seen later
+            version = _data_version(connection)  # before the look: a commit in between is found or seen later
             if connection.execute("SELECT EXISTS (SELECT 1 FROM responses)").fetchone()[0] == 0:
                 return version
         except sqlite3.Error:

@@ -270,7 +270,7 @@ def prepare_in_background(
     hooks, about 0.15 s; a 1000-case suite's YAML, about 0.05 s, read once and cached by
     ``suite/sections.py``). Each step waits for ``quiet`` (the runner's loop waiting on its connections) first:
     imports hold the GIL, and begun while the first calls were still being sent, they kept the first answers
-    50-100 ms longer (1000 cases, 200 ms, 64 in flight). A failure is left for the same work at the end to
+    30-90 ms longer (64 cases, 200 ms, all in flight). A failure is left for the same work at the end to
     meet in place.
     """
 
