@@ -70,7 +70,7 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 _STORE = ("INSERT INTO responses (key, value, provider, model, created_at) VALUES (?, ?, ?, ?, ?) "
           "ON CONFLICT(key) DO UPDATE SET value = excluded.value, created_at = excluded.created_at")
-_ROWS_PER_STORE = 128  # most answers stored by one statement: 5 values each, under SQLite's oldest limit of 999
+_ROWS_PER_STORE = 128  # most answers stored by one statement (a power of two): 5 values each, under SQLite's 999
 _TOUCH = "UPDATE responses SET hits = hits + 1, hit_at = ? WHERE key = ?"
 _IGNORE_FILE = "# made by bench_plugin: the response cache (--bench-cache); never commit it\n*\n"
 _KEPT_OUT = ("attempts", "cached")  # of the call that made the answer, not of the answer
@@ -360,11 +360,12 @@ def _store(connection: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     So there are eight statements to prepare, and sqlite3's cache of prepared statements keeps no more: one
     for every count held 2 MB more at the end of a 10,000-case run.
     """
-    done = 0
-    for size in (128, 64, 32, 16, 8, 4, 2, 1):
+    done, size = 0, _ROWS_PER_STORE
+    while size:
         if (len(rows) - done) & size:
             connection.execute(_store_rows(size), [value for row in rows[done:done + size] for value in row])
             done += size
+        size //= 2
 
 
 @functools.lru_cache(maxsize=8)
