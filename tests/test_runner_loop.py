@@ -102,6 +102,24 @@ def test_not_quiet_while_the_loop_works() -> None:
         runner.close()
 
 
+def test_not_quiet_while_cases_submitted_wait_for_the_loop_to_take_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = Runner(2)
+    try:
+        loop = runner._ensure_started()
+        assert runner.wait_until_quiet(timeout=5)
+        wake_ups: list[Any] = []
+        real = loop.call_soon_threadsafe
+        monkeypatch.setattr(loop, "call_soon_threadsafe", lambda *args: wake_ups.append(args))
+        future = runner.submit(broken_case("first"), "first")  # its wake-up is held back: the loop sleeps on
+        assert not runner.wait_until_quiet(timeout=0.05)
+        monkeypatch.undo()
+        real(*wake_ups[0])
+        assert future.result(timeout=10).nodeid == "first"
+        assert runner.wait_until_quiet(timeout=5)
+    finally:
+        runner.close()
+
+
 def test_the_writers_load_step_by_step_each_when_the_loop_is_quiet(tmp_path: Path) -> None:
     asked: list[int] = []
     thread = prepare_in_background(None, tmp_path, html=True, quiet=lambda: asked.append(1))
