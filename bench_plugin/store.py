@@ -276,10 +276,26 @@ def _naming(path: Path) -> Iterator[None]:
         raise
 
 
+def _file_mode() -> int:
+    """The mode ``open()`` gives a new file here: 0666 less the process's umask (read without changing it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:  # Linux 4.7+: no window with another umask
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and put back at once
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomically(path: Path, text: str | Iterable[str]) -> None:
     """Replace ``path`` with ``text`` so that readers see the old file or the new one, never half.
 
-    ``text`` is the whole text, or its pieces in order (written one by one, never joined in memory).
+    ``text`` is the whole text, or its pieces in order (written one by one, never joined in memory). The file
+    gets the mode a file written with ``open()`` gets (``mkstemp`` makes its temporary file 0600: reports
+    written through it were readable by their owner only, unlike results.jsonl beside them).
 
     Raises:
         OSError: the folder or the file cannot be written; ``filename`` names ``path`` (or the folder that
@@ -289,6 +305,8 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
+            if hasattr(os, "fchmod"):  # not on Windows, whose files have no such bits
+                os.fchmod(handle, _file_mode())
             with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as temp:
                 if isinstance(text, str):
                     temp.write(text)

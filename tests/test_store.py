@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from bench_plugin import store as store_module
 from bench_plugin.record import CaseRecord
-from bench_plugin.store import ResultsStore, read_results
+from bench_plugin.store import ResultsStore, read_results, write_atomically
 
 
 def make_record(nodeid: str, **overrides: Any) -> dict[str, Any]:
@@ -196,3 +197,18 @@ def test_report_records_are_the_same_whether_their_values_are_shared_or_not(
     shared, copied = unpacked
     assert shared == copied and len(shared) == 2
     assert shared[0].model is shared[1].model  # one string through the pool
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_file_written_atomically_gets_the_mode_open_gives_a_new_file(tmp_path: Path) -> None:
+    mask = os.umask(0o022)
+    try:
+        reference = tmp_path / "reference.txt"
+        reference.write_text("x", encoding="utf-8")
+        written = tmp_path / "report.md"
+        write_atomically(written, "# report\n")
+    finally:
+        os.umask(mask)
+    assert written.read_text(encoding="utf-8") == "# report\n"
+    assert stat.S_IMODE(reference.stat().st_mode) == 0o644
+    assert stat.S_IMODE(written.stat().st_mode) == 0o644  # mkstemp alone made it 0600
