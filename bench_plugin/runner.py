@@ -369,9 +369,9 @@ class Runner:
 
         For work of another thread that holds the GIL long (the report writers' imports): started then, it
         does not hold up calls leaving or answers being read. Cases submitted and not yet taken count as work:
-        a loop still asleep when the first window is submitted looks quiet, and the writers' imports then held
-        up the first calls leaving (64 cases: written over 100 ms instead of 2). True at once when no loop runs
-        (nothing to disturb), or where the loop's waits are not observed (Windows).
+        a loop still asleep when the first window is submitted looks quiet, and when the writers' thread got
+        there first, the first window left after numpy's import (64 cases: about 50 ms later). True at once
+        when no loop runs (nothing to disturb), or where the loop's waits are not observed (Windows).
         """
         if self._loop is None or self._selector is None:
             return True
