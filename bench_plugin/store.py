@@ -306,7 +306,8 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
         handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             if hasattr(os, "fchmod"):  # not on Windows, whose files have no such bits
-                os.fchmod(handle, _file_mode())
+                with contextlib.suppress(OSError):  # a file system without modes (some network mounts) refuses it
+                    os.fchmod(handle, _file_mode())
             with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as temp:
                 if isinstance(text, str):
                     temp.write(text)

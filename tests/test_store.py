@@ -212,3 +212,16 @@ def test_a_file_written_atomically_gets_the_mode_open_gives_a_new_file(tmp_path:
     assert written.read_text(encoding="utf-8") == "# report\n"
     assert stat.S_IMODE(reference.stat().st_mode) == 0o644
     assert stat.S_IMODE(written.stat().st_mode) == 0o644  # mkstemp alone made it 0600
+
+
+@pytest.mark.skipif(not hasattr(os, "fchmod"), reason="no file modes here")
+def test_a_file_system_that_refuses_modes_still_gets_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(fd: int, mode: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchmod", refuse)
+    written = tmp_path / "report.md"
+    write_atomically(written, "# report\n")
+    assert written.read_text(encoding="utf-8") == "# report\n"
