@@ -142,11 +142,11 @@ class CaseRecord:
         The conversation itself (``messages``, ``transcript``, ``response``, ``conversation``), an agent's tool
         calls and files, the earlier ``judgments`` and the like are left at their defaults; of ``scores`` only its
         ``components`` and why a case has no composite are kept, of each turn its ``index`` and ``format_valid``
-        (turns without a format verdict are left out), of ``usage`` its tokens and cost (and the judges'
-        ``judge``), and of each ``call_log`` entry its ``cache`` (entries without one are left out):
-        ``results.jsonl`` holds the rest, and no report written from records reads it (``report/write.py``; a
-        leaderboard's session digest reads the whole records back from the file). ``packed_records`` keeps
-        them packed until the reports are written.
+        (turns without a format verdict are left out), of ``usage`` its tokens, cost and why a cost is unknown
+        (and the same of the judges' ``judge``), and of each ``call_log`` entry its ``cache`` (entries without
+        one are left out): ``results.jsonl`` holds the rest, and no report written from records reads it
+        (``report/write.py``; a leaderboard's session digest reads the whole records back from the file).
+        ``packed_records`` keeps them packed until the reports are written.
         """
         return cls(**reported_fields(data), **LEFT_OUT)
 
@@ -206,7 +206,7 @@ _NOT_REPORTED = frozenset({"messages", "transcript", "response", "conversation",
                            "duration_s", "rejudged", "judgments", "model_params"})
 _SCORES_READ = ("components", "unscored_reason", "composite_detail")  # what ``for_reports`` keeps of ``scores``
 _TURN_READ = ("index", "format_valid")  # of a turn
-_USAGE_READ = ("input_tokens", "output_tokens", "cost_usd")  # and of ``usage`` (and its ``judge``)
+_USAGE_READ = ("input_tokens", "output_tokens", "cost_usd", "cost_note")  # and of ``usage`` (and its ``judge``)
 REPORTED_FIELDS = _KNOWN_FIELDS - _NOT_REPORTED
 """The fields ``CaseRecord.for_reports`` keeps (of some, only part: ``reported_fields``)."""
 # the left-out fields' values: one empty list and dict for every record (made per record, they were a few

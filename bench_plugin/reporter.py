@@ -21,6 +21,7 @@ import pytest
 from bench_plugin.record import FAILED, PASSED, CaseRecord
 from bench_plugin.report.conversation_log import FOLDER, ConversationLogWriter
 from bench_plugin.report.escape import log_line
+from bench_plugin.report.spend import SessionSpend
 from bench_plugin.run_history import RunSettings
 from bench_plugin.session import STATE_KEY
 from bench_plugin.store import ResultsStore
@@ -40,6 +41,7 @@ class BenchReporter:
         self.reused = 0  # cases reported again from the named run's stored records
         self.rejudged = 0  # cases whose stored transcript was scored again
         self.appended = 0  # records this session wrote
+        self.spend = SessionSpend()  # what their calls cost, for the budget's line
         self._html = bool(getattr(config.option, "htmlpath", None))
         self._csv_files: list[str] = []
         self.conversations = ConversationLogWriter(output_dir)
@@ -103,6 +105,7 @@ class BenchReporter:
                 else:
                     self.store.append(data)
                     self.appended += 1
+                    self.spend.add(data)
                     self.conversations.write(data)
                     self.rejudged += bool(self._run.rejudge and data.get("rejudged"))
             except (OSError, ValueError) as exc:  # ValueError: the earlier results.jsonl has a bad line
@@ -228,6 +231,9 @@ class BenchReporter:
             terminalreporter.write_line(log_line(line))
         if cache is not None:
             terminalreporter.write_line(describe_cache_use(cache))
+        budget = (self.config.getoption("bench_budget_usd", None), self.config.getoption("bench_budget_tokens", None))
+        for line in self.spend.describe(*budget):
+            terminalreporter.write_line(log_line(line))
         kept = self.store.count - self.appended - self.reused if self._run.keep_earlier else 0
         for line in continuation_lines(self._run, self.reused, self.rejudged, kept):
             terminalreporter.write_line(log_line(line))
@@ -324,7 +330,9 @@ def continuation_lines(run: RunSettings, reused: int, rejudged: int, kept: int) 
 
 
 def summary_lines(records: list[CaseRecord]) -> list[str]:
-    """One line per suite and model: counts by outcome and the mean score of scored cases."""
+    """One line per suite and model: counts by outcome, the mean score of scored cases and the cost."""
+    from bench_plugin.report.summary import describe_spend  # start-up: see write_reports
+
     groups: dict[tuple[str, str], list[CaseRecord]] = {}
     for record in records:
         groups.setdefault((record.suite, record.model), []).append(record)
@@ -335,6 +343,7 @@ def summary_lines(records: list[CaseRecord]) -> list[str]:
         scored = [r.composite for r in group if r.composite is not None and r.status in (PASSED, FAILED)]
         mean = f"mean {sum(scored) / len(scored):.4f}" if scored else "mean -"
         parts = ", ".join(f"{n} {status}" for status, n in counts.items())
-        lines.append(f"{suite + ' ' + model:<{width}}  {len(group)} cases: {parts}; {mean}")
+        spend = f"; {found}" if (found := describe_spend(group)) else ""
+        lines.append(f"{suite + ' ' + model:<{width}}  {len(group)} cases: {parts}; {mean}{spend}")
     return lines
 

@@ -63,7 +63,8 @@ def test_the_reports_part_leaves_out_texts_and_what_no_report_reads() -> None:
     kept = CaseRecord.for_reports(whole_record())
     assert kept.transcript == [] and kept.messages == [] and kept.response is None
     assert kept.turns == [{"index": 1, "format_valid": True}]  # no texts, and no turn without a format verdict
-    assert kept.usage == {"input_tokens": 3, "output_tokens": 4, "cost_usd": None,
+    # why a cost is unknown stays: the reports say which cases their cost leaves out (``report.summary``)
+    assert kept.usage == {"input_tokens": 3, "output_tokens": 4, "cost_usd": None, "cost_note": "no known price",
                           "judge": {"input_tokens": 10, "output_tokens": 2, "cost_usd": 0.5}}
     assert kept.call_log == [{"cache": "miss"}]
     assert kept.agent == {"sandbox": "none"}

@@ -13,7 +13,7 @@ from typing import Any
 from bench_plugin.report.aggregate_csv import table_cells
 from bench_plugin.report.audit import HOW_TO_READ as AUDIT_HOW_TO_READ
 from bench_plugin.report.audit import render_audit_items
-from bench_plugin.report.escape import markdown_cell, markdown_code
+from bench_plugin.report.escape import markdown_cell, markdown_code, markdown_text
 from bench_plugin.report.markdown_breakdowns import render_breakdowns, render_repeats
 from bench_plugin.report.markdown_stats import (
     describe_how_to_read,
@@ -23,7 +23,7 @@ from bench_plugin.report.markdown_stats import (
 )
 from bench_plugin.report.pairwise_table import render_pairwise_table
 from bench_plugin.report.sandbox_flag import markdown_suite_warning, markdown_warning
-from bench_plugin.report.summary import describe_cache_use
+from bench_plugin.report.summary import describe_cache_use, describe_missing_cost
 
 MISSING = "—"
 MAX_REASON_CHARS = 500
@@ -66,7 +66,8 @@ def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
     if suite.get("path"):
         heading += f" ({code_span(suite['path'])})"
     lines = [f"## {heading}", "", *markdown_suite_warning(suite), describe_counts(suite["totals"]), ""]
-    lines += ["### Leaderboard", "", *render_leaderboard(suite), "", *render_intervals(suite)]
+    lines += ["### Leaderboard", "", *render_leaderboard(suite), "", *render_missing_costs(suite)]
+    lines += render_intervals(suite)
     lines += [*render_differences(suite), *render_ratings(suite), *render_pairwise_table(suite)]
     if suite.get("leaderboard"):  # the Elo of past runs, beside this run's ratings
         lines += [*render_elo(suite["leaderboard"]), ""]
@@ -118,6 +119,12 @@ def render_leaderboard(suite: Mapping[str, Any]) -> list[str]:
         ]
         rows.append(cells)
     return [table_row(header), table_row(align)] + [table_row(cells) for cells in rows]
+
+
+def render_missing_costs(suite: Mapping[str, Any]) -> list[str]:
+    """Under the leaderboard, a paragraph for each cost that leaves cases out (a dash alone would look free)."""
+    return [text for model in suite["models"] for line in describe_missing_cost(model)
+            for text in (markdown_text(line), "")]
 
 
 def render_task_table(suite: Mapping[str, Any]) -> list[str]:

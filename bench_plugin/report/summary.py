@@ -14,11 +14,11 @@ summary.json holds, report.md renders and the dashboard reads. Its shape::
         "suite", "path", "components" (leaderboard component names), "totals": counts,
         "models": [{                            # leaderboard rows, first-seen order
             "model", "label", counts..., "components": {name: mean}, "input_tokens", "output_tokens",
-            "cost_usd", "cost_known_cases", "mean_latency_s",
+            "cost_usd", "cost_known_cases", "cost_missing", "mean_latency_s",
             "expected", "scored", "missing", "coverage",          # scored / expected cases
             "intervals": {"mean_composite", "normalised", "pass_rate", "judge_mean": estimate | None,
                           "components": {name: estimate | None}},
-            "judge_input_tokens", "judge_output_tokens", "judge_cost_usd"}],
+            "judge_input_tokens", "judge_output_tokens", "judge_cost_usd", "judge_cost_missing"}],
         "tasks": [...], "turns": {...}, "panels": [...],
         "failures" / "errors" / "unscored" / "invalid": [{"nodeid", "model", "task", "reason"}],
         "statistics": {"confidence", "n_boot", "unit": "case" | "task", "expected_cases", "judges", "ordinal"},
@@ -49,7 +49,7 @@ An ``estimate`` is ``{"mean", "se", "ci_low", "ci_high", "n" (cases with a value
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from bench_plugin.record import (
@@ -64,7 +64,7 @@ from bench_plugin.record import (
     UNSCORED,
     CaseRecord,
 )
-from bench_plugin.report.case_data import number
+from bench_plugin.report.case_data import judge_usage, number
 from bench_plugin.report.panels import summarize_panels
 from bench_plugin.report.sandbox_flag import sandbox_section
 from bench_plugin.report.stats import mean, rate, total
@@ -178,8 +178,63 @@ def summarize_model(model: str, records: Sequence[CaseRecord], components: Seque
     costs = [usage_number(r, "cost_usd") for r in records]
     row["cost_usd"] = total(costs)
     row["cost_known_cases"] = sum(cost is not None for cost in costs)
+    row["cost_missing"] = missing_cost(record.usage for record in records)
+    row["judge_cost_missing"] = missing_cost((record.usage or {}).get("judge") for record in records)
     row["mean_latency_s"] = mean(record.latency_s for record in records)
     return row
+
+
+def missing_cost(usages: Iterable[Any]) -> dict[str, Any] | None:
+    """The cases whose calls used tokens at no known price, and the first reason given; None when there are none.
+
+    A cost left out this way is never silent: ``cost_usd`` then sums the other cases only (or is None), and the
+    reports say how many cases it misses and why (the suite declares no ``pricing:``, the price table does not
+    know the model, the endpoint is a server of one's own).
+    """
+    notes = [usage["cost_note"] for usage in usages
+             if isinstance(usage, Mapping) and isinstance(usage.get("cost_note"), str)]
+    return {"cases": len(notes), "note": notes[0]} if notes else None
+
+
+def describe_missing_cost(row: Mapping[str, Any]) -> list[str]:
+    """A sentence for each of the model's costs (its own calls', its judges') that leaves cases out, plain text.
+
+    For report.md, the dashboard and the terminal, under the leaderboard's Cost: the cell alone shows a total
+    or a dash, and a dash or a partial total must not pass for a run that cost nothing.
+    """
+    label, cases = row.get("label") or row.get("model"), row.get("cases", 0)
+    lines = []
+    for what, key in (("Cost", "cost_missing"), ("Judge cost", "judge_cost_missing")):
+        missing = row.get(key)
+        if missing:
+            lines.append(f"{what} of {label} leaves out {missing['cases']} of {cases} cases, whose calls have no "
+                         f"price: {missing['note']}.")
+    return lines
+
+
+def describe_spend(records: Sequence[CaseRecord]) -> str:
+    """What one model's cases cost, for its terminal line: ``cost $0.0123 + judges $0.0040``, and the cases left out.
+
+    "" when no call had a price nor lacked one (offline providers cost nothing to call).
+    """
+    own = total(usage_number(record, "cost_usd") for record in records)
+    judges = total(judge_usage(record.usage or {}, record.components)["cost_usd"] for record in records)
+    unpriced = [note for record in records if (note := cost_note(record))]
+    parts = [] if own is None else [f"${own:.4f}"]
+    parts += [] if judges is None else [f"judges ${judges:.4f}"]
+    if not parts and not unpriced:
+        return ""
+    spend = "cost " + (" + ".join(parts) if parts else "unknown")
+    return spend + (f" ({len(unpriced)} cases without a price: {unpriced[0]})" if unpriced else "")
+
+
+def cost_note(record: CaseRecord) -> str | None:
+    """Why some call of the case (its model's or a judge's) has no price; None when every call with tokens has one."""
+    usage = record.usage or {}
+    for found in (usage, usage.get("judge")):
+        if isinstance(found, Mapping) and isinstance(found.get("cost_note"), str):
+            return str(found["cost_note"])
+    return None
 
 
 def summarize_task(task: str, records: Sequence[CaseRecord], models: Sequence[str]) -> dict[str, Any]:

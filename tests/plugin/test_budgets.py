@@ -114,6 +114,59 @@ def test_a_model_without_a_known_price_says_so(pytester: pytest.Pytester, mock_s
     assert "declare pricing:" in record["call_log"][0]["cost_note"]
 
 
+def test_a_cost_that_leaves_cases_out_says_so_in_every_report_and_under_the_budget(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    model_id = unique("unpriced")
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "2", "--bench-budget-usd", "5")
+    result.assert_outcomes(passed=2)
+    why = f"no known price for '{model_id}' at {mock_server.openai_base_url} (a local server)"
+    # the dollar budget bounded nothing: the terminal says which cases it could not count, and why
+    result.stdout.fnmatch_lines([
+        f"budget m  2 cases: 2 passed; mean 1.0000; cost unknown (2 cases without a price: {why}*)",
+        f"budget: $0.0000 of $5 spent (--bench-budget-usd); 2 cases had calls without a price, not counted: {why}*",
+    ])
+    output = pytester.path / "bench-results"
+    (row,) = json.loads((output / "summary.json").read_text())["suites"][0]["models"]
+    assert row["cost_usd"] is None and row["cost_known_cases"] == 0 and row["judge_cost_missing"] is None
+    assert row["cost_missing"]["cases"] == 2 and row["cost_missing"]["note"].startswith(why)
+    # a dash in the Cost column is not left to pass for a free run
+    sentence = f"Cost of m leaves out 2 of 2 cases, whose calls have no price: {why}"
+    assert sentence in (output / "report.md").read_text()
+    assert sentence.replace("'", "&#x27;") in (output / "dashboard.html").read_text()
+
+
+def test_a_priced_run_shows_its_cost_and_the_budget_this_session_spent(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    model_id = unique("priced")
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id, model_extra=DOLLAR_A_TOKEN)})
+    first = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-run", "r", "--bench-budget-usd", "500",
+                               "--bench-budget-tokens", "1000")
+    first.assert_outcomes(passed=1)
+    (record,) = records_of(pytester, "r")
+    usd, tokens = record["usage"]["cost_usd"], record["usage"]["input_tokens"] + record["usage"]["output_tokens"]
+    first.stdout.fnmatch_lines([f"budget m  1 cases: 1 passed; mean 1.0000; cost ${usd:.4f}",
+                                f"budget: ${usd:.4f} of $500 spent (--bench-budget-usd)",
+                                f"budget: {tokens} of 1000 tokens used (--bench-budget-tokens)"])
+    summary = json.loads((pytester.path / "bench-results" / "runs" / "r" / "summary.json").read_text())
+    assert summary["suites"][0]["models"][0]["cost_missing"] is None
+    # the same named run again: its case is reused, not paid for again, and this session spent nothing
+    again = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-run", "r", "--bench-budget-usd", "500",
+                               "--bench-budget-tokens", "1000")
+    again.assert_outcomes(passed=1)
+    again.stdout.fnmatch_lines([f"budget m  1 cases: 1 passed; mean 1.0000; cost ${usd:.4f}",
+                                "budget: $0.0000 of $500 spent (--bench-budget-usd)",
+                                "budget: 0 of 1000 tokens used (--bench-budget-tokens)"])
+    assert sent(mock_server, model_id) == 1
+
+
+def records_of(pytester: pytest.Pytester, run: str) -> list[dict[str, Any]]:
+    lines = (pytester.path / "bench-results" / "runs" / run / "results.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

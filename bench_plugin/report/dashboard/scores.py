@@ -20,6 +20,7 @@ from bench_plugin.report.dashboard.frame import fallback, fmt, fmt_interval, sec
 from bench_plugin.report.dashboard.grids import heat_map
 from bench_plugin.report.dashboard.intervals import Interval, interval_chart
 from bench_plugin.report.dashboard.svg import esc, model_colours
+from bench_plugin.report.summary import describe_missing_cost
 
 HEAT_MAP_TITLE = "Model \u00d7 task"
 
@@ -51,6 +52,7 @@ def leaderboard_section(models: Sequence[ModelFigures], comparison: Comparison |
     note = ("Mean composite over scored cases (passed or failed); unscored cases, infrastructure errors, invalid and "
             "skipped cases are counted but left out. Normalised: every expected case without a score counts 0. "
             f"95% percentile bootstrap intervals over {unit}. Tiers group models the paired tests cannot separate.")
+    note = " ".join([note, *(line for m in order for line in describe_missing_cost(m.counts))])
     return section("leaderboard", "Leaderboard", note, chart, fallback(table(head, body)))
 
 

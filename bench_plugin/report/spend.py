@@ -1,0 +1,53 @@
+"""What this session's calls spent, against its budget (``--bench-budget-usd``, ``--bench-budget-tokens``).
+
+Tallied record by record as cases finish, from the records this session wrote (not those reused from a named
+run, nor those kept from an earlier results.jsonl): under xdist the controller sees every worker's cases,
+where each worker's runner counts only its own. A dollar budget counts priced calls only, so the cases whose
+calls had no price are named: nothing bounded them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class SessionSpend:
+    """Dollars, tokens and unpriced cases of the records this session wrote, judges included."""
+
+    def __init__(self) -> None:
+        self.usd = 0.0
+        self.tokens = 0
+        self.unpriced = 0  # cases with a call (the model's or a judge's) that used tokens at no known price
+        self.note: str | None = None  # why the first of them had no price
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        """Count one record's calls; a re-judged case spent only its judges' calls this session."""
+        usage = record.get("usage")
+        if not isinstance(usage, Mapping):
+            return
+        spent = [usage.get("judge")] if record.get("rejudged") else [usage, usage.get("judge")]
+        unpriced = None
+        for part in spent:
+            if not isinstance(part, Mapping):
+                continue
+            cost = part.get("cost_usd")
+            self.usd += cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0
+            self.tokens += sum(n for key in ("input_tokens", "output_tokens")
+                               if isinstance(n := part.get(key), int) and not isinstance(n, bool))
+            if unpriced is None and isinstance(part.get("cost_note"), str):
+                unpriced = str(part["cost_note"])
+        if unpriced is not None:
+            self.unpriced += 1
+            self.note = self.note or unpriced
+
+    def describe(self, usd: float | None, tokens: int | None) -> list[str]:
+        """A terminal line for each budget asked for: what was spent of it, and what it could not count."""
+        lines = []
+        if usd is not None:
+            left_out = (f"; {self.unpriced} case{'s' * (self.unpriced != 1)} had calls without a price, not counted: "
+                        f"{self.note}") if self.unpriced else ""
+            lines.append(f"budget: ${self.usd:.4f} of ${usd:g} spent (--bench-budget-usd){left_out}")
+        if tokens is not None:
+            lines.append(f"budget: {self.tokens} of {tokens} tokens used (--bench-budget-tokens)")
+        return lines

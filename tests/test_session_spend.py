@@ -1,0 +1,58 @@
+"""What a session spent against its budget, and the costs that leave cases out, from records alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench_plugin.record import CaseRecord
+from bench_plugin.report.spend import SessionSpend
+from bench_plugin.report.summary import describe_missing_cost, describe_spend, missing_cost, summarize_model
+
+
+def record(usage: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {"nodeid": f"suites/s.yaml::m::t{len(str(usage))}", "suite": "s", "path": "suites/s.yaml", "model": "m",
+            "task": "t", "status": "passed", "composite": 1.0, "usage": usage, "model_id": "m-1", "model_label": "m",
+            "provider": "p", "run": 0, **fields}
+
+
+PRICED = {"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.25, "judge": {"input_tokens": 4, "output_tokens": 1,
+                                                                                   "cost_usd": 0.5}}
+UNPRICED_JUDGE = {"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.25,
+                  "judge": {"input_tokens": 4, "output_tokens": 1, "cost_usd": None, "cost_note": "no judge price"}}
+
+
+def test_the_session_counts_both_calls_of_a_case_and_only_the_judges_of_a_rejudged_one() -> None:
+    spend = SessionSpend()
+    spend.add(record(PRICED))
+    spend.add(record(PRICED, rejudged=True))
+    assert (spend.usd, spend.tokens, spend.unpriced) == (1.25, 25, 0)  # 20 + the judges' 5 again
+    assert spend.describe(2.0, 100) == ["budget: $1.2500 of $2 spent (--bench-budget-usd)",
+                                        "budget: 25 of 100 tokens used (--bench-budget-tokens)"]
+    assert spend.describe(None, None) == []
+
+
+def test_a_case_with_a_judge_without_a_price_is_named_once() -> None:
+    spend = SessionSpend()
+    spend.add(record(UNPRICED_JUDGE))
+    spend.add(record({"input_tokens": 1, "output_tokens": 1, "cost_usd": None, "cost_note": "no model price",
+                      "judge": {"cost_usd": None, "cost_note": "no judge price"}}))
+    assert (spend.usd, spend.unpriced, spend.note) == (0.25, 2, "no judge price")
+    assert spend.describe(1.0, None) == [
+        "budget: $0.2500 of $1 spent (--bench-budget-usd); 2 cases had calls without a price, not counted: "
+        "no judge price"]
+
+
+def test_a_partial_cost_says_how_many_cases_it_leaves_out() -> None:
+    records = [CaseRecord.from_dict(record(PRICED)),
+               CaseRecord.from_dict(record({**PRICED, "cost_usd": None, "cost_note": "no model price"}, task="u"))]
+    row = summarize_model("m", records, [])
+    assert row["cost_usd"] == 0.25 and row["cost_known_cases"] == 1
+    assert row["cost_missing"] == {"cases": 1, "note": "no model price"} and row["judge_cost_missing"] is None
+    assert describe_missing_cost(row) == ["Cost of m leaves out 1 of 2 cases, whose calls have no price: "
+                                          "no model price."]
+    assert describe_spend(records) == "cost $0.2500 + judges $1.0000 (1 cases without a price: no model price)"
+
+
+def test_offline_calls_cost_nothing_and_say_nothing() -> None:
+    offline = [CaseRecord.from_dict(record({"input_tokens": 3, "output_tokens": 2, "cost_usd": None}))]
+    assert describe_spend(offline) == "" and missing_cost(r.usage for r in offline) is None
