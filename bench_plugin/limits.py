@@ -220,7 +220,9 @@ class SessionBudget:
     """What the session's calls cost so far, against ``--bench-budget-usd`` and ``--bench-budget-tokens``.
 
     Checked before each case starts: once spent, no new case starts (calls of cases already running
-    finish). Calls without a price add tokens but no dollars; the reason says how many there were.
+    finish). Calls without a price add tokens but no dollars; the reason says how many there were. A dollar
+    budget cannot bound a paid endpoint whose price is unknown: its first such call ends the budget as if spent,
+    naming the model and the fix (a server of one's own, with no public price, is not counted and not stopped).
 
     Args:
         usd: dollars the session may spend; None: no limit.
@@ -232,6 +234,7 @@ class SessionBudget:
         self.spent_usd = 0.0
         self.spent_tokens = 0
         self.unpriced_calls = 0
+        self.uncountable: str | None = None  # why a call of a paid endpoint had no price, once one had none
 
     def add(self, cost: Cost, usage: Usage) -> None:
         """Count one call's cost and tokens."""
@@ -239,10 +242,15 @@ class SessionBudget:
             self.spent_usd += cost.usd
         elif cost.note:
             self.unpriced_calls += 1
+            if not cost.local and self.uncountable is None:
+                self.uncountable = cost.note
         self.spent_tokens += (usage.input_tokens or 0) + (usage.output_tokens or 0)
 
     def exhausted(self) -> str | None:
         """Why no new case may start, or None while the budget lasts."""
+        if self.usd is not None and self.uncountable is not None:
+            return (f"the session budget of ${self.usd:g} cannot count calls without a price: {self.uncountable} "
+                    "(or bound the run with --bench-budget-tokens; --bench-budget-usd)")
         if self.usd is not None and self.spent_usd >= self.usd:
             unpriced = f"; {self.unpriced_calls} calls had no price" if self.unpriced_calls else ""
             return f"the session budget of ${self.usd:g} is spent (${self.spent_usd:.4f}{unpriced}; --bench-budget-usd)"

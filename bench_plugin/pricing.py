@@ -25,11 +25,16 @@ _DEFAULT_URLS = {"openai_compatible": "https://api.openai.com/v1", "openai": "ht
 
 @dataclass(frozen=True)
 class Cost:
-    """The US dollars of one call (or a sum of calls), where the price came from, or why there is none."""
+    """The US dollars of one call (or a sum of calls), where the price came from, or why there is none.
+
+    ``local``: the call went to a server of one's own (loopback, a private network), which has no public price:
+    a dollar budget has nothing to count there, where an unknown price of a paid API leaves it blind.
+    """
 
     usd: float | None
     source: str | None = None
     note: str | None = None
+    local: bool = False
 
 
 def call_cost(model: ModelSpec, usage: Usage) -> Cost:
@@ -52,7 +57,7 @@ def add_costs(costs: list[Cost]) -> Cost:
     """The sum of several calls' costs; unknown when any call with tokens has no price (its note is kept)."""
     missing = [cost for cost in costs if cost.usd is None and cost.note]
     if missing:
-        return Cost(None, note=missing[0].note)
+        return Cost(None, note=missing[0].note, local=all(cost.local for cost in missing))
     known = [cost for cost in costs if cost.usd is not None]
     if not known:
         return Cost(None)
@@ -77,7 +82,7 @@ def _library_cost(base_url: str, provider: str, model_id: str, input_tokens: int
 def _local_cost(base_url: str, model_id: str) -> Cost:
     """The unknown cost of a call to a server of one's own: one note per model and server, not one per call."""
     return Cost(None, note=f"no known price for {model_id!r} at {base_url} (a local server); "
-                           "declare pricing: for the model in the suite")
+                           "declare pricing: for the model in the suite", local=True)
 
 
 @lru_cache(maxsize=256)

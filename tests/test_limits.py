@@ -303,10 +303,24 @@ def test_call_log_keeps_judges_apart_and_names_the_failed_call():
     assert second["error"] == {"kind": "http_503", "type": "TransientProviderError", "message": "down", "status": 503}
 
 
+def test_a_dollar_budget_ends_at_a_paid_endpoints_first_call_without_a_price():
+    budget = SessionBudget(usd=5.0, tokens=None)
+    budget.add(Cost(None, note="no known price for 'llama' at http://127.0.0.1:8000/v1 (a local server)", local=True),
+               Usage(5, 5))
+    assert budget.exhausted() is None  # a server of one's own has no price to count, and is not stopped
+    budget.add(Cost(None, note="no known price for 'gpt-9' at https://api.example.com/v1"), Usage(5, 5))
+    assert budget.exhausted() == (
+        "the session budget of $5 cannot count calls without a price: no known price for 'gpt-9' at "
+        "https://api.example.com/v1 (or bound the run with --bench-budget-tokens; --bench-budget-usd)")
+    tokens_only = SessionBudget(usd=None, tokens=100)
+    tokens_only.add(Cost(None, note="no known price"), Usage(5, 5))
+    assert tokens_only.exhausted() is None  # a token budget counts every call
+
+
 def test_budget_counts_dollars_and_tokens_and_names_unpriced_calls():
     budget = SessionBudget(usd=1.0, tokens=None)
     budget.add(Cost(0.6, "suite"), Usage(10, 10))
-    budget.add(Cost(None, note="no price"), Usage(5, 5))
+    budget.add(Cost(None, note="no price", local=True), Usage(5, 5))
     assert budget.exhausted() is None
     budget.add(Cost(0.5, "suite"), Usage(1, 1))
     assert budget.exhausted() == "the session budget of $1 is spent ($1.1000; 1 calls had no price; --bench-budget-usd)"

@@ -93,4 +93,4 @@ def test_a_local_servers_missing_price_is_one_note_for_every_call() -> None:
     assert first.usd is None and first.note == (
         "no known price for 'bench-model' at http://127.0.0.1:9/v1 (a local server); "
         "declare pricing: for the model in the suite")
-    assert second is first
+    assert second is first and first.local  # a dollar budget neither counts nor stops at such calls

@@ -114,6 +114,25 @@ def test_a_model_without_a_known_price_says_so(pytester: pytest.Pytester, mock_s
     assert "declare pricing:" in record["call_log"][0]["cost_note"]
 
 
+def test_a_dollar_budget_stops_at_a_paid_endpoint_it_cannot_price(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model_id = unique("new-model")
+    # the mock server taken for a paid API (not loopback) that serves a model the price table does not know
+    monkeypatch.setattr("bench_plugin.pricing._is_local", lambda base_url: False)  # pytester runs in this process
+    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "4", "--bench-concurrency", "1",
+                                "--bench-budget-usd", "5", "-rs")
+    result.assert_outcomes(passed=1, skipped=3)
+    assert sent(mock_server, model_id) == 1
+    result.stdout.fnmatch_lines([f"*not run: the session budget of $5 cannot count calls without a price: no known "
+                                 f"price for '{model_id}' at {mock_server.openai_base_url}; declare pricing: for the "
+                                 "model in the suite (or bound the run with --bench-budget-tokens*"])
+    # without a dollar budget nothing stops: the price is only unknown
+    pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "4", "--bench-cache", "off",
+                       "--bench-budget-tokens", "1000").assert_outcomes(passed=4)
+
+
 def test_a_cost_that_leaves_cases_out_says_so_in_every_report_and_under_the_budget(
     pytester: pytest.Pytester, mock_server: MockServer
 ) -> None:
