@@ -20,6 +20,7 @@ import pytest
 
 from bench_plugin.mock.server import main as serve
 from bench_plugin.nodes import CaseItem
+from bench_plugin.pricing import price_unknown
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.audit import audit, render_audit
 from bench_plugin.report.conversation_log import ConversationLogWriter
@@ -112,6 +113,16 @@ class _Validation:
                 print(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
             self.problems += len(broken)
             print(f"{path}: {len(items)} cases, {len(broken)} with problems")
+            for note in unpriced_models(items):  # not a problem: the run works, but its cost will be unknown
+                print(f"{path}: note: {note}")
+
+
+def unpriced_models(items: Sequence[CaseItem]) -> list[str]:
+    """A line for each paid endpoint's model (under test or judging) whose calls will have no price."""
+    models = {model.name: model for item in items for model in (item.case.model, *item.case.judges.values())
+              if model is not None}
+    return [f"model {name}: {why} (its cost stays unknown, and a --bench-budget-usd run stops at its first call)"
+            for name, model in models.items() if (why := price_unknown(model)) is not None]
 
 
 def _report(options: argparse.Namespace) -> int:

@@ -53,6 +53,16 @@ def call_cost(model: ModelSpec, usage: Usage) -> Cost:
     return _library_cost(base_url, model.provider.name, model.id, usage.input_tokens or 0, usage.output_tokens or 0)
 
 
+def price_unknown(model: ModelSpec) -> str | None:
+    """Why the calls of ``model``, a paid endpoint, will have no price; None when they will (or cost nothing).
+
+    For ``bench validate``: such a model's cost stays unknown, and a ``--bench-budget-usd`` run stops at its first
+    call. A server of one's own and the offline providers have no public price to miss.
+    """
+    cost = call_cost(model, Usage(1, 1))
+    return cost.note if cost.usd is None and cost.note and not cost.local else None
+
+
 def add_costs(costs: list[Cost]) -> Cost:
     """The sum of several calls' costs; unknown when any call with tokens has no price (its note is kept)."""
     missing = [cost for cost in costs if cost.usd is None and cost.note]

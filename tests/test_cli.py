@@ -23,6 +23,34 @@ def test_validate_reports_broken_suite_with_line(tmp_path: Path, capsys: pytest.
     assert "bad.yaml:4: tasks[0].promt: unknown key 'promt'" in capsys.readouterr().err
 
 
+def test_validate_names_a_paid_model_without_a_price_and_no_other(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "priced.yaml").write_text("""\
+providers:
+  paid: {type: openai_compatible, base_url: 'https://api.example.com/v1'}
+  openai: {type: openai_compatible, base_url: 'https://api.openai.com/v1'}
+  local: {type: openai_compatible, base_url: 'http://127.0.0.1:9/v1'}
+models:
+  new: {provider: paid, id: brand-new-model}
+  declared: {provider: paid, id: brand-new-model, pricing: {input_per_mtok: 1, output_per_mtok: 2}}
+  known: {provider: openai, id: gpt-4o}
+  mine: {provider: local, id: llama}
+tasks:
+  - {id: t, prompt: hi}
+scorers:
+  - {type: contains, value: hi}
+""")
+    assert main(["validate", str(tmp_path)]) == 0  # a note, not a problem: the run works
+    out = capsys.readouterr().out
+    assert "priced.yaml: 4 cases, 0 with problems" in out
+    notes = [line for line in out.splitlines() if ": note: " in line]
+    assert len(notes) == 1 and notes[0].endswith(
+        "priced.yaml: note: model new: no known price for 'brand-new-model' at https://api.example.com/v1; declare "
+        "pricing: for the model in the suite (its cost stays unknown, and a --bench-budget-usd run stops at its "
+        "first call)")
+
+
 def test_report_rebuilds_markdown_from_results(tmp_path: Path) -> None:
     record = {"nodeid": "s.yaml::t[m-run1]", "suite": "s", "path": "s.yaml", "task": "t", "model": "m",
               "model_id": "m", "model_label": "m", "provider": "echo", "run": 1, "status": "passed",
