@@ -41,11 +41,17 @@ scorers:
 DOLLAR_A_TOKEN = ", pricing: {input_per_mtok: 1000000, output_per_mtok: 1000000}"
 
 
+def priced_suite(pytester: pytest.Pytester, server: MockServer) -> str:
+    """Write a suite whose model costs a dollar a token; return its model id."""
+    model_id = unique("priced")
+    pytester.makefile(".yaml", **{"suites/budget": suite(server, model_id, model_extra=DOLLAR_A_TOKEN)})
+    return model_id
+
+
 def test_spent_dollar_budget_starts_no_new_case_and_reports_the_rest_as_not_run(
     pytester: pytest.Pytester, mock_server: MockServer
 ) -> None:
-    model_id = unique("priced")
-    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id, model_extra=DOLLAR_A_TOKEN)})
+    model_id = priced_suite(pytester, mock_server)
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "5", "--bench-concurrency", "1",
                                 "--bench-budget-usd", "5", "-rs")
     result.assert_outcomes(passed=1, skipped=4)
@@ -159,8 +165,7 @@ def test_a_cost_that_leaves_cases_out_says_so_in_every_report_and_under_the_budg
 def test_a_priced_run_shows_its_cost_and_the_budget_this_session_spent(
     pytester: pytest.Pytester, mock_server: MockServer
 ) -> None:
-    model_id = unique("priced")
-    pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id, model_extra=DOLLAR_A_TOKEN)})
+    model_id = priced_suite(pytester, mock_server)
     first = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-run", "r", "--bench-budget-usd", "500",
                                "--bench-budget-tokens", "1000")
     first.assert_outcomes(passed=1)
