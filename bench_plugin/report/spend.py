@@ -3,7 +3,8 @@
 Tallied record by record as cases finish, from the records this session wrote (not those reused from a named
 run, nor those kept from an earlier results.jsonl): under xdist the controller sees every worker's cases,
 where each worker's runner counts only its own. A dollar budget counts priced calls only, so the cases whose
-calls had no price are named: nothing bounded them.
+calls had no price are named: a server of one's own, whose calls it neither counts nor stops, or the calls of
+a paid endpoint without a price that were in flight when the budget stopped at its first (``limits.py``).
 """
 
 from __future__ import annotations
