@@ -23,6 +23,12 @@ def number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def cost_note_of(usage: Any) -> str | None:
+    """Why the calls a usage mapping sums (a record's ``usage`` or its ``judge``) have no price; None when they do."""
+    note = usage.get("cost_note") if isinstance(usage, Mapping) else None
+    return note if isinstance(note, str) else None
+
+
 def case_key(record: CaseRecord) -> CaseKey:
     """The case's identity across models: its task and run."""
     return (record.task, record.run)

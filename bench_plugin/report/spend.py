@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bench_plugin.report.case_data import cost_note_of, number
+
 
 class SessionSpend:
     """Dollars, tokens and unpriced cases of the records this session wrote, judges included."""
@@ -28,16 +30,11 @@ class SessionSpend:
         if not isinstance(usage, Mapping):
             return
         spent = [usage.get("judge")] if record.get("rejudged") else [usage, usage.get("judge")]
-        unpriced = None
-        for part in spent:
-            if not isinstance(part, Mapping):
-                continue
-            cost = part.get("cost_usd")
-            self.usd += cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0
-            self.tokens += sum(n for key in ("input_tokens", "output_tokens")
-                               if isinstance(n := part.get(key), int) and not isinstance(n, bool))
-            if unpriced is None and isinstance(part.get("cost_note"), str):
-                unpriced = str(part["cost_note"])
+        parts = [part for part in spent if isinstance(part, Mapping)]
+        for part in parts:
+            self.usd += number(part.get("cost_usd")) or 0.0
+            self.tokens += int(sum(number(part.get(key)) or 0 for key in ("input_tokens", "output_tokens")))
+        unpriced = next((note for part in parts if (note := cost_note_of(part))), None)
         if unpriced is not None:
             self.unpriced += 1
             self.note = self.note or unpriced

@@ -64,7 +64,7 @@ from bench_plugin.record import (
     UNSCORED,
     CaseRecord,
 )
-from bench_plugin.report.case_data import judge_usage, number
+from bench_plugin.report.case_data import cost_note_of, judge_usage, number
 from bench_plugin.report.panels import summarize_panels
 from bench_plugin.report.sandbox_flag import sandbox_section
 from bench_plugin.report.stats import mean, rate, total
@@ -191,8 +191,7 @@ def missing_cost(usages: Iterable[Any]) -> dict[str, Any] | None:
     reports say how many cases it misses and why (the suite declares no ``pricing:``, the price table does not
     know the model, the endpoint is a server of one's own).
     """
-    notes = [usage["cost_note"] for usage in usages
-             if isinstance(usage, Mapping) and isinstance(usage.get("cost_note"), str)]
+    notes = [note for usage in usages if (note := cost_note_of(usage))]
     return {"cases": len(notes), "note": notes[0]} if notes else None
 
 
@@ -231,10 +230,7 @@ def describe_spend(records: Sequence[CaseRecord]) -> str:
 def cost_note(record: CaseRecord) -> str | None:
     """Why some call of the case (its model's or a judge's) has no price; None when every call with tokens has one."""
     usage = record.usage or {}
-    for found in (usage, usage.get("judge")):
-        if isinstance(found, Mapping) and isinstance(found.get("cost_note"), str):
-            return str(found["cost_note"])
-    return None
+    return cost_note_of(usage) or cost_note_of(usage.get("judge"))
 
 
 def summarize_task(task: str, records: Sequence[CaseRecord], models: Sequence[str]) -> dict[str, Any]:
