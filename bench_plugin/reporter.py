@@ -41,7 +41,7 @@ class BenchReporter:
         self.reused = 0  # cases reported again from the named run's stored records
         self.rejudged = 0  # cases whose stored transcript was scored again
         self.appended = 0  # records this session wrote
-        self.spend = SessionSpend()  # what their calls cost, for the budget's line
+        self.spend = SessionSpend()  # what their calls cost (the budget's line) and their cache use
         self._html = bool(getattr(config.option, "htmlpath", None))
         self._csv_files: list[str] = []
         self.conversations = ConversationLogWriter(output_dir)
@@ -52,7 +52,7 @@ class BenchReporter:
         self._cases = 0  # collected, to decide when the writers load (see ``writers_load_late``)
         # node id -> the report carrying its record, until pytest-html has drawn the case's row (at its teardown)
         self._drawing: dict[str, pytest.TestReport] = {}
-        self._summary: tuple[list[str], dict[str, int] | None] | None = None  # the terminal's, once reported
+        self._summary: list[str] | None = None  # the terminal's per-model lines, once reported
         if self._html:
             check_folder(Path(config.option.htmlpath).parent)
 
@@ -168,7 +168,6 @@ class BenchReporter:
             self._writers.join()
         # start-up: the report writers import numpy and the dashboard (a third of the plugin's start-up);
         # only a run that recorded a case needs them
-        from bench_plugin.report.summary import count_cache_use  # start-up: as above
         from bench_plugin.report.write import in_case_order, write_reports  # start-up: as above
         from bench_plugin.suite.aggregates.build import read_suite_aggregates  # start-up: as above
         from bench_plugin.suite.leaderboard import read_suite_leaderboards  # start-up: as above
@@ -180,8 +179,7 @@ class BenchReporter:
             self.stop_writing(exc, self.store.path, f"{self.store.path} keeps its {len(records)} cases, each a "
                               "whole line, in the order they finished; no report was written")
             return
-        # what the terminal prints at its summary, from the records' call logs: every xdist worker's calls
-        self._summary = (summary_lines(records), count_cache_use(records))
+        self._summary = summary_lines(records)  # what the terminal prints at its summary
         try:
             # under xdist the controller collected no suite: aggregates come from the files records name
             aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
@@ -219,16 +217,14 @@ class BenchReporter:
         """Print the per-model summary and where the files went, or which file could not be written."""
         if not self._opened and self.write_error is None:
             return
-        from bench_plugin.report.summary import count_cache_use, describe_cache_use  # start-up: see write_reports
+        from bench_plugin.report.summary import describe_cache_use  # start-up: see write_reports
 
         if self._summary is None:  # no report was written: a write failed
-            records = self.store.report_records()
-            # from the records' call logs: every xdist worker's calls
-            self._summary = (summary_lines(records), count_cache_use(records))
-        lines, cache = self._summary
+            self._summary = summary_lines(self.store.report_records())
         terminalreporter.section("bench summary")
-        for line in lines:
+        for line in self._summary:
             terminalreporter.write_line(log_line(line))
+        cache = self.spend.cache_use()  # this session's calls: not those of cases reused from a named run
         if cache is not None:
             terminalreporter.write_line(describe_cache_use(cache))
         budget = (self.config.getoption("bench_budget_usd", None), self.config.getoption("bench_budget_tokens", None))

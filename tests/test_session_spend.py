@@ -56,3 +56,15 @@ def test_a_partial_cost_says_how_many_cases_it_leaves_out() -> None:
 def test_offline_calls_cost_nothing_and_say_nothing() -> None:
     offline = [CaseRecord.from_dict(record({"input_tokens": 3, "output_tokens": 2, "cost_usd": None}))]
     assert describe_spend(offline) == "" and missing_cost(r.usage for r in offline) is None
+
+
+def test_the_cache_line_counts_this_sessions_calls_only() -> None:
+    spend = SessionSpend()
+    assert spend.cache_use() is None  # no call looked up: the terminal prints no cache line
+    calls = [{"purpose": "candidate", "cache": "hit"}, {"purpose": "judge", "cache": "miss"}]
+    spend.add(record(PRICED, call_log=calls))
+    # re-judged: the stored candidate call is not this session's, its judge's is
+    spend.add(record(PRICED, call_log=[{"purpose": "candidate", "cache": "miss"},
+                                       {"purpose": "judge", "cache": "refresh"}], rejudged={"at": "now"}))
+    spend.add(record(PRICED, call_log=[{"purpose": "candidate"}]))  # an offline provider: no lookup
+    assert spend.cache_use() == {"hits": 1, "misses": 1, "refreshed": 1}

@@ -1,10 +1,13 @@
-"""What this session's calls spent, against its budget (``--bench-budget-usd``, ``--bench-budget-tokens``).
+"""What this session's calls spent against its budget, and what the response cache spared them.
 
 Tallied record by record as cases finish, from the records this session wrote (not those reused from a named
 run, nor those kept from an earlier results.jsonl): under xdist the controller sees every worker's cases,
-where each worker's runner counts only its own. A dollar budget counts priced calls only, so the cases whose
-calls had no price are named: a server of one's own, whose calls it neither counts nor stops, or the calls of
-a paid endpoint without a price that were in flight when the budget stopped at its first (``limits.py``).
+where each worker's runner counts only its own. The budgets are ``--bench-budget-usd`` and
+``--bench-budget-tokens``. A dollar budget counts priced calls only, so the cases whose calls had no price
+are named: a server of one's own, whose calls it neither counts nor stops, or the calls of a paid endpoint
+without a price that were in flight when the budget stopped at its first (``limits.py``). The terminal's
+cache line counts these calls too: a resumed run's reused cases made no call this session, and a re-judged
+case made only its judges' calls.
 """
 
 from __future__ import annotations
@@ -12,24 +15,35 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bench_plugin.record import CACHE_HIT, CACHE_MISS, CACHE_REFRESH
 from bench_plugin.report.case_data import cost_note_of, number
+
+_CACHE_COUNTS = {CACHE_HIT: "hits", CACHE_MISS: "misses", CACHE_REFRESH: "refreshed"}
 
 
 class SessionSpend:
-    """Dollars, tokens and unpriced cases of the records this session wrote, judges included."""
+    """Dollars, tokens, unpriced cases and cache use of the records this session wrote, judges included."""
 
     def __init__(self) -> None:
         self.usd = 0.0
         self.tokens = 0
         self.unpriced = 0  # cases with a call (the model's or a judge's) that used tokens at no known price
         self.note: str | None = None  # why the first of them had no price
+        self.cache = dict.fromkeys(_CACHE_COUNTS.values(), 0)  # the calls' lookups (report.summary.count_cache_use)
+        self.cache_used = False  # a call was looked up in the cache or stored in it
 
     def add(self, record: Mapping[str, Any]) -> None:
         """Count one record's calls; a re-judged case spent only its judges' calls this session."""
+        rejudged = bool(record.get("rejudged"))
+        for entry in record.get("call_log") or ():
+            key = _CACHE_COUNTS.get(str(entry.get("cache"))) if isinstance(entry, Mapping) else None
+            if key is not None and (not rejudged or entry.get("purpose") == "judge"):
+                self.cache[key] += 1
+                self.cache_used = True
         usage = record.get("usage")
         if not isinstance(usage, Mapping):
             return
-        spent = [usage.get("judge")] if record.get("rejudged") else [usage, usage.get("judge")]
+        spent = [usage.get("judge")] if rejudged else [usage, usage.get("judge")]
         parts = [part for part in spent if isinstance(part, Mapping)]
         for part in parts:
             self.usd += number(part.get("cost_usd")) or 0.0
@@ -38,6 +52,10 @@ class SessionSpend:
         if unpriced is not None:
             self.unpriced += 1
             self.note = self.note or unpriced
+
+    def cache_use(self) -> dict[str, int] | None:
+        """``{"hits", "misses", "refreshed"}`` of this session's calls, or None when none used the cache."""
+        return dict(self.cache) if self.cache_used else None
 
     def describe(self, usd: float | None, tokens: int | None) -> list[str]:
         """A terminal line for each budget asked for: what was spent of it, and what it could not count."""

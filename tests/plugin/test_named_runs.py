@@ -17,6 +17,7 @@ import pytest
 from bench_plugin.mock.server import MockServer
 
 NO_CACHE = ("-p", "no:cacheprovider")
+CACHE_ON = ("--bench-cache", "on")  # the tests' ini turns the response cache off; its terminal line needs it
 
 
 def unique(prefix: str) -> str:
@@ -50,13 +51,14 @@ def test_resumed_run_reports_finished_cases_without_calling_a_model(
 ) -> None:
     good, broken = unique("good"), unique("other")
     pytester.makefile(".yaml", **{"suites/demo": two_model_suite(mock_server, good, broken)})
-    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=4)
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE, *CACHE_ON).assert_outcomes(passed=4)
     assert requests_for(mock_server, good, broken) == 4
     first = run_records(pytester)
 
-    result = pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE)
+    result = pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE, *CACHE_ON)
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*4 cases reused from run r*"])
+    assert "response cache:" not in result.stdout.str(), "reused cases made no call this session"
     assert requests_for(mock_server, good, broken) == 4, "a finished case was sent to a model again"
     assert run_records(pytester) == first
     assert (pytester.path / "bench-results" / "runs" / "r" / "report.md").exists()
@@ -83,16 +85,17 @@ def test_retry_errors_runs_only_the_infrastructure_errors_again(
     good, broken = unique("good"), unique("broken")
     mock_server.add_rule({"model": broken, "status": 500, "times": 2})  # its two cases fail once each
     pytester.makefile(".yaml", **{"suites/demo": two_model_suite(mock_server, good, broken)})
-    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=2, errors=2)
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE, *CACHE_ON).assert_outcomes(passed=2, errors=2)
     assert (requests_for(mock_server, good), requests_for(mock_server, broken)) == (2, 2)
 
     # resumed without the flag: errors count as finished and are reported again
-    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=2, errors=2)
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE, *CACHE_ON).assert_outcomes(passed=2, errors=2)
     assert (requests_for(mock_server, good), requests_for(mock_server, broken)) == (2, 2)
 
-    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-retry-errors", *NO_CACHE)
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-retry-errors", *NO_CACHE, *CACHE_ON)
     result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["*2 cases reused from run r*"])
+    # the cache line counts this session's calls: the two retried, not the two reused
+    result.stdout.fnmatch_lines(["response cache: 0 hits, 2 misses", "*2 cases reused from run r*"])
     assert (requests_for(mock_server, good), requests_for(mock_server, broken)) == (2, 4)
     records = run_records(pytester)
     assert sorted(r["status"] for r in records.values()) == ["passed"] * 4
@@ -198,15 +201,18 @@ def test_rejudge_scores_stored_transcripts_again_without_calling_the_model(
 ) -> None:
     model = unique("m")
     pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, body, per_turn=per_turn)})
-    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE, *CACHE_ON).assert_outcomes(passed=1)
     calls = requests_for(mock_server, model)
     before = run_records(pytester)["t[m-run1]"]
+    assert {c.get("cache") for c in before["call_log"] if c["purpose"] != "judge"} == {"miss"}
 
     pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 3, body, per_turn=per_turn)})
-    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE)
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE, *CACHE_ON)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*1 case re-judged from stored transcripts*"])
     assert requests_for(mock_server, model) == calls, "re-judging called the model under test"
+    # the stored calls are not this session's, and its judge is offline
+    assert "response cache:" not in result.stdout.str()
     after = run_records(pytester)["t[m-run1]"]
     assert after["composite"] < before["composite"] and after["status"] == "failed"
     assert after["transcript"] == before["transcript"] and after["usage"]["calls"] == before["usage"]["calls"]
