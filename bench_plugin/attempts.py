@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench_plugin.call_log import CallEntry
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import ProviderError
-from bench_plugin.limits import CircuitBreaker, Scope, estimate_tokens, holding
+from bench_plugin.limits import CircuitBreaker, Scope, estimate_tokens, holding, is_missing_model
 from bench_plugin.providers.interface import Provider
 from bench_plugin.providers.retry import is_rate_limit
 from bench_plugin.run_status import RunStatus
@@ -22,12 +22,19 @@ from bench_plugin.run_status import RunStatus
 
 @dataclass
 class Endpoint:
-    """One endpoint's shared state: its limits and its circuit breaker (``key``: its connection key)."""
+    """One endpoint's shared state: its limits and its circuit breakers (``key``: its connection key)."""
 
     key: str
     name: str
     scope: Scope
     breaker: CircuitBreaker
+    models: dict[str, CircuitBreaker] = field(default_factory=dict)  # model id -> its breaker (``model_breaker``)
+
+    def model_breaker(self, model_id: str) -> CircuitBreaker:
+        """The breaker of one of the endpoint's models: as many 404s in a row as open the endpoint's end its calls."""
+        if model_id not in self.models:
+            self.models[model_id] = CircuitBreaker(self.breaker.threshold, counts=is_missing_model)
+        return self.models[model_id]
 
 
 class AttemptGate:
@@ -35,8 +42,9 @@ class AttemptGate:
 
     An attempt takes the endpoint's and the model's rate limits, then their concurrency slots and one
     of the session's (``--bench-concurrency``); waits hold no slot. It counts in the call's entry and
-    tells the breaker how it went; a 429 pauses the model's calls for what the server asked
-    (under ``fail_fast`` it opens the endpoint's breaker instead).
+    tells the breakers how it went: the endpoint's, and the model's own, which only a model the endpoint
+    does not have (HTTP 404) opens. A 429 pauses the model's calls for what the server asked (under
+    ``fail_fast`` it opens the endpoint's breaker instead).
 
     Args:
         provider: the endpoint's provider.
@@ -67,19 +75,24 @@ class AttemptGate:
     async def complete(self, request: CompletionRequest) -> Completion:
         """One attempt, once the limits let it go."""
         endpoint, breaker = self._endpoint, self._endpoint.breaker
+        model = endpoint.model_breaker(request.model.id)
         breaker.check(endpoint.name)
+        model.check(self._model.name)
         tokens = estimate_tokens(request) if endpoint.scope.tokens or self._model.tokens else 0
         await endpoint.scope.wait_turn(tokens, breaker, self._report)
         await self._model.wait_turn(tokens, breaker, self._report)
         async with holding(self._model.slots, endpoint.scope.slots, self._session_slots):
             breaker.check(endpoint.name)
+            model.check(self._model.name)
             self._entry.attempts += 1
             try:
                 completion: Completion = await self._provider.complete(request)
             except Exception as exc:
+                model.failure(exc)
                 self._failed(exc)
                 raise
         breaker.success()
+        model.success()
         used = (completion.usage.input_tokens or 0) + (completion.usage.output_tokens or 0)
         for bucket in (endpoint.scope.tokens, self._model.tokens):
             if bucket is not None and used:

@@ -196,10 +196,6 @@ class CaseFailed(Exception):
     """The case ran and did not pass, or could not run: the message is all the user needs."""
 
 
-class InfrastructureError(Exception):
-    """The model call failed (timeout, 5xx, bad body): raised in setup so pytest shows ERROR."""
-
-
 class UnknownName(BenchError, ValueError):
     """A name no source of a registry knows; the message lists the choices and a did-you-mean."""
 

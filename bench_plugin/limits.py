@@ -102,10 +102,13 @@ class CircuitBreaker:
 
     Args:
         threshold: consecutive failures that open it; 0 never opens on failures.
+        counts: which failures count (``counts_against_breaker``; a model's own breaker counts
+            ``is_missing_model``).
     """
 
-    def __init__(self, threshold: int) -> None:
+    def __init__(self, threshold: int, counts: Callable[[BaseException], bool] | None = None) -> None:
         self.threshold = threshold
+        self._counts = counts or counts_against_breaker
         self.failures = 0
         self.reason: str | None = None
         self.kind = "circuit_open"
@@ -122,7 +125,7 @@ class CircuitBreaker:
 
     def failure(self, exc: BaseException) -> None:
         """Count an attempt's failure; the ``threshold``-th in a row opens the breaker."""
-        if not counts_against_breaker(exc):
+        if not self._counts(exc):
             return
         self.failures += 1
         if self.threshold and self.failures >= self.threshold and not self.open:
@@ -156,6 +159,15 @@ def counts_against_breaker(exc: BaseException) -> bool:
     if isinstance(exc, ProviderError) and (exc.status == 429 or exc.kind == "http_429"):
         return False
     return isinstance(exc, (TransientProviderError, AuthError))
+
+
+def is_missing_model(exc: BaseException) -> bool:
+    """HTTP 404: the endpoint has no such model (or no such route), and will not have it for the next case either.
+
+    Counted by each model's own breaker, not the endpoint's: a misspelt model id must not stop the endpoint's
+    other models. Other 4xx are left alone: a prompt too long, a parameter one case sets, fail that case only.
+    """
+    return isinstance(exc, ProviderError) and exc.status == 404
 
 
 class Scope:

@@ -14,7 +14,7 @@ import pytest
 from bench_plugin import record as rec
 from bench_plugin.case import CasePreparer, PreparedCase, build_record
 from bench_plugin.catalog import catalog_from_hooks
-from bench_plugin.errors import CaseFailed, InfrastructureError, SuiteError
+from bench_plugin.errors import CaseFailed, SuiteError
 from bench_plugin.providers.offline import check_script_rules
 from bench_plugin.record import CaseRecord
 from bench_plugin.rejudge import judged_again
@@ -135,9 +135,12 @@ class CaseItem(pytest.Item):
         return self.prepared
 
     def setup(self) -> None:
-        """Wait for the case's record; an infrastructure failure raises here, so pytest shows ERROR.
+        """Wait for the case's record; an infrastructure failure fails here, so pytest shows ERROR.
 
-        A case a named run finished earlier reports its stored record again, calling no model.
+        A case a named run finished earlier reports its stored record again, calling no model. The failure is
+        ``pytest.fail(pytrace=False)``: for another exception raised in setup pytest formats the traceback,
+        reading the source of every frame (about 50 ms a case, in the main thread: 50 s for an outage of
+        1000 cases), only for ``annotate_report`` to put the message in its place.
         """
         if self.case.problem is not None:
             return
@@ -147,7 +150,7 @@ class CaseItem(pytest.Item):
             history = state.history
             if history.decide(self.nodeid, self.case) == CANNOT_REJUDGE:
                 self.stash[SETUP_PROBLEM_KEY] = history.rejudge_problem(self.nodeid)
-                raise InfrastructureError(self.stash[SETUP_PROBLEM_KEY])
+                pytest.fail(self.stash[SETUP_PROBLEM_KEY], pytrace=False)
             record = history.record(self.nodeid)
             self.stash[REUSED_KEY] = history.settings.name or ""
         else:
@@ -157,8 +160,8 @@ class CaseItem(pytest.Item):
             if record.error and record.error.get("expected"):
                 # a replayed recorded failure the suite expects: still an infrastructure failure in
                 # records and reports, XFAIL for pytest (--runxfail turns it back into an ERROR)
-                pytest.xfail(f"expected infrastructure failure: {record.reason}")
-            raise InfrastructureError(infrastructure_message(record))
+                raise pytest.xfail.Exception(f"expected infrastructure failure: {record.reason}", pytrace=False)
+            pytest.fail(infrastructure_message(record), pytrace=False)
 
     def runtest(self) -> None:
         """Turn the record's status into pytest's outcome: pass, fail, or skip when unscored."""
@@ -181,7 +184,7 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
         """Our own errors as their message alone: suite authors never see our internals' traceback."""
-        if isinstance(excinfo.value, (CaseFailed, InfrastructureError, SuiteError)):
+        if isinstance(excinfo.value, (CaseFailed, SuiteError)):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -109,6 +110,7 @@ def test_slow_rates_hold_at_least_one_call():
         (AuthError("x", status=401), True),
         (TransientProviderError("x", status=429), False),
         (ProviderError("x", status=400), False),
+        (ProviderError("x", status=404), False),  # a model's own breaker counts it (is_missing_model)
         (ValueError("bug"), False),
     ],
 )
@@ -255,6 +257,24 @@ async def test_a_429_pauses_the_model_and_fail_fast_opens_the_breaker_instead():
     assert endpoint.breaker.kind == "fail_fast" and entry.attempts == 1
     with pytest.raises(ProviderError, match="under --bench-fail-fast"):
         await gate(Counting(), endpoint, model, CallEntry.of(request)).complete(request)
+
+
+@pytest.mark.asyncio
+async def test_a_model_the_endpoint_does_not_have_ends_its_own_calls_only():
+    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(3))
+    missing = CompletionRequest(model=replace(MODEL, id="typo"), messages=())
+    request = CompletionRequest(model=MODEL, messages=())
+    for _ in range(3):
+        with pytest.raises(ProviderError, match="no such model"):
+            await gate(Counting(ProviderError("no such model", status=404)), endpoint, Scope("p/typo", Limits()),
+                       CallEntry.of(missing)).complete(missing)
+    entry = CallEntry.of(missing)
+    with pytest.raises(ProviderError, match="p/typo: no more calls: 3 consecutive") as info:
+        await gate(Counting(), endpoint, Scope("p/typo", Limits()), entry).complete(missing)
+    assert info.value.kind == "circuit_open" and entry.attempts == 0
+    # the endpoint and its other models go on
+    assert not endpoint.breaker.open and endpoint.breaker.failures == 0
+    assert (await gate(Counting(), endpoint, Scope("p/m", Limits()), CallEntry.of(request)).complete(request)).text
 
 
 # --- prices, the call log and the budget -------------------------------------------------------------

@@ -177,6 +177,51 @@ def test_circuit_breaker_ends_a_failing_providers_cases_at_once(
     assert "4 consecutive infrastructure failures" in opened["error"]["message"]
 
 
+def test_a_misspelt_model_ends_its_own_cases_and_the_endpoints_other_models_go_on(
+    pytester: pytest.Pytester, server: MockServer
+) -> None:
+    typo, good = unique("typo"), unique("good")
+    server.add_rule({"model": typo, "status": 404, "error": f"The model `{typo}` does not exist"})
+    suite = http_suite(server, typo).replace("models:\n", f"models:\n  g: {{provider: mock, id: {good}}}\n")
+    pytester.makefile(".yaml", **{"suites/http": suite})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "30", "--bench-concurrency", "2",
+                                "--bench-circuit-breaker", "4")
+    result.assert_outcomes(errors=30, passed=30)
+    kinds = Counter(r["error"]["kind"] for r in records(pytester) if r["model"] == "m")
+    assert kinds["circuit_open"] >= 25 and set(kinds) <= {"circuit_open", "http_404"}
+    assert sent(server, typo) < 4 + 2 * 4 and sent(server, good) == 30
+    opened = next(r for r in records(pytester) if r["error"] and r["error"]["kind"] == "circuit_open")
+    assert f"/{typo}: no more calls: 4 consecutive" in opened["error"]["message"]
+
+
+def test_an_errored_case_is_reported_without_formatting_a_traceback(
+    pytester: pytest.Pytester, server: MockServer
+) -> None:
+    """For an exception raised in setup, pytest reads every frame's source: 50 ms a case, for a message we replace."""
+    model_id = unique("down")
+    server.add_rule({"model": model_id, "status": 500})
+    pytester.makeconftest("""
+        import _pytest._code.code as code
+
+        READ = []
+        original = code.TracebackEntry.getsource
+
+        def getsource(self, *args, **kwargs):
+            READ.append(self)
+            return original(self, *args, **kwargs)
+
+        code.TracebackEntry.getsource = getsource
+
+        def pytest_terminal_summary(terminalreporter):
+            terminalreporter.write_line(f"source read for {len(READ)} frames")
+    """)
+    pytester.makefile(".yaml", **{"suites/http": http_suite(server, model_id, retries=0)})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "3")
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines(["*HTTP 500*", "*(infrastructure failure, not a model failure: re-run this case)",
+                                 "source read for 0 frames"])
+
+
 def test_fail_fast_stops_retrying_429_and_ends_the_providers_cases(
     pytester: pytest.Pytester, server: MockServer, mock_server: MockServer
 ) -> None:
