@@ -27,13 +27,17 @@ PYTEST_ARGS = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
 
 
 @contextmanager
-def mock_server(latency: float) -> Iterator[str]:
-    """Run ``bench-mock-server`` in its own process; yields its OpenAI base URL. The judge model rates 9/10."""
+def mock_server(latency: float, rules: list[dict[str, object]] | None = None) -> Iterator[str]:
+    """Run ``bench-mock-server`` in its own process; yields its OpenAI base URL.
+
+    The judge model rates 9/10; ``rules`` (the mock's, see ``bench_plugin/mock/rules.py``) come first.
+    """
     with tempfile.TemporaryDirectory() as tmp:
-        rules = Path(tmp) / "rules.json"
-        rules.write_text(json.dumps([{"model": "judge-model", "reply": JUDGE_REPLY}]), encoding="utf-8")
+        rules_file = Path(tmp) / "rules.json"
+        all_rules = [*(rules or []), {"model": "judge-model", "reply": JUDGE_REPLY}]
+        rules_file.write_text(json.dumps(all_rules), encoding="utf-8")
         command = [sys.executable, "-m", "bench_plugin.mock", "--port", "0", "--latency", str(latency),
-                   "--quiet", "--rules", str(rules)]
+                   "--quiet", "--rules", str(rules_file)]
         server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         try:
             assert server.stdout is not None
