@@ -34,7 +34,9 @@ def test_ctrl_c_keeps_finished_results(pytester: pytest.Pytester, mock_server: M
     process.send_signal(signal.SIGINT)
     interrupted_at = time.monotonic()
     output, _ = process.communicate(timeout=20)
-    assert time.monotonic() - interrupted_at < 5, "the run did not stop promptly"
+    stopped_after = time.monotonic() - interrupted_at
+    # seen once in 5 sessions, under the whole test suite's load (7.2 s): the output tells where it waited
+    assert stopped_after < 5, f"the run did not stop promptly ({stopped_after:.1f} s):\n{output[-3000:]}"
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     lines = results.read_text().splitlines()
     assert 3 <= len(lines) < 40
