@@ -3,10 +3,16 @@
 A price the project would have to keep up to date by hand goes stale within weeks; ``genai-prices``
 ships its table in the wheel and is only read here (its optional updater, which fetches over the
 network, is never started). A call whose price is unknown says so in the record instead of a silent null.
+
+A server of one's own (loopback, a private network) serves models that cost nothing per token (vLLM,
+Ollama, llama.cpp), unless it is a proxy to a paid API (LiteLLM, a company gateway): a model only its
+maker's API serves (``gpt-4o-mini``, ``claude-sonnet-4-5``, ``gemini-2.5-pro``, ``grok-3``, also as
+``openai/gpt-4o``) is priced as that API's even there, so that a dollar budget holds behind a proxy.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -76,16 +82,53 @@ def add_costs(costs: list[Cost]) -> Cost:
 
 
 def _library_cost(base_url: str, provider: str, model_id: str, input_tokens: int, output_tokens: int) -> Cost:
-    if _is_local(base_url):  # a server of your own: no public price, and no need to load the price table
-        return _local_cost(base_url, model_id)
-    price = _library_price(base_url, model_id)
-    if isinstance(price, str):
-        return Cost(None, note=price)
+    source = _library_name
+    if _is_local(base_url):  # a server of your own: no public price, unless it is a proxy to a paid API
+        proxied = _proxied_price(model_id)
+        if proxied is None:
+            return _local_cost(base_url, model_id)
+        maker, price = proxied
+        source = functools.partial(_proxied_source, maker)
+    else:
+        price = _library_price(base_url, model_id)
+        if isinstance(price, str):
+            return Cost(None, note=price)
     try:
         calculated = price.calc_price(_usage(input_tokens, output_tokens))
     except Exception as exc:  # a price the library cannot apply to these counts (its own checks)
         return Cost(None, note=f"genai-prices could not price {model_id!r} on {provider}: {exc}")
-    return Cost(float(calculated["total_price"]), _library_name())
+    return Cost(float(calculated["total_price"]), source())
+
+
+# makers whose models (but these) only their own paid APIs serve: a local endpoint naming one is a proxy to it
+_PAID_ONLY_MAKERS = frozenset({"openai", "anthropic", "google", "x-ai"})
+_OPEN_WEIGHTS = ("gpt-oss", "gemma")  # the weights are public: a local server may run them itself
+
+
+@lru_cache(maxsize=256)
+def _proxied_price(model_id: str) -> tuple[str, Any] | None:
+    """``(maker, price)`` of a model only its maker's paid API serves, called through a server of one's own.
+
+    None for any other model: an Ollama tag (``deepseek-r1:7b``), open weights (``gpt-oss-20b``), a name
+    the table does not know. The id may carry a LiteLLM provider prefix (``anthropic/claude-sonnet-4-5``).
+    """
+    if ":" in model_id or any(name in model_id.lower() for name in _OPEN_WEIGHTS):
+        return None
+    try:  # start-up: the price table is large; it loads on the first call that needs a price
+        from genai_prices import data_snapshot
+    except ImportError:
+        return None
+    try:
+        maker, model = data_snapshot.get_snapshot().find_provider_model(model_id, None, "litellm", None)
+    except LookupError:
+        return None
+    if maker.id not in _PAID_ONLY_MAKERS:
+        return None
+    return maker.id, model.get_prices(datetime.now(timezone.utc))
+
+
+def _proxied_source(maker: str) -> str:
+    return f"{_library_name()} ({maker}'s price, through a proxy)"
 
 
 @lru_cache(maxsize=256)

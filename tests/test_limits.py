@@ -351,9 +351,18 @@ def test_budget_counts_dollars_and_tokens_and_names_unpriced_calls():
     assert tokens.spent_tokens == 20 and "20 tokens is spent" in (tokens.exhausted() or "")
 
 
-def test_local_servers_are_not_looked_up_and_providers_without_url_use_their_default():
+def test_local_servers_price_only_models_their_makers_alone_serve_and_providers_without_url_use_their_default():
     for url in ("http://127.0.0.1:8000/v1", "http://gpu-box:8000/v1", "http://10.0.0.7/v1"):
-        cost = call_cost(model_on(ProviderSpec("local", "openai_compatible", url), "gpt-4o-mini"), Usage(10, 5))
-        assert cost.usd is None and "(a local server)" in (cost.note or "")
+        local = ProviderSpec("local", "openai_compatible", url)
+        # models a server of one's own runs itself: an Ollama tag, open weights, a name no price table knows
+        for model_id in ("deepseek-r1:7b", "openai/gpt-oss-20b", "google/gemma-3-27b-it", "deepseek-chat", "llama"):
+            cost = call_cost(model_on(local, model_id), Usage(10, 5))
+            assert cost.usd is None and cost.local and "(a local server)" in (cost.note or "")
+        # a proxy (LiteLLM, a gateway) to a paid API: its price, so that a dollar budget holds
+        for model_id in ("gpt-4o-mini", "anthropic/claude-sonnet-4-5", "gemini-2.5-pro"):
+            cost = call_cost(model_on(local, model_id), Usage(1000, 0))
+            assert cost.usd and not cost.local and "price, through a proxy" in (cost.source or "")
+        assert call_cost(model_on(local, "gpt-4o-mini"), Usage(1000, 0)).usd == call_cost(
+            model_on(ProviderSpec("openai", "openai"), "gpt-4o-mini"), Usage(1000, 0)).usd
     anthropic = ProviderSpec("mine", "anthropic")  # no base_url: api.anthropic.com
     assert call_cost(model_on(anthropic, "claude-sonnet-4-5"), Usage(1000, 0)).usd

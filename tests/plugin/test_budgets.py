@@ -139,6 +139,21 @@ def test_a_dollar_budget_stops_at_a_paid_endpoint_it_cannot_price(
                        "--bench-budget-tokens", "1000").assert_outcomes(passed=4)
 
 
+def test_a_paid_model_behind_a_local_proxy_is_priced_and_bounded_by_the_dollar_budget(
+    pytester: pytest.Pytester
+) -> None:
+    """A LiteLLM proxy on this machine: a model only OpenAI serves costs what OpenAI charges, budget and all."""
+    with MockServer() as proxy:  # its own server: the model id is a real one, counted on this server alone
+        pytester.makefile(".yaml", **{"suites/budget": suite(proxy, "gpt-4o-mini")})
+        result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "4", "--bench-concurrency",
+                                    "1", "--bench-budget-usd", "0.000001", "-rs")
+        result.assert_outcomes(passed=1, skipped=3)
+        assert sent(proxy, "gpt-4o-mini") == 1
+    (ran,) = [r for r in records(pytester) if r["status"] == "passed"]
+    assert ran["usage"]["cost_usd"] > 0 and "openai's price, through a proxy" in ran["usage"]["cost_source"]
+    result.stdout.fnmatch_lines(["*not run: the session budget of $1e-06 is spent*"])
+
+
 def test_a_cost_that_leaves_cases_out_says_so_in_every_report_and_under_the_budget(
     pytester: pytest.Pytester, mock_server: MockServer
 ) -> None:
