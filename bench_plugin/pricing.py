@@ -12,7 +12,6 @@ maker's API serves (``gpt-4o-mini``, ``claude-sonnet-4-5``, ``gemini-2.5-pro``, 
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -82,22 +81,22 @@ def add_costs(costs: list[Cost]) -> Cost:
 
 
 def _library_cost(base_url: str, provider: str, model_id: str, input_tokens: int, output_tokens: int) -> Cost:
-    source = _library_name
     if _is_local(base_url):  # a server of your own: no public price, unless it is a proxy to a paid API
         proxied = _proxied_price(model_id)
         if proxied is None:
             return _local_cost(base_url, model_id)
         maker, price = proxied
-        source = functools.partial(_proxied_source, maker)
+        source = f"{_library_name()} ({maker}'s price, through a proxy)"
     else:
         price = _library_price(base_url, model_id)
         if isinstance(price, str):
             return Cost(None, note=price)
+        source = _library_name()
     try:
         calculated = price.calc_price(_usage(input_tokens, output_tokens))
     except Exception as exc:  # a price the library cannot apply to these counts (its own checks)
         return Cost(None, note=f"genai-prices could not price {model_id!r} on {provider}: {exc}")
-    return Cost(float(calculated["total_price"]), source())
+    return Cost(float(calculated["total_price"]), source)
 
 
 # makers whose models (but these) only their own paid APIs serve: a local endpoint naming one is a proxy to it
@@ -125,10 +124,6 @@ def _proxied_price(model_id: str) -> tuple[str, Any] | None:
     if maker.id not in _PAID_ONLY_MAKERS:
         return None
     return maker.id, model.get_prices(datetime.now(timezone.utc))
-
-
-def _proxied_source(maker: str) -> str:
-    return f"{_library_name()} ({maker}'s price, through a proxy)"
 
 
 @lru_cache(maxsize=256)
