@@ -176,12 +176,15 @@ def _thaw(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Check names given on the command line once, on the controller.
 
-    Under xdist a worker's usage error would be lost.
+    Under xdist a worker's usage error would be lost. Only a run that names models or base URLs looks for
+    the suites: every other pytest run in the environment would walk its folders for nothing.
     """
-    if not hasattr(session.config, "workerinput"):
-        paths = [session.config.invocation_params.dir / arg.split("::")[0] for arg in session.config.args]
-        state: BenchState = session.config.stash[STATE_KEY]
-        check_names(state.expand_options.models, list(state.build_options.base_urls), find_suites(paths))
+    config = session.config
+    state: BenchState = config.stash[STATE_KEY]
+    names, base_urls = state.expand_options.models, list(state.build_options.base_urls)
+    if not hasattr(config, "workerinput") and (names or base_urls):
+        paths = [config.invocation_params.dir / arg.split("::")[0] for arg in config.args]
+        check_names(names, base_urls, find_suites(paths, config.getini("norecursedirs")))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -98,6 +98,19 @@ def test_junitxml_carries_model_task_and_score(capitals: pytest.Pytester) -> Non
     assert '<property name="bench_score" value="0.9667" />' in xml
 
 
+def test_only_a_run_naming_models_searches_its_folders_for_suites(
+    capitals: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every pytest run in the environment loads the plugin: one of plain tests must not walk the project."""
+    searched: list[object] = []
+    monkeypatch.setattr("bench_plugin.plugin.find_suites", lambda *args: searched.append(args) or [])
+    capitals.makepyfile(test_plain="def test_one():\n    pass\n")
+    capitals.runpytest(".", "-p", "no:cacheprovider").assert_outcomes(passed=3, failed=2)  # parrot fails
+    assert searched == []
+    capitals.runpytest(".", "-p", "no:cacheprovider", "--bench-models", "parrot").assert_outcomes(passed=1, failed=2)
+    assert len(searched) == 1
+
+
 def test_unknown_bench_model_is_a_usage_error_under_xdist_too(capitals: pytest.Pytester) -> None:
     result = capitals.runpytest_subprocess("suites", "-n", "2", "--bench-models", "gpt-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
