@@ -19,6 +19,7 @@ from bench_plugin.runner import RunnerSettings
 from bench_plugin.shards import Shard, parse_shard
 from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.build import BuildOptions
+from bench_plugin.suite.discover import SUITE_SUFFIXES, looks_like_suite
 from bench_plugin.suite.expand import ExpandOptions
 from bench_plugin.suite.loader import load_suite_file
 
@@ -156,11 +157,16 @@ def wants_html_report(config: pytest.Config, output_dir: Path) -> Path | None:
 
 
 def _args_name_suites(config: pytest.Config) -> bool:
+    """Whether the command line names a YAML file, or a folder with a suite in it or in its subfolders.
+
+    A suite, not any YAML: a project's ``docker-compose.yml`` or ``.pre-commit-config.yaml`` made every run of
+    its own tests write a report.html. Two levels deep, for speed: this runs in every pytest run.
+    """
     for arg in config.args:
         path = config.invocation_params.dir / arg.split("::")[0]
-        if path.suffix in (".yaml", ".yml"):
+        if path.suffix in SUITE_SUFFIXES:
             return True
-        if path.is_dir() and any(p.suffix in (".yaml", ".yml") for p in [*path.glob("*"), *path.glob("*/*")]):
+        if path.is_dir() and any(map(looks_like_suite, [*path.glob("*"), *path.glob("*/*")])):
             return True
     return False
 

@@ -31,3 +31,10 @@ def test_folders_and_files_named_are_searched_whatever_their_name(tmp_path: Path
     hidden = write(tmp_path / ".bench" / "s.yaml")
     named = write(tmp_path / "build" / "data.yaml", "rows: []\n")  # named explicitly: taken as a suite
     assert find_suites([tmp_path / ".bench", named]) == [hidden, named]
+
+
+def test_a_suite_found_by_walking_has_both_keys_every_suite_has(tmp_path: Path) -> None:
+    suite = write(tmp_path / "a.yaml", "# a suite\nmodels:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n")
+    write(tmp_path / "Taskfile.yml", "version: '3'\ntasks:\n  build: {cmds: [make]}\n")  # go-task's file
+    write(tmp_path / "nested.yaml", "jobs:\n  tasks:\n    models: 1\n")  # keys, but not at the top
+    assert find_suites([tmp_path]) == [suite]

@@ -13,14 +13,19 @@ NORECURSE_DEFAULT = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modu
 
 
 def looks_like_suite(path: Path) -> bool:
-    """Cheap test for a YAML file found by walking folders: does it have a top-level ``tasks:``?"""
+    """Cheap test for a YAML file found by walking folders: does it have the top-level ``models:`` and ``tasks:``?
+
+    Both, as every suite must: ``tasks:`` alone is also the top of other tools' files (a Taskfile.yml), which
+    pytest would then collect as a broken suite, stopping the project's whole test run.
+    """
     if path.suffix not in SUITE_SUFFIXES:
         return False
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
-            return any(line.startswith("tasks:") for line in handle)
+            keys = {line.partition(":")[0] for line in handle if line.startswith(("tasks:", "models:"))}
     except OSError:
         return False
+    return keys == {"tasks", "models"}
 
 
 def find_suites(paths: Iterable[Path], norecurse: Sequence[str] = NORECURSE_DEFAULT) -> list[Path]:

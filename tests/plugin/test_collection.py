@@ -111,6 +111,17 @@ def test_only_a_run_naming_models_searches_its_folders_for_suites(
     assert len(searched) == 1
 
 
+def test_other_tools_yaml_files_leave_a_projects_own_test_run_alone(pytester: pytest.Pytester) -> None:
+    """A project's Taskfile.yml was collected as a broken suite; its docker-compose.yml turned report.html on."""
+    pytester.makefile(".yml", Taskfile="version: '3'\ntasks:\n  build: {cmds: [make]}\n",
+                      **{"docker-compose": "services: {}\n"})
+    pytester.makefile(".yaml", **{".pre-commit-config": "repos: []\n"})
+    pytester.makepyfile(test_plain="def test_one():\n    pass\n")
+    result = pytester.runpytest(".", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / "bench-results").exists()
+
+
 def test_unknown_bench_model_is_a_usage_error_under_xdist_too(capitals: pytest.Pytester) -> None:
     result = capitals.runpytest_subprocess("suites", "-n", "2", "--bench-models", "gpt-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -13,6 +13,7 @@ GOOD_SUITE = "models:\n  a: {provider: echo}\ntasks:\n  - {id: fine, prompt: hel
 # a suite (a top-level tasks: is what makes a YAML file one) that also holds nine lists of nine,
 # each made of the one before: 387 million strings from a few hundred bytes
 BILLION_LAUGHS = """\
+models: {}
 tasks: []
 a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]
 b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
@@ -75,7 +76,7 @@ def test_alias_bomb_is_a_collection_error_with_its_line(pytester: pytest.Pyteste
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*suites/bomb.yaml:7: f[[]0[]]: too many alias expansions: the suite expands to more than 100,000 nodes*",
+            "*suites/bomb.yaml:8: f[[]0[]]: too many alias expansions: the suite expands to more than 100,000 nodes*",
             "*hint: aliases may share a value a few times, not multiply it*",
         ]
     )
