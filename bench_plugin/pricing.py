@@ -13,6 +13,7 @@ maker's API serves (``gpt-4o-mini``, ``claude-sonnet-4-5``, ``gemini-2.5-pro``, 
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -102,6 +103,9 @@ def _library_cost(base_url: str, provider: str, model_id: str, input_tokens: int
 # makers whose models (but these) only their own paid APIs serve: a local endpoint naming one is a proxy to it
 _PAID_ONLY_MAKERS = frozenset({"openai", "anthropic", "google", "x-ai"})
 _OPEN_WEIGHTS = ("gpt-oss", "gemma")  # the weights are public: a local server may run them itself
+# the names those makers give their models, after an optional LiteLLM prefix (``openai/``): any other name is
+# not looked up, since loading the price table takes 0.18 s, in the loop's thread at a run's first answer
+_PAID_ONLY_NAMES = re.compile(r"(?:[\w.-]+/)?(?:gpt-|chatgpt|o\d|claude|gemini|grok|codex|computer-use)", re.IGNORECASE)
 
 
 @lru_cache(maxsize=256)
@@ -112,6 +116,8 @@ def _proxied_price(model_id: str) -> tuple[str, Any] | None:
     the table does not know. The id may carry a LiteLLM provider prefix (``anthropic/claude-sonnet-4-5``).
     """
     if ":" in model_id or any(name in model_id.lower() for name in _OPEN_WEIGHTS):
+        return None
+    if not _PAID_ONLY_NAMES.match(model_id):
         return None
     try:  # start-up: the price table is large; it loads on the first call that needs a price
         from genai_prices import data_snapshot

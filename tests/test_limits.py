@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -349,6 +351,22 @@ def test_budget_counts_dollars_and_tokens_and_names_unpriced_calls():
     assert tokens.exhausted() is None
     tokens.add(Cost(None), Usage(None, 5))
     assert tokens.spent_tokens == 20 and "20 tokens is spent" in (tokens.exhausted() or "")
+
+
+def test_a_local_servers_own_models_do_not_load_the_price_table():
+    """0.18 s of import, in the loop's thread at a run's first answer: it held the first round's answers back."""
+    code = (
+        "import sys\n"
+        "from bench_plugin.chat import Usage\n"
+        "from bench_plugin.endpoints import ModelSpec, ProviderSpec\n"
+        "from bench_plugin.pricing import call_cost\n"
+        "local = ProviderSpec('local', 'openai_compatible', 'http://127.0.0.1:8000/v1')\n"
+        "for model_id in ('bench-model', 'llama3.2', 'Qwen/Qwen2.5-7B-Instruct', 'mistral:7b'):\n"
+        "    assert call_cost(ModelSpec(name='m', provider=local, id=model_id, label='m'), Usage(3, 2)).local\n"
+        "print('genai_prices.data_snapshot' in sys.modules)\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "False"
 
 
 def test_local_servers_price_only_models_their_makers_alone_serve_and_providers_without_url_use_their_default():
