@@ -16,12 +16,11 @@ while other work shares the machine (though a busy machine still inflates it); t
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from pathlib import Path
 
-from harness import bare_httpx, mock_server, run_pytest, write_suite
+from harness import bare_httpx, case_options, mock_server, run_pytest, write_suite
 
 TARGET_MS = 3.0
 
@@ -41,11 +40,7 @@ def bare_cpu(base_url: str, cases: int, concurrency: int, judge: bool, repeat: i
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=1000)
-    parser.add_argument("--latency", type=float, default=0.02)
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the minimum is printed")
+    parser = case_options(__doc__, "runs per figure; the minimum is printed")
     parser.add_argument("pytest_args", nargs="*", help="more pytest options, after --")
     options = parser.parse_args()
     n, repeat = options.cases, max(1, options.repeat)

@@ -12,11 +12,10 @@ record), not a formatted traceback. Figures, not assertions.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 
-from harness import RunFigures, mock_server, run_pytest, write_suite
+from harness import RunFigures, case_options, mock_server, run_pytest, write_suite
 
 
 def measured(folder: Path, repeat: int, args: list[str]) -> RunFigures:
@@ -25,12 +24,8 @@ def measured(folder: Path, repeat: int, args: list[str]) -> RunFigures:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=1000)
-    parser.add_argument("--latency", type=float, default=0.02)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser = case_options(__doc__, "runs per setting; the least CPU is printed")
     parser.add_argument("--status", type=int, default=500, help="the failing calls' HTTP status")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per setting; the least CPU is printed")
     options = parser.parse_args()
     n = options.cases
     args = ["--bench-concurrency", str(options.concurrency), "--bench-circuit-breaker", "0"]

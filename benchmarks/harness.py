@@ -7,6 +7,7 @@ its process: its own CPU time and peak resident set, plus those of the xdist wor
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -52,6 +53,16 @@ def mock_server(latency: float, rules: list[dict[str, object]] | None = None) ->
         finally:
             server.terminate()
             server.wait(timeout=10)
+
+
+def case_options(doc: str | None, repeat_help: str) -> argparse.ArgumentParser:
+    """A script's parser with the options of a run of cases: --cases, --latency, --concurrency, --repeat."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--latency", type=float, default=0.02)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=3, help=repeat_help)
+    return parser
 
 
 def suite_text(base_url: str, cases: int, judge: bool = False) -> str:
