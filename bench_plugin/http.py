@@ -48,6 +48,35 @@ _QUOTED_HEADER = re.compile(rf"""(?i)(['"](?:{_HEADER_NAMES})['"]\s*[,:]\s*b?)([
 _HEADER_LINE = re.compile(rf"""(?i)\b((?:{_HEADER_NAMES})\s*[:=]\s*)((?:(?:bearer|basic|token)\s+)?[^\s'",;]+)""")
 
 
+def allow_open_files(connections: int) -> str | None:
+    """Let this process hold ``connections`` sockets besides its files, raising its soft limit toward the hard one.
+
+    macOS starts a process at 256 open files, some Linux setups at 1024: at ``--bench-concurrency 400`` the
+    sockets took them all, and results.jsonl could not be opened. Room is made for two endpoints' connections
+    (a model's and a judge's, each kept open between calls) and the files of the run. Returns why the run
+    cannot go on, when even the hard limit leaves too little; None otherwise (and where there is no such limit).
+    """
+    try:
+        import resource  # start-up: Unix only
+    except ImportError:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 2 * connections + 256
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return None
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):  # a system cap below the hard limit (macOS: kern.maxfilesperproc)
+            pass
+    if soft < connections + 64:
+        return (f"--bench-concurrency {connections} needs about {connections + 64} open files (a socket per call in "
+                f"flight), and this process may open {soft} (ulimit -n): raise that limit or lower the concurrency")
+    return None
+
+
 class HttpPool:
     """Connections that live in the runner's event loop and are reused across cases.
 

@@ -18,6 +18,7 @@ from bench_plugin.call_options import add_call_options
 from bench_plugin.case_limit import first_cases
 from bench_plugin.control_options import ControlOptions, add_control_options
 from bench_plugin.env_file import ENV_FILE_KEY, env_file_path, load_env_file
+from bench_plugin.http import allow_open_files
 from bench_plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.options import check_names, read_options, wants_html_report
 from bench_plugin.progress import register_progress
@@ -110,6 +111,9 @@ def pytest_configure(config: pytest.Config) -> None:
                                          shard=options.shard, calls=calls, history=load_history(options.run))
     config.stash[CONTROLS_KEY] = options.controls
     config.addinivalue_line("markers", "bench: every case collected from a bench_plugin suite")
+    too_few_files = allow_open_files(options.concurrency)  # each process: an xdist worker holds its own sockets
+    if too_few_files is not None:
+        raise pytest.UsageError(too_few_files)
     if hasattr(config, "workerinput"):
         return  # controller only: workers must not write reports
     config.add_cleanup(functools.partial(_thaw, config))
