@@ -153,10 +153,10 @@ def wants_html_report(config: pytest.Config, output_dir: Path) -> Path | None:
         return None
     if choice:
         return Path(choice)
-    return output_dir / "report.html" if _args_name_suites(config) else None
+    return output_dir / "report.html" if args_name_suites(config) else None
 
 
-def _args_name_suites(config: pytest.Config) -> bool:
+def args_name_suites(config: pytest.Config) -> bool:
     """Whether the command line names a YAML file, or a folder with a suite in it or in its subfolders.
 
     A suite, not any YAML: a project's ``docker-compose.yml`` or ``.pre-commit-config.yaml`` made every run of

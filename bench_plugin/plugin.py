@@ -5,6 +5,8 @@ from __future__ import annotations
 import atexit
 import functools
 import gc
+import signal
+import threading
 from collections import Counter
 from collections.abc import Generator
 from dataclasses import replace
@@ -20,7 +22,7 @@ from bench_plugin.control_options import ControlOptions, add_control_options
 from bench_plugin.env_file import ENV_FILE_KEY, env_file_path, load_env_file
 from bench_plugin.http import allow_open_files
 from bench_plugin.nodes import CaseItem, SuiteFile
-from bench_plugin.options import check_names, read_options, wants_html_report
+from bench_plugin.options import args_name_suites, check_names, read_options, wants_html_report
 from bench_plugin.progress import register_progress
 from bench_plugin.run_options import add_run_options, load_history
 from bench_plugin.sandbox_notice import SandboxNotice
@@ -117,6 +119,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return  # controller only: workers must not write reports
     config.add_cleanup(functools.partial(_thaw, config))
+    if args_name_suites(config):
+        _stop_on_sigterm(config)
     if distributes(config):
         # start-up: imports xdist's schedulers, only in the process that distributes
         from bench_plugin.xdist_schedule import BenchDistribution, wants_bench_distribution
@@ -157,6 +161,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         # an xdist worker's process ends now, and the controller waits for it: spare it the interpreter's
         # final garbage collection over every item and record (about a second for 1000 cases)
         gc.freeze()
+
+
+def _stop_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM (a cancelled CI job, ``docker stop``) stops the run as Ctrl-C does: the finished cases are reported.
+
+    By default it ended the process at once: results.jsonl kept every finished case, but no report was written.
+    Only where nothing else handles SIGTERM; put back when the session ends.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"stopped by SIGTERM (signal {signum})")
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    signal.signal(signal.SIGTERM, interrupt)
+    config.add_cleanup(restore)
 
 
 @functools.cache  # once per process, however many sessions run in it

@@ -1,4 +1,4 @@
-"""Ctrl-C stops a run promptly and keeps every result that had finished."""
+"""Ctrl-C or SIGTERM stops a run promptly, keeps every result that had finished and writes the reports."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ import pytest
 from bench_plugin.mock.server import MockServer
 
 
-def test_ctrl_c_keeps_finished_results(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stopped_run_keeps_finished_results_and_writes_its_reports(
+    pytester: pytest.Pytester, mock_server: MockServer, stop: signal.Signals
+) -> None:
+    """Ctrl-C, and SIGTERM (a cancelled CI job, ``docker stop``), which used to end the process without reports."""
     model_id = f"slow-{uuid.uuid4().hex[:8]}"
     mock_server.add_rule({"model": model_id, "delay": 0.4})
     pytester.makefile(".yaml", **{"suites/slow": (
@@ -31,7 +35,7 @@ def test_ctrl_c_keeps_finished_results(pytester: pytest.Pytester, mock_server: M
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 3):
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     interrupted_at = time.monotonic()
     output, _ = process.communicate(timeout=20)
     stopped_after = time.monotonic() - interrupted_at
@@ -42,3 +46,12 @@ def test_ctrl_c_keeps_finished_results(pytester: pytest.Pytester, mock_server: M
     assert 3 <= len(lines) < 40
     assert all(json.loads(line)["status"] == "passed" for line in lines)
     assert (pytester.path / "bench-results" / "report.md").exists()
+
+
+def test_a_projects_own_tests_keep_sigterms_default(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain=(
+        "import signal\n\n"
+        "def test_default():\n"
+        "    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n"
+    ))
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
