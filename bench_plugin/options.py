@@ -141,10 +141,11 @@ def _base_urls(values: list[str]) -> dict[str, str]:
     return urls
 
 
-def wants_html_report(config: pytest.Config, output_dir: Path) -> Path | None:
+def wants_html_report(config: pytest.Config, output_dir: Path, names_suites: bool) -> Path | None:
     """Where to write the pytest-html report by default, or None.
 
-    Only when suites are being run and the user has not chosen (``--html``) or declined (``--bench-html off``).
+    Only when suites are being run (``names_suites``: ``args_name_suites``) and the user has not chosen
+    (``--html``) or declined (``--bench-html off``).
     """
     if not hasattr(config.option, "htmlpath") or config.option.htmlpath or config.option.collectonly:
         return None
@@ -153,7 +154,7 @@ def wants_html_report(config: pytest.Config, output_dir: Path) -> Path | None:
         return None
     if choice:
         return Path(choice)
-    return output_dir / "report.html" if args_name_suites(config) else None
+    return output_dir / "report.html" if names_suites else None
 
 
 def args_name_suites(config: pytest.Config) -> bool:

@@ -119,7 +119,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return  # controller only: workers must not write reports
     config.add_cleanup(functools.partial(_thaw, config))
-    if args_name_suites(config):
+    names_suites = args_name_suites(config)  # reads the folders' YAML files: once
+    if names_suites:
         _stop_on_sigterm(config)
     if distributes(config):
         # start-up: imports xdist's schedulers, only in the process that distributes
@@ -127,7 +128,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         if wants_bench_distribution(config):
             config.pluginmanager.register(BenchDistribution(window=options.concurrency), "bench_distribution")
-    html_path = wants_html_report(config, options.output_dir)
+    html_path = wants_html_report(config, options.output_dir, names_suites)
     if html_path is not None:
         config.option.htmlpath = str(html_path)
         config.option.self_contained_html = True

@@ -31,6 +31,7 @@ CACHE_HIT = "hit"  # answered from the cache: no call made, ``cost_usd`` 0
 CACHE_MISS = "miss"  # looked up, not found: the call was made (and, with --bench-cache on, its answer stored)
 CACHE_REFRESH = "refresh"  # --bench-cache write: the call was made without looking, its answer stored
 CACHE_USES = (CACHE_HIT, CACHE_MISS, CACHE_REFRESH)
+CACHE_COUNTS = {CACHE_HIT: "hits", CACHE_MISS: "misses", CACHE_REFRESH: "refreshed"}  # the reports' names of each
 
 
 @dataclass(frozen=True, slots=True)  # slots: a run keeps a record per case; a field dict was a third of one

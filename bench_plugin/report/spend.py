@@ -15,10 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.record import CACHE_HIT, CACHE_MISS, CACHE_REFRESH
+from bench_plugin.record import CACHE_COUNTS
 from bench_plugin.report.case_data import cost_note_of, number
-
-_CACHE_COUNTS = {CACHE_HIT: "hits", CACHE_MISS: "misses", CACHE_REFRESH: "refreshed"}
 
 
 class SessionSpend:
@@ -29,14 +27,14 @@ class SessionSpend:
         self.tokens = 0
         self.unpriced = 0  # cases with a call (the model's or a judge's) that used tokens at no known price
         self.note: str | None = None  # why the first of them had no price
-        self.cache = dict.fromkeys(_CACHE_COUNTS.values(), 0)  # the calls' lookups (report.summary.count_cache_use)
+        self.cache = dict.fromkeys(CACHE_COUNTS.values(), 0)  # the calls' lookups (report.summary.count_cache_use)
         self.cache_used = False  # a call was looked up in the cache or stored in it
 
     def add(self, record: Mapping[str, Any]) -> None:
         """Count one record's calls; a re-judged case spent only its judges' calls this session."""
         rejudged = bool(record.get("rejudged"))
         for entry in record.get("call_log") or ():
-            key = _CACHE_COUNTS.get(str(entry.get("cache"))) if isinstance(entry, Mapping) else None
+            key = CACHE_COUNTS.get(str(entry.get("cache"))) if isinstance(entry, Mapping) else None
             if key is not None and (not rejudged or entry.get("purpose") == "judge"):
                 self.cache[key] += 1
                 self.cache_used = True

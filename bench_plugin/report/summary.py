@@ -53,9 +53,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from bench_plugin.record import (
-    CACHE_HIT,
-    CACHE_MISS,
-    CACHE_REFRESH,
+    CACHE_COUNTS,
     ERROR,
     FAILED,
     INVALID,
@@ -117,12 +115,11 @@ def count_cache_use(records: Iterable[CaseRecord]) -> dict[str, int] | None:
         or every call went to an offline provider). Records cross xdist, so the controller counts every
         worker's calls here.
     """
-    keys = {CACHE_HIT: "hits", CACHE_MISS: "misses", CACHE_REFRESH: "refreshed"}
-    counts = dict.fromkeys(keys.values(), 0)
+    counts = dict.fromkeys(CACHE_COUNTS.values(), 0)
     used = False
     for record in records:
         for entry in record.call_log:
-            key = keys.get(str(entry.get("cache")))
+            key = CACHE_COUNTS.get(str(entry.get("cache")))
             if key is not None:
                 counts[key] += 1
                 used = True

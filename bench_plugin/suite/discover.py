@@ -20,12 +20,17 @@ def looks_like_suite(path: Path) -> bool:
     """
     if path.suffix not in SUITE_SUFFIXES:
         return False
+    keys: set[str] = set()
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
-            keys = {line.partition(":")[0] for line in handle if line.startswith(("tasks:", "models:"))}
+            for line in handle:
+                if line.startswith(("tasks:", "models:")):
+                    keys.add(line.partition(":")[0])
+                    if len(keys) == 2:  # a dataset of thousands of lines below them is not read
+                        return True
     except OSError:
-        return False
-    return keys == {"tasks", "models"}
+        pass
+    return False
 
 
 def find_suites(paths: Iterable[Path], norecurse: Sequence[str] = NORECURSE_DEFAULT) -> list[Path]:
