@@ -19,9 +19,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from bench_plugin.errors import CaseError
 from bench_plugin.frozen import type_name
@@ -30,6 +28,9 @@ from bench_plugin.suite.datasets import DatasetSpec, lookup
 from bench_plugin.suite.schema import describe, suite_schema
 from bench_plugin.suite.scorers import scorer_spec
 from bench_plugin.suite.spec import ScorerSpec
+
+if TYPE_CHECKING:
+    import jsonschema
 
 EXPECTED_COLUMN = re.compile(r"^__expected\d*$")
 
@@ -160,7 +161,9 @@ def _check(entry: Mapping[str, Any], key: str, dataset: DatasetSpec, path: str) 
         return
     # an unknown key (a typo) explains a missing one, as in the suite's own schema errors
     unknown = [error for error in errors if error.validator == "additionalProperties"]
-    error = unknown[0] if unknown else jsonschema.exceptions.best_match(errors)
+    from jsonschema.exceptions import best_match  # loaded by _validator already
+
+    error = unknown[0] if unknown else best_match(errors)
     where, message, hint = describe(error)
     at = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in where)
     raise _error(f"{at.lstrip('.') + ': ' if at else ''}{message}", dataset, key, path, hint)
@@ -168,6 +171,8 @@ def _check(entry: Mapping[str, Any], key: str, dataset: DatasetSpec, path: str) 
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema  # start-up: as the suite's own validator (schema.py)
+
     return jsonschema.Draft202012Validator({"$ref": "#/$defs/scorer", "$defs": suite_schema()["$defs"]})
 
 

@@ -7,14 +7,15 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import resources
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import ValidationError, best_match
+from typing import TYPE_CHECKING, Any
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.hints import did_you_mean
 from bench_plugin.suite.loader import LoadedSuite, PathPart, format_key_path
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 _TYPE_WORDS = {
     "object": "a mapping",
@@ -37,6 +38,8 @@ def suite_schema() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema  # start-up: every pytest run loads the plugin, and only suites are validated (31 ms)
+
     return jsonschema.Draft202012Validator(suite_schema())
 
 
@@ -73,6 +76,8 @@ def check_against_schema(loaded: LoadedSuite) -> None:
 
 def _most_relevant(errors: list[ValidationError], line_of: Callable[[ValidationError], int]) -> ValidationError:
     """The first error in file order, refined into the branch of a oneOf that fits the value."""
+    from jsonschema.exceptions import best_match  # loaded by _validator already
+
     # file order first; at one spot an unknown key explains a missing one (a typo), so it goes first
     errors.sort(key=lambda e: (line_of(e), e.validator != "additionalProperties"))
     error = errors[0]

@@ -122,6 +122,12 @@ def test_other_tools_yaml_files_leave_a_projects_own_test_run_alone(pytester: py
     assert not (pytester.path / "bench-results").exists()
 
 
+def test_a_projects_own_test_run_does_not_load_the_suite_validator(pytester: pytest.Pytester) -> None:
+    """Every pytest run in the environment loads the plugin: jsonschema (31 ms) waits for a suite to validate."""
+    pytester.makepyfile(test_plain="import sys\n\ndef test_one():\n    assert 'jsonschema' not in sys.modules\n")
+    pytester.runpytest_subprocess(".", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
 def test_unknown_bench_model_is_a_usage_error_under_xdist_too(capitals: pytest.Pytester) -> None:
     result = capitals.runpytest_subprocess("suites", "-n", "2", "--bench-models", "gpt-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -6,9 +6,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, best_match
 from typing_extensions import Self, override
 
 from bench_plugin.json_text import (
@@ -23,6 +22,9 @@ from bench_plugin.json_text import (
 from bench_plugin.scoring.checks.scorer import Check, Options, Outcome
 from bench_plugin.scoring.checks.text import quote
 from bench_plugin.suite.spec import ScorerSpec
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 _EXTRACT = MappingProxyType({"extract": True})
 
@@ -70,6 +72,9 @@ class JsonSchema(Check):
         schema = options["schema"]
         if not isinstance(schema, Mapping):
             raise TypeError("schema must be a JSON Schema object (a mapping)")
+        from jsonschema import Draft202012Validator  # start-up: only where a suite uses json_schema
+        from jsonschema.exceptions import SchemaError
+
         try:
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
@@ -86,6 +91,8 @@ class JsonSchema(Check):
         errors = list(self.validator.iter_errors(data))
         if not errors:
             return True, f"expected JSON matching the schema — it matches{_source_of(text, self.extract)}"
+        from jsonschema.exceptions import best_match  # loaded by build already
+
         worst = best_match(errors)
         more = f" ({len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
         where = format_json_path(list(worst.absolute_path))
