@@ -78,6 +78,11 @@ _ENCODED_FIELDS = tuple(item.name for item in dataclasses.fields(Completion) if 
 _USAGE_ORDER = tuple(item.name for item in dataclasses.fields(Usage))
 _STORED_FIELDS = frozenset(_ENCODED_FIELDS)
 _USAGE_FIELDS = frozenset(_USAGE_ORDER)
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "text": str, "usage": (dict, type(None)), "latency_s": (int, float), "finish_reason": (str, type(None)),
+    "request_id": (str, type(None)), "tool_calls": (list, type(None)),
+}
+"""What each stored field must be, so that a damaged value is a miss and not a failure in every case that hits it."""
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +153,16 @@ def decode_completion(text: str) -> Completion:
     if not isinstance(data, dict):
         raise ValueError("a cached value is not an object")
     fields: dict[str, Any] = {key: value for key, value in data.items() if key in _STORED_FIELDS}
-    fields["usage"] = Usage(**{k: v for k, v in (fields.get("usage") or {}).items() if k in _USAGE_FIELDS})
+    for name, value in fields.items():
+        if not isinstance(value, _FIELD_TYPES.get(name, object)):
+            raise TypeError(f"a cached {name} is {type(value).__name__}")  # a file edited by hand, or damaged
+    usage = {k: v for k, v in (fields.get("usage") or {}).items() if k in _USAGE_FIELDS}
+    if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in usage.values()):
+        raise TypeError("a cached token count is not a whole number")
+    fields["usage"] = Usage(**usage)
     fields["tool_calls"] = tuple(ToolCall(**call) for call in fields.get("tool_calls") or ())
+    if not all(isinstance(v, str) for call in fields["tool_calls"] for v in (call.id, call.name, call.arguments)):
+        raise TypeError("a cached tool call is not text")
     return Completion(**fields, attempts=0, cached=True)
 
 
@@ -185,11 +198,21 @@ class ResponseCache:
         # SQLite. Hashes: 10,000 keys in under 1 MB, and two keys of one hash only mean one question to SQLite
         self._known: set[int] | None = None
         self._first_lookup = True
+        # this session's answers: queued for the writer until it commits them, and every key stored (hashes). A
+        # later identical call gets the same answer (``write`` too), so that a re-run replays what this one recorded
+        self._unsaved: dict[str, str] = {}
+        self._stored_now: set[int] = set()
 
     def get(self, key: str) -> Completion | None:
-        """The stored answer for ``key``, or None (also when the cache cannot be read)."""
-        if not self.reads or self._broken:
+        """The stored answer for ``key``, or None (also when the cache cannot be read).
+
+        With ``write`` (no lookups), only an answer this session stored: the earlier ones are being replaced.
+        """
+        if self._broken or not (self.reads or hash(key) in self._stored_now):
             return None
+        unsaved = self._unsaved.get(key)
+        if unsaved is not None:
+            return decode_completion(unsaved)
         known = self._known
         if known is not None and hash(key) not in known:
             return None  # a file only this process has written to: no need to ask SQLite
@@ -229,6 +252,8 @@ class ResponseCache:
         known = self._known
         if known is not None:
             known.add(hash(key))
+        self._stored_now.add(hash(key))
+        self._unsaved[key] = value
         self._send(_STORE, (key, value, provider, model, time.time()))
 
     def close(self) -> None:
@@ -286,11 +311,19 @@ class ResponseCache:
                 if statements:
                     with connection:  # one transaction: commits, or rolls back on an error
                         _execute_in_order(connection, statements)
+                    self._saved(statements)
                 if version is not None and _data_version(connection) != version:
                     self._known, version = None, None  # another process wrote: lookups ask SQLite again
             except sqlite3.Error as exc:
                 self._give_up("write", exc)
                 connection = None
+
+    def _saved(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """Forget the committed answers' values: lookups find them in the file now."""
+        unsaved = self._unsaved
+        for sql, args in statements:
+            if sql == _STORE and unsaved.get(args[0]) is args[1]:  # not an answer stored again since
+                unsaved.pop(args[0], None)
 
     def _watch_others(self, connection: sqlite3.Connection | None) -> int | None:
         """While lookups trust the keys this process stored: the file's version to watch, else None (and they stop).
@@ -335,6 +368,7 @@ class ResponseCache:
     def _give_up(self, what: str, exc: BaseException) -> None:
         if not self._broken:
             self._broken = True
+            self._unsaved.clear()
             log.warning("bench response cache %s: cannot %s it (%s); this run goes on without it", self.path, what,
                         exc)
 

@@ -21,6 +21,7 @@ from bench_plugin.case_limit import first_cases
 from bench_plugin.control_options import ControlOptions, add_control_options
 from bench_plugin.env_file import ENV_FILE_KEY, env_file_path, load_env_file
 from bench_plugin.http import allow_open_files
+from bench_plugin.journal import journal_path
 from bench_plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.options import args_name_suites, check_names, read_options, wants_html_report
 from bench_plugin.progress import register_progress
@@ -109,8 +110,12 @@ def pytest_configure(config: pytest.Config) -> None:
     calls = options.calls
     # progress on the terminal of the process that shows results; an xdist worker sends it there
     calls = replace(calls, on_wait=register_progress(config, calls.status))
+    run = options.run
+    if run.name is not None and run.results is not None:  # each finished case saved at once (journal.py)
+        calls = replace(calls, journal=journal_path(run.results))
+    history = load_history(run, controller=not hasattr(config, "workerinput"))
     config.stash[STATE_KEY] = BenchState(options.concurrency, options.build, options.expand, config.hook,
-                                         shard=options.shard, calls=calls, history=load_history(options.run))
+                                         shard=options.shard, calls=calls, history=history)
     config.stash[CONTROLS_KEY] = options.controls
     config.addinivalue_line("markers", "bench: every case collected from a bench_plugin suite")
     too_few_files = allow_open_files(options.concurrency)  # each process: an xdist worker holds its own sockets

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.journal import delete_journals, journal_records
 from bench_plugin.record import FAILED, PASSED, CaseRecord
 from bench_plugin.report.conversation_log import FOLDER, ConversationLogWriter
 from bench_plugin.report.escape import log_line
@@ -41,6 +42,8 @@ class BenchReporter:
         self.reused = 0  # cases reported again from the named run's stored records
         self.rejudged = 0  # cases whose stored transcript was scored again
         self.appended = 0  # records this session wrote
+        self.adopted = 0  # of those, cases that finished but were never reported (journal.py)
+        self._now: set[str] = set()  # node ids reported this session (a named run's, to adopt the others)
         self.spend = SessionSpend()  # what their calls cost (the budget's line) and their cache use
         self._html = bool(getattr(config.option, "htmlpath", None))
         self._csv_files: list[str] = []
@@ -95,28 +98,51 @@ class BenchReporter:
 
             extras, earlier = extras_for(data), getattr(report, "extras", None)
             report.extras = [*earlier, *extras] if earlier else extras  # type: ignore[attr-defined]
-        if self.write_error is None:
-            try:
-                if not self._opened:  # first record: only runs that have cases touch the output folder
-                    self.store.open(keep_earlier=self._run.keep_earlier)
-                    self._opened = True
-                if getattr(report, "bench_reused", None) is not None and self.store.has(data["nodeid"]):
-                    self.reused += 1  # already in results.jsonl, its conversation log already written
-                else:
-                    self.store.append(data)
-                    self.appended += 1
-                    self.spend.add(data)
-                    self.conversations.write(data)
-                    self.rejudged += bool(self._run.rejudge and data.get("rejudged"))
-            except (OSError, ValueError) as exc:  # ValueError: the earlier results.jsonl has a bad line
-                if isinstance(exc, ValueError):
-                    exc = OSError(0, str(exc))
-                kept = self.store.count
-                self.stop_writing(exc, self.output_dir, (
-                    f"{self.store.path} keeps the {kept} case{'s' * (kept != 1)} written before, each a whole "
-                    "line; the run stopped there and no report was written" if self._opened else "nothing was written"
-                ))
+        self._record(data, reused=getattr(report, "bench_reused", None) is not None)
         self.config.hook.pytest_bench_case_recorded(config=self.config, record=data)
+
+    def _record(self, data: dict[str, Any], reused: bool = False) -> None:
+        """Append one case's record to results.jsonl (unless reused: it is there), and its conversation log."""
+        if self.write_error is not None:
+            return
+        try:
+            if not self._opened:  # first record: only runs that have cases touch the output folder
+                self.store.open(keep_earlier=self._run.keep_earlier)
+                self._opened = True
+            if self._run.name is not None:
+                self._now.add(data["nodeid"])
+            if reused and self.store.has(data["nodeid"]):
+                self.reused += 1  # already in results.jsonl, its conversation log already written
+            else:
+                self.store.append(data)
+                self.appended += 1
+                self.spend.add(data)
+                self.conversations.write(data)
+                self.rejudged += bool(self._run.rejudge and data.get("rejudged"))
+        except (OSError, ValueError) as exc:  # ValueError: the earlier results.jsonl has a bad line
+            if isinstance(exc, ValueError):
+                exc = OSError(0, str(exc))
+            kept = self.store.count
+            self.stop_writing(exc, self.output_dir, (
+                f"{self.store.path} keeps the {kept} case{'s' * (kept != 1)} written before, each a whole "
+                "line; the run stopped there and no report was written" if self._opened else "nothing was written"
+            ))
+
+    def _adopt_journals(self) -> None:
+        """Record the cases of a named run that finished but that pytest never reported (Ctrl-C, SIGTERM, ``-x``).
+
+        They ran ahead of the case pytest waited for; their records are in the journals (``journal.py``), and
+        resuming the run reuses them instead of paying for them again.
+        """
+        results = self._run.results
+        if self._run.name is None or results is None or self.write_error is not None:
+            return
+        for data in journal_records(results):
+            if data["nodeid"] not in self._now:
+                self._record(data)
+                self._now.add(data["nodeid"])
+                self.adopted += 1
+                self.config.hook.pytest_bench_case_recorded(config=self.config, record=data)
 
     @pytest.hookimpl(specname="pytest_runtest_logreport", wrapper=True)
     def pytest_runtest_logreport_release(self, report: pytest.TestReport) -> Any:
@@ -162,6 +188,7 @@ class BenchReporter:
 
     def write_reports(self) -> None:
         """Put results.jsonl in case order and write every report from the records the store kept for them."""
+        self._adopt_journals()
         if not self._opened or self.write_error is not None:
             return
         if self._writers is not None:  # imported in the background since the first case started
@@ -179,6 +206,8 @@ class BenchReporter:
             self.stop_writing(exc, self.store.path, f"{self.store.path} keeps its {len(records)} cases, each a "
                               "whole line, in the order they finished; no report was written")
             return
+        if self._run.name is not None and self._run.results is not None:
+            delete_journals(self._run.results)  # every record they hold is in results.jsonl
         self._summary = summary_lines(records)  # what the terminal prints at its summary
         try:
             # under xdist the controller collected no suite: aggregates come from the files records name
@@ -231,6 +260,10 @@ class BenchReporter:
         for line in self.spend.describe(*budget):
             terminalreporter.write_line(log_line(line))
         kept = self.store.count - self.appended - self.reused if self._run.keep_earlier else 0
+        if self.adopted:
+            many = "s" * (self.adopted != 1)
+            terminalreporter.write_line(f"{self.adopted} case{many} finished ahead of where pytest stopped: saved to "
+                                        f"run {self._run.name} too, and reused when it resumes")
         for line in continuation_lines(self._run, self.reused, self.rejudged, kept):
             terminalreporter.write_line(log_line(line))
         if self.write_error is not None:

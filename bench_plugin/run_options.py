@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bench_plugin.journal import absorb_left_journals, delete_journals, journals
 from bench_plugin.run_history import RunHistory, RunSettings
 
 RUNS_FOLDER = "runs"
@@ -54,7 +55,7 @@ def read_run_settings(config: pytest.Config, output_dir: Path) -> tuple[RunSetti
     if name is not None:
         output_dir = output_dir / RUNS_FOLDER / name
     results = output_dir / "results.jsonl"
-    if rejudge and not results.is_file() and not config.option.collectonly:
+    if rejudge and not results.is_file() and not journals(results) and not config.option.collectonly:
         where = f"run {name!r}" if name is not None else str(output_dir)
         raise pytest.UsageError(f"--bench-rejudge: no stored results to re-judge: {results} does not exist; run the "
                                 f"suites first (the {where} results are re-judged)")
@@ -64,13 +65,22 @@ def read_run_settings(config: pytest.Config, output_dir: Path) -> tuple[RunSetti
     return settings, output_dir
 
 
-def load_history(settings: RunSettings) -> RunHistory:
+def load_history(settings: RunSettings, *, controller: bool = True) -> RunHistory:
     """The run's earlier records, indexed.
 
+    The controller first folds into a named run's results what the journals of a killed session hold (its
+    cases that finished ahead of pytest's order, ``journal.py``), or drops them with ``--bench-fresh``; it
+    runs before the xdist workers start, which read the file too.
+
     Raises:
-        pytest.UsageError: the results file cannot be read, or holds a line that is not a case record.
+        pytest.UsageError: the results file cannot be read or written, or holds a line that is not a case record.
     """
     try:
+        if controller and settings.name is not None and settings.results is not None:
+            if settings.fresh:
+                delete_journals(settings.results)
+            else:
+                absorb_left_journals(settings.results)
         return RunHistory.load(settings)
     except (OSError, ValueError) as exc:
         raise pytest.UsageError(f"bench: cannot continue the earlier results: {exc}; start over with "

@@ -33,6 +33,7 @@ from bench_plugin.embedding_calls import EmbeddingCall, can_embed
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import CaseError, ProviderError
 from bench_plugin.http import HttpPool
+from bench_plugin.journal import CaseJournal
 from bench_plugin.limits import CircuitBreaker, Limits, Scope, SessionBudget, shared_by
 from bench_plugin.pricing import call_cost
 from bench_plugin.providers.interface import Provider, apply_system_policy
@@ -61,7 +62,8 @@ class RunnerSettings:
     ``on_wait`` is told how long the main thread has waited for a case, every ``TICK_S``.
     ``cache_mode`` is ``--bench-cache`` (``off`` here: a Runner made in code caches only when asked) and
     ``cache_dir`` the folder of its file. ``processes`` is how many processes keep to these limits together
-    (the xdist workers): each keeps to an equal share of every provider's and model's limits.
+    (the xdist workers): each keeps to an equal share of every provider's and model's limits. ``journal``: a
+    named run's file where each case's record goes the moment it finishes (``journal.py``).
     """
 
     provider_limits: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
@@ -77,6 +79,7 @@ class RunnerSettings:
     cache_mode: str = OFF
     cache_dir: Path | None = None
     processes: int = 1
+    journal: Path | None = None
 
 
 class _QuietSelector(selectors.DefaultSelector):
@@ -150,6 +153,9 @@ class Runner:
         self._selector: _QuietSelector | None = None  # the loop's, made with it (see ``wait_until_quiet``)
         mode, folder = self.settings.cache_mode, self.settings.cache_dir
         self.cache = ResponseCache(folder, mode) if mode != OFF and folder is not None else None
+        self.journal = CaseJournal(self.settings.journal) if self.settings.journal is not None else None
+        # calls in flight by cache key: an identical call waits for the answer instead of paying for another one
+        self._answering: dict[str, asyncio.Future[Completion | None]] = {}
 
     def submit(self, case: PreparedCase, nodeid: str) -> concurrent.futures.Future[CaseRecord]:
         """Start a case now; the future resolves to its record (it never raises for case problems)."""
@@ -205,6 +211,8 @@ class Runner:
                 return await self._bounded_embed(request, log, deadline)
 
             record = await execute_case(case, nodeid, call, calls=log, embed=embed)
+            if self.journal is not None:
+                self.journal.write(record)
             status.case_finished(record.status)
             return record
 
@@ -236,9 +244,46 @@ class Runner:
         """
         prepared = replace(request, messages=apply_system_policy(request.messages, request.model))
         key = self._cache_key(prepared, entry, repeats)
-        if key is not None and self.cache is not None and (hit := self.cache.get(key)) is not None:
+        if key is not None and (hit := await self._cached_answer(key)) is not None:
             entry.cache, entry.completion, entry.cost = rec.CACHE_HIT, hit, HIT_COST
             return hit
+        answered = None  # for identical calls meanwhile; after a failure, each waiter calls for itself
+        if key is not None and self.cache is not None and self.cache.writes and key not in self._answering:
+            answered = self._answering[key] = asyncio.get_running_loop().create_future()
+        try:
+            completion = await self._call_endpoint(request, prepared, entry)
+        except BaseException:
+            if entry.cache == rec.CACHE_REFRESH:
+                entry.cache = None  # nothing was stored
+            raise
+        finally:
+            if key is not None and answered is not None:
+                del self._answering[key]
+                answered.set_result(entry.completion if entry.error is None else None)
+        if key is not None and self.cache is not None:  # answers only: a failed call raised above
+            self.cache.put(key, completion, request.model.provider.name, request.model.id)
+        return completion
+
+    async def _cached_answer(self, key: str) -> Completion | None:
+        """The cache's answer to a call, or that of an identical call in flight (its answer is stored for both).
+
+        Two cases that make the same call (two models' identical answers before a judge, two tasks with one
+        prompt) got two answers, and the cache kept the last: a re-run then replayed a verdict the first run had
+        not recorded for one of them. Now the second waits for the first's answer, as it would find it stored.
+        """
+        assert self.cache is not None
+        hit = self.cache.get(key)
+        while hit is None and self.cache.writes and (answered := self._answering.get(key)) is not None:
+            completion = await asyncio.shield(answered)  # a waiter cut short leaves the call alone
+            if completion is None:
+                return None  # it failed (failures are never shared): this call tries for itself
+            hit = replace(completion, attempts=0, cached=True)
+        return hit
+
+    async def _call_endpoint(
+        self, request: CompletionRequest, prepared: CompletionRequest, entry: CallEntry
+    ) -> Completion:
+        """The call itself: the limits of its endpoint and model, retries, its cost and the session's budget."""
         spec = self._effective(request.model.provider)
         provider = self._provider(spec)
         endpoint = self._endpoint(provider, spec)
@@ -259,8 +304,6 @@ class Runner:
         entry.completion = completion
         entry.cost = call_cost(request.model, completion.usage)
         self.budget.add(entry.cost, completion.usage)
-        if key is not None and self.cache is not None:  # answers only: a failed call raised above
-            self.cache.put(key, completion, request.model.provider.name, request.model.id)
         return completion
 
     def _cache_key(self, request: CompletionRequest, entry: CallEntry, repeats: Counter[str] | None) -> str | None:
@@ -416,6 +459,8 @@ class Runner:
             self._thread.join(timeout=_SHUTDOWN_TIMEOUT_S)
         if self.cache is not None:  # after the loop: every answer it got is queued, and now stored
             self.cache.close()
+        if self.journal is not None:
+            self.journal.close()
 
     async def _aclose(self) -> None:
         pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]

@@ -181,7 +181,7 @@ class ResultsStore:
         encoded = (line + "\n").encode("utf-8", "backslashreplace")
         try:
             with _naming(self.path):
-                _write_all(self._file, encoded)
+                write_all(self._file, encoded)
         except OSError:
             self._drop_torn_line()
             raise
@@ -254,7 +254,7 @@ class ResultsStore:
         self._file = None
 
 
-def _write_all(file: BinaryIO, data: bytes) -> None:
+def write_all(file: BinaryIO, data: bytes) -> None:
     """Write every byte: a raw file may take part of a write and say so, rather than fail."""
     view = memoryview(data)
     while view:

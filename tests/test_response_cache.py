@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import sqlite3
@@ -131,12 +132,53 @@ def test_a_file_only_this_process_wrote_answers_misses_without_sqlite(
     key, other = cache_key(request()), cache_key(request(run=2))
     assert cache.get(key) is None  # no file yet: a first run
     cache.put(key, ANSWER, "mock", "model-1")
-    assert wait_for(lambda: cache.get(key) is not None)  # a key it stored: read from the file
+    assert cache.get(key) is not None  # this session's answer, before the writer stored it
+    assert wait_for(lambda: stored_keys(tmp_path) == {key})
     asked: list[str] = []
     real = cache._reader
     monkeypatch.setattr(cache, "_reader", lambda: asked.append("sqlite") or real())
     assert cache.get(other) is None and asked == []  # any other key: a miss, SQLite not asked
     assert cache.get(key) is not None and asked == ["sqlite"]
+    cache.close()
+
+
+def stored_keys(folder: Path) -> set[str]:
+    """The keys committed to the file (none while it does not exist)."""
+    if not (folder / DB_NAME).exists():
+        return set()
+    with contextlib.closing(sqlite3.connect(folder / DB_NAME)) as db:
+        try:
+            return {key for (key,) in db.execute("SELECT key FROM responses")}
+        except sqlite3.OperationalError:  # the writer has not made its table yet
+            return set()
+
+
+def test_this_sessions_answers_are_found_before_they_are_committed_and_in_write_mode(tmp_path: Path) -> None:
+    """A second identical call gets the first's answer: so the file replays what this session recorded."""
+    key = cache_key(request())
+    store_one(tmp_path, key)  # an earlier run's answer
+    writer = ResponseCache(tmp_path, "write")
+    assert writer.get(key) is None  # write mode: the earlier answer is being replaced
+    fresh = dataclasses.replace(ANSWER, text="fresh")
+    writer.put(key, fresh, "mock", "model-1")
+    assert writer.get(key) == dataclasses.replace(fresh, attempts=0, cached=True)  # queued, not yet stored
+    assert wait_for(lambda: not writer._unsaved)  # committed: its value is read from the file now
+    assert writer.get(key) == dataclasses.replace(fresh, attempts=0, cached=True)
+    writer.close()
+
+
+@pytest.mark.parametrize("value", [
+    '{"text": 5}', '{"text": "x", "latency_s": "fast"}', '{"text": "x", "usage": {"input_tokens": "many"}}',
+    '{"text": "x", "tool_calls": [{"id": 1, "name": "t", "arguments": "{}"}]}', '{"text": "x", "usage": []}',
+])
+def test_a_damaged_value_is_a_miss(tmp_path: Path, value: str) -> None:
+    """A value edited by hand (the guide shows pruning with sqlite3) must not fail every case that hits it."""
+    key = cache_key(request())
+    store_one(tmp_path, key)
+    with sqlite3.connect(tmp_path / DB_NAME) as db:
+        db.execute("UPDATE responses SET value = ?", (value,))
+    cache = ResponseCache(tmp_path, "read")
+    assert cache.get(key) is None
     cache.close()
 
 

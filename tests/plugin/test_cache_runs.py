@@ -181,6 +181,44 @@ def test_write_mode_never_reads_and_refreshes_every_answer(
     assert [r["response_id"] for r in replayed] != [r["response_id"] for r in records(pytester, "first")]
 
 
+def test_identical_calls_of_different_cases_are_answered_once_and_replayed_as_recorded(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    """Two models' identical answers meet the same judge call; a judge at temperature 1 answered them apart.
+
+    The cache kept one of the two answers, and a re-run replayed it for both cases: one case's scores changed.
+    Now the second identical call gets the first's answer, in flight or stored, and a re-run replays the records.
+    """
+    judge_id = unique("coin-judge")
+    mock_server.add_rule({"model": judge_id, "probability": 0.5, "reply": "Rating: [[2]]"})
+    mock_server.add_rule({"model": judge_id, "reply": "Rating: [[9]]"})
+    pytester.makefile(".yaml", **{"suites/same": f"""\
+providers:
+  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}'}}
+models:
+  a: {{provider: scripted, script: [{{reply: Paris.}}]}}
+  b: {{provider: scripted, script: [{{reply: Paris.}}]}}
+judges:
+  grader: {{provider: mock, id: {judge_id}, temperature: 1}}
+tasks:
+  - {{id: capital, prompt: "Capital of France?"}}
+  - {{id: capital-again, prompt: "Capital of France?"}}
+scorers:
+  - {{name: J, type: llm_judge, judge: grader, prompt: "Rate {{{{ answer }}}}", scale: [1, 10]}}
+"""})
+    for output in ("first", "second", "third"):
+        result = pytester.runpytest(*COMMON, "--bench-cache", "on", "--bench-runs", "3", "--bench-output", output)
+        outcomes = result.parseoutcomes()
+        assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 12, result.stdout.str()
+    assert sent(mock_server, judge_id) == 3  # one call per run index, shared by four cases each
+    first = records(pytester, "first")
+    assert sorted(use for use in cache_uses(first) if use) == ["hit"] * 9 + ["miss"] * 3  # scripted: no cache
+    verdicts = {r["nodeid"]: r["composite"] for r in first}
+    assert len({verdicts[n] for n in verdicts if n.endswith("-run1]")}) == 1  # four cases, one judgment
+    for output in ("second", "third"):
+        assert {r["nodeid"]: r["composite"] for r in records(pytester, output)} == verdicts
+
+
 def test_off_mode_neither_reads_nor_stores(
     pytester: pytest.Pytester, mock_server: MockServer, models: tuple[str, str]
 ) -> None:

@@ -417,3 +417,58 @@ def test_a_run_killed_halfway_resumes_without_calling_finished_cases_again(
 
 def results_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def slow_first_case_run(
+    pytester: pytest.Pytester, mock_server: MockServer, cases: int
+) -> tuple[list[str], Path, str]:
+    """A named run whose first case waits 30 s for its answer while the others answer at once.
+
+    Returns its command, its results file and its model's id.
+    """
+    model = unique("held")
+    mock_server.add_rule({"model": model, "match": "^case 0$", "delay": 30})
+    tasks = "".join(f"  - {{id: t{i}, prompt: 'case {i}'}}\n" for i in range(cases))
+    pytester.makefile(".yaml", **{"suites/held": (
+        f"providers:\n  local: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}'}}\n"
+        f"models:\n  m: {{provider: local, id: {model}}}\ntasks:\n{tasks}"
+    )})
+    command = [sys.executable, "-m", "pytest", "suites", "--bench-run", "r", "--bench-concurrency", "8", *NO_CACHE,
+               "--bench-html", "off"]
+    return command, pytester.path / "bench-results" / "runs" / "r" / "results.jsonl", model
+
+
+def journaled(results: Path) -> int:
+    """How many whole lines the journals beside ``results`` hold."""
+    return sum(path.read_bytes().count(b"\n") for path in results.parent.glob("results.jsonl.*.journal"))
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_cases_finished_ahead_of_a_slow_one_survive_a_stop(
+    pytester: pytest.Pytester, mock_server: MockServer, stop: signal.Signals
+) -> None:
+    """pytest reports cases in order: those finished behind a case waiting for its answer were lost to a kill.
+
+    Each is in its process's journal the moment it finishes; SIGTERM records them at once, a killed run's next
+    session takes them from the journal. Either way the resumed run calls none of them again.
+    """
+    command, results, model = slow_first_case_run(pytester, mock_server, cases=8)
+    process = subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and journaled(results) < 7:
+        time.sleep(0.02)
+    assert journaled(results) == 7 and not results.exists()  # pytest still waits for the first case
+    process.send_signal(stop)
+    output, _ = process.communicate(timeout=30)
+    if stop == signal.SIGTERM:
+        assert "7 cases finished ahead of where pytest stopped: saved to run r too" in output, output
+        assert len(results_of(results)) == 7 and journaled(results) == 0
+    asked = requests_for(mock_server, model)
+
+    resumed = subprocess.run([*command, "-k", "not t0"], cwd=pytester.path, capture_output=True, text=True,
+                             timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "7 cases reused from run r" in resumed.stdout
+    assert requests_for(mock_server, model) == asked  # none of them called again
+    assert sorted(r["nodeid"] for r in results_of(results)) == [f"suites/held.yaml::t{i}[m-run1]" for i in range(1, 8)]
+    assert journaled(results) == 0

@@ -82,7 +82,7 @@ def test_an_output_folder_that_cannot_be_written_stops_the_run_at_the_first_reco
 def test_a_full_disk_keeps_the_whole_lines_written_before(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_write = store_module._write_all
+    real_write = store_module.write_all
     calls = []
 
     def filling_up(file: BinaryIO, data: bytes) -> None:
@@ -93,7 +93,7 @@ def test_a_full_disk_keeps_the_whole_lines_written_before(
         file.write(data[: len(data) // 2])  # the disk takes half of the fourth line, then is full
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(store_module, "_write_all", filling_up)
+    monkeypatch.setattr(store_module, "write_all", filling_up)
     pytester.makefile(".yaml", **{"suites/disk": SUITE})
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-concurrency", "1", "--bench-html", "off")
     assert_clean_stop(result, "bench-results/results.jsonl", "No space left on device")
