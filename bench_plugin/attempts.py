@@ -14,7 +14,7 @@ from bench_plugin.call_log import CallEntry
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import ProviderError
-from bench_plugin.limits import CircuitBreaker, Scope, estimate_tokens, holding, is_missing_model
+from bench_plugin.limits import CircuitBreaker, Scope, estimate_tokens, is_missing_model
 from bench_plugin.providers.interface import Provider
 from bench_plugin.providers.retry import is_rate_limit
 from bench_plugin.run_status import RunStatus
@@ -40,8 +40,8 @@ class Endpoint:
 class AttemptGate:
     """The provider as ``complete_with_retries`` sees it for one call: each attempt waits its turn.
 
-    An attempt takes the endpoint's and the model's rate limits, then their concurrency slots and one
-    of the session's (``--bench-concurrency``); waits hold no slot. It counts in the call's entry and
+    An attempt takes the model's and the endpoint's concurrency slots and rate limits, then one of the
+    session's slots (``--bench-concurrency``); see ``complete`` for the order. It counts in the call's entry and
     tells the breakers how it went: the endpoint's, and the model's own, which only a model the endpoint
     does not have (HTTP 404) opens. A 429 pauses the model's calls for what the server asked (under
     ``fail_fast`` it opens the endpoint's breaker instead).
@@ -73,24 +73,38 @@ class AttemptGate:
         self._why = "retry"
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        """One attempt, once the limits let it go."""
-        endpoint, breaker = self._endpoint, self._endpoint.breaker
+        """One attempt, once the limits let it go.
+
+        From the narrowest scope out: the model's slot, its pause and buckets, then the endpoint's slot and
+        buckets, then the session's slot. A rate is taken just before the call leaves, so calls queued for a
+        slot do not gather tokens and leave in a burst; each wait holds only narrower scopes' slots, so a
+        paused model never holds its endpoint's. A 429 that came while the call waited for its slots sends it
+        back to wait out the pause.
+        """
+        endpoint, breaker, model_scope = self._endpoint, self._endpoint.breaker, self._model
         model = endpoint.model_breaker(request.model.id)
-        breaker.check(endpoint.name)
-        model.check(self._model.name)
-        tokens = estimate_tokens(request) if endpoint.scope.tokens or self._model.tokens else 0
-        await endpoint.scope.wait_turn(tokens, breaker, self._report)
-        await self._model.wait_turn(tokens, breaker, self._report)
-        async with holding(self._model.slots, endpoint.scope.slots, self._session_slots):
-            breaker.check(endpoint.name)
-            model.check(self._model.name)
-            self._entry.attempts += 1
-            try:
-                completion: Completion = await self._provider.complete(request)
-            except Exception as exc:
-                model.failure(exc)
-                self._failed(exc)
-                raise
+        tokens = estimate_tokens(request) if endpoint.scope.tokens or model_scope.tokens else 0
+        while True:
+            async with contextlib.AsyncExitStack() as held:
+                breaker.check(endpoint.name)
+                model.check(model_scope.name)
+                await _hold(held, model_scope.slots)
+                await model_scope.wait_turn(tokens, breaker, self._report)
+                await _hold(held, endpoint.scope.slots)
+                await endpoint.scope.wait_turn(tokens, breaker, self._report)
+                await _hold(held, self._session_slots)
+                if model_scope.paused:
+                    continue  # its slots go back while it waits
+                breaker.check(endpoint.name)
+                model.check(model_scope.name)
+                self._entry.attempts += 1
+                try:
+                    completion: Completion = await self._provider.complete(request)
+                except Exception as exc:
+                    model.failure(exc)
+                    self._failed(exc)
+                    raise
+                break
         breaker.success()
         model.success()
         used = (completion.usage.input_tokens or 0) + (completion.usage.output_tokens or 0)
@@ -139,3 +153,9 @@ class AttemptGate:
     async def aclose(self) -> None:
         """Nothing: the runner closes the provider itself."""
         return None
+
+
+async def _hold(held: contextlib.AsyncExitStack, slot: asyncio.Semaphore | None) -> None:
+    """Take ``slot`` (None: no cap) until ``held`` closes."""
+    if slot is not None:
+        await held.enter_async_context(slot)

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench_plugin.chat import CompletionRequest, Usage
@@ -25,6 +25,8 @@ WaitReporter = Callable[[str, float], contextlib.AbstractContextManager[object]]
 LIMIT_KEYS = ("concurrency", "rpm", "tpm")
 BURST_S = 1.0
 """A bucket holds this many seconds of its rate: calls are paced, not sent in a minute's burst."""
+RECHECK_S = 0.25
+"""Longest nap of a call waiting for a bucket before it looks again (a tpm bucket refunded by an answer)."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,11 @@ class Scope:
         """Hold new attempts for ``seconds`` (the server's ``Retry-After`` on a 429)."""
         self.paused_until = max(self.paused_until, self._clock() + seconds)
 
+    @property
+    def paused(self) -> bool:
+        """Whether a 429's pause holds new attempts now."""
+        return self.paused_until > self._clock()
+
     async def wait_turn(self, tokens: int, breaker: CircuitBreaker, report: WaitReporter) -> None:
         """Wait out a pause, then take one request and ``tokens`` from the buckets."""
         while (left := self.paused_until - self._clock()) > 0:
@@ -195,26 +202,24 @@ class Scope:
         for bucket, amount, why in ((self.requests, 1, "rpm"), (self.tokens, tokens, "tpm")):
             if bucket is None:
                 continue
-            async with bucket.lock:
+            if bucket.lock.locked():  # calls queued behind the one waiting are waiting too: progress counts them
+                with report(f"{why} limit {_rate(bucket)}", bucket.wait_time(amount)):
+                    await bucket.lock.acquire()
+            else:
+                await bucket.lock.acquire()
+            try:
+                # in short naps: an answer's usage gives back what a tpm estimate took too much (``give_back``)
                 while (delay := bucket.wait_time(amount)) > 0:
                     with report(f"{why} limit {_rate(bucket)}", delay):
-                        await breaker.nap(delay)
+                        await breaker.nap(min(delay, RECHECK_S))
                     breaker.check(self.name)
                 bucket.take(amount)
+            finally:
+                bucket.lock.release()
 
 
 def _rate(bucket: TokenBucket) -> str:
     return f"{bucket.rate * 60:g}/min"
-
-
-@contextlib.asynccontextmanager
-async def holding(*slots: asyncio.Semaphore | None) -> AsyncIterator[None]:
-    """Hold each of ``slots`` (None: no cap) in the order given, releasing all on exit."""
-    async with contextlib.AsyncExitStack() as stack:
-        for slot in slots:
-            if slot is not None:
-                await stack.enter_async_context(slot)
-        yield
 
 
 def estimate_tokens(request: CompletionRequest) -> int:

@@ -172,13 +172,19 @@ def args_name_suites(config: pytest.Config) -> bool:
     return False
 
 
-def check_names(names: Sequence[str] | None, base_url_providers: Sequence[str], suite_files: Sequence[Path]) -> None:
+def check_names(
+    names: Sequence[str] | None,
+    base_url_providers: Sequence[str],
+    suite_files: Sequence[Path],
+    limited_providers: Sequence[str] = (),
+    limited_models: Sequence[str] = (),
+) -> None:
     """Refuse names on the command line that no suite knows, listing the choices.
 
     Silence would run nothing (--bench-models) or the wrong endpoint (--bench-base-url). Suites that do not
     load are left to collection, which reports them with their line.
     """
-    if not (names or base_url_providers) or not suite_files:
+    if not (names or base_url_providers or limited_providers or limited_models) or not suite_files:
         return
     models: set[str] = set()
     providers: set[str] = set(PRESETS)
@@ -196,8 +202,16 @@ def check_names(names: Sequence[str] | None, base_url_providers: Sequence[str], 
             f"({', '.join(sorted(models)) or 'none'}) or write PROVIDER:MODEL with a provider from: "
             f"{', '.join(sorted(providers))}"
         )
-    unknown = [name for name in base_url_providers if name not in providers]
+    for option, given in (("--bench-base-url", base_url_providers), ("--bench-rate-limit", limited_providers)):
+        unknown = [name for name in given if name not in providers]
+        if unknown:  # a misspelt name would leave the run unthrottled, or on the wrong endpoint, in silence
+            raise pytest.UsageError(
+                f"{option}: unknown provider(s) {', '.join(unknown)}; choose from: {', '.join(sorted(providers))}"
+            )
+    unknown = [n for n in limited_models if n not in models and not (":" in n and n.partition(":")[0] in providers)]
     if unknown:
         raise pytest.UsageError(
-            f"--bench-base-url: unknown provider(s) {', '.join(unknown)}; choose from: {', '.join(sorted(providers))}"
+            f"--bench-model-rate-limit: unknown model(s) {', '.join(unknown)}. Choose from the suites' models "
+            f"({', '.join(sorted(models)) or 'none'}) or write PROVIDER:MODEL-ID with a provider from: "
+            f"{', '.join(sorted(providers))}"
         )

@@ -216,9 +216,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     state: BenchState = config.stash[STATE_KEY]
     names, base_urls = state.expand_options.models, list(state.build_options.base_urls)
-    if not hasattr(config, "workerinput") and (names or base_urls):
+    limited = list(state.calls.provider_limits), list(state.calls.model_limits)
+    if not hasattr(config, "workerinput") and (names or base_urls or any(limited)):
         paths = [config.invocation_params.dir / arg.split("::")[0] for arg in config.args]
-        check_names(names, base_urls, find_suites(paths, config.getini("norecursedirs")))
+        check_names(names, base_urls, find_suites(paths, config.getini("norecursedirs")), *limited)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -391,6 +391,8 @@ class Runner:
         key = (endpoint.key, model.id)
         if key not in self._model_scopes:
             given = {"concurrency": model.concurrency, "rpm": model.rpm, "tpm": model.tpm,
+                     # --bench-model-rate-limit names a model as the suite does, or as provider:model-id
+                     **self.settings.model_limits.get(f"{model.provider.name}:{model.id}", {}),
                      **self.settings.model_limits.get(model.name, {})}
             concurrency = int(given["concurrency"]) if given["concurrency"] else None
             limits = shared_by(Limits(concurrency, given["rpm"], given["tpm"]), self.settings.processes)

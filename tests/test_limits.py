@@ -17,11 +17,20 @@ from bench_plugin.call_log import CallEntry, CallLog
 from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
 from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec
 from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
-from bench_plugin.limits import CircuitBreaker, Limits, Scope, SessionBudget, TokenBucket, estimate_tokens
+from bench_plugin.limits import (
+    RECHECK_S,
+    CircuitBreaker,
+    Limits,
+    Scope,
+    SessionBudget,
+    TokenBucket,
+    estimate_tokens,
+)
 from bench_plugin.pricing import Cost, add_costs, call_cost
 from bench_plugin.providers.interface import BaseProvider
 from bench_plugin.providers.retry import complete_with_retries
 from bench_plugin.run_status import RunStatus
+from bench_plugin.runner import Runner, RunnerSettings
 
 SPEC = ProviderSpec("p", "test")
 MODEL = ModelSpec(name="m", provider=SPEC, id="m", label="m")
@@ -178,11 +187,13 @@ async def test_rpm_and_tpm_buckets_make_calls_wait_their_turn():
     scope, breaker, reports = Scope("p", Limits(rpm=60, tpm=600), clock), ClockBreaker(clock), Reports()
     for _ in range(3):
         await scope.wait_turn(10, breaker, reports)
-    assert [why for why, _ in reports.waits] == ["rpm limit 60/min", "rpm limit 60/min"]
-    assert sum(breaker.naps) == pytest.approx(2.0)
+    assert {why for why, _ in reports.waits} == {"rpm limit 60/min"}  # in naps of RECHECK_S, each said
+    assert sum(breaker.naps) == pytest.approx(2.0) and max(breaker.naps) <= RECHECK_S
     await scope.wait_turn(100, breaker, reports)  # a full bucket lets a large call go, leaving a debt of 90
+    reports.waits.clear()
     await scope.wait_turn(10, breaker, reports)  # the rpm wait refills 10 tokens; 80 owed plus 10 take 9 s
-    assert reports.waits[-1] == ("tpm limit 600/min", pytest.approx(9.0))
+    tpm = next(wait for wait in reports.waits if wait[0].startswith("tpm"))
+    assert tpm == ("tpm limit 600/min", pytest.approx(9.0))
 
 
 @pytest.mark.asyncio
@@ -277,6 +288,74 @@ async def test_a_model_the_endpoint_does_not_have_ends_its_own_calls_only():
     # the endpoint and its other models go on
     assert not endpoint.breaker.open and endpoint.breaker.failures == 0
     assert (await gate(Counting(), endpoint, Scope("p/m", Limits()), CallEntry.of(request)).complete(request)).text
+
+
+class Timed(BaseProvider):
+    """Notes when each call leaves; the first one answers after ``first_s`` (or fails with ``first_error``)."""
+
+    def __init__(self, first_s: float = 0.0, first_error: Exception | None = None) -> None:
+        super().__init__(SPEC)
+        self.sent: list[float] = []
+        self.first_s, self.first_error = first_s, first_error
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        self.sent.append(asyncio.get_running_loop().time())
+        if len(self.sent) == 1:
+            await asyncio.sleep(self.first_s)
+            if self.first_error is not None:
+                raise self.first_error
+        return Completion("ok", usage=Usage(3, 2))
+
+
+async def attempt_all(provider: Timed, endpoint: Endpoint, model: Scope, calls: int) -> None:
+    request = CompletionRequest(model=MODEL, messages=())
+
+    async def one(delay: float) -> None:
+        await asyncio.sleep(delay)  # the first call leaves first
+        with contextlib.suppress(TransientProviderError):
+            await gate(provider, endpoint, model, CallEntry.of(request)).complete(request)
+
+    await asyncio.gather(*(one(0.01 * bool(n)) for n in range(calls)))
+
+
+@pytest.mark.asyncio
+async def test_calls_queued_for_a_slot_do_not_gather_rate_tokens_and_leave_in_a_burst():
+    """The rpm bucket was taken before the slot: calls waiting for the slot banked tokens, then left together."""
+    provider = Timed(first_s=0.5)
+    endpoint = Endpoint("k", "p", Scope("p", Limits(concurrency=1, rpm=240)), CircuitBreaker(10))  # 4 a second
+    await attempt_all(provider, endpoint, Scope("p/m", Limits()), calls=10)
+    most = max(sum(1 for t in provider.sent if start <= t < start + 0.2) for start in provider.sent)
+    assert most <= 4  # the bucket's second's worth, never the tokens of the half second spent waiting
+
+
+@pytest.mark.asyncio
+async def test_a_429_holds_calls_already_waiting_for_a_slot():
+    limited = TransientProviderError("slow down", status=429, retry_after=0.5)
+    provider = Timed(first_s=0.05, first_error=limited)
+    endpoint = Endpoint("k", "p", Scope("p", Limits(concurrency=1)), CircuitBreaker(10))
+    await attempt_all(provider, endpoint, Scope("p/m", Limits()), calls=4)
+    first, *others = provider.sent
+    assert len(others) == 3 and min(others) >= first + 0.05 + 0.5 - 0.02  # none left during the pause
+
+
+@pytest.mark.asyncio
+async def test_a_tpm_wait_ends_once_an_answer_gives_back_what_the_estimate_took():
+    """The waiter slept its whole computed delay: tpm was paced on the estimate, not on the usage."""
+    scope = Scope("p", Limits(tpm=6000))  # 100 tokens a second
+    assert scope.tokens is not None
+    scope.tokens.take(300)  # a call in flight, estimated at 300 (its max_tokens): 2 s of debt for the next
+    waiting = asyncio.ensure_future(scope.wait_turn(100, CircuitBreaker(0), Reports()))
+    await asyncio.sleep(0.1)
+    scope.tokens.give_back(280)  # it answered in 20 tokens
+    await asyncio.wait_for(waiting, timeout=1.0)
+
+
+def test_a_model_rate_limit_names_the_model_as_the_suite_does_or_as_provider_and_id():
+    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
+    for limits in ({"m": {"rpm": 60.0}}, {"p:m": {"rpm": 60.0}}):
+        runner = Runner(settings=RunnerSettings(model_limits=limits))
+        scope = runner._model_scope(endpoint, CompletionRequest(model=MODEL, messages=()))
+        assert scope.limits.rpm == 60.0, limits
 
 
 # --- prices, the call log and the budget -------------------------------------------------------------

@@ -125,6 +125,14 @@ def test_base_60_and_octal_numbers_in_text_are_refused() -> None:
     assert "'0123' was read as the number 83" in refused(SUITE + "    prompt: x\n    vars: {z: 0123}\n")
 
 
+@pytest.mark.parametrize("written", [".nan", ".inf", ".NaN"])
+def test_a_number_that_is_not_finite_is_refused(written: str) -> None:
+    """The schema takes NaN for a number: ``timeout: .nan`` failed every call, and bench validate said nothing."""
+    providers = f"providers:\n  p: {{type: openai_compatible, timeout: {written}}}\n"
+    message = refused(providers + SUITE.replace("{provider: echo}", "{provider: p}") + "    prompt: x\n")
+    assert message.startswith(f"suites/demo.yaml:2: providers.p.timeout: expected a finite number, got {written}")
+
+
 def test_yes_where_only_a_boolean_fits_and_plain_numbers_pass() -> None:
     text = SUITE + "    prompt: x\n    vars: {n: 12, t: true}\n    scorers: [{type: json_valid, extract: yes}]\n"
     loaded = load_suite_text(text, path=Path("suites/demo.yaml"), display_path="suites/demo.yaml")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -152,6 +153,11 @@ def _check_surprising_scalars(loaded: LoadedSuite) -> None:
     """
     for path, written in loaded.lines.plain.items():
         value = _value_at(loaded.data, path)
+        if isinstance(value, float) and not math.isfinite(value):  # every number in a suite counts or bounds
+            line = loaded.lines.line_of(path)  # something: `timeout: .nan` failed every call, `rpm: .inf` meant none
+            raise SuiteError(f"expected a finite number, got {written}", path=loaded.display_path, line=line,
+                             key=format_key_path(path) or None, hint="write a number; text in quotes",
+                             excerpt=loaded.excerpt(line, context=0))
         surprising = (isinstance(value, bool) and written.lower() in _WORD_BOOLEANS) or (
             isinstance(value, (int, float)) and not isinstance(value, bool) and _SURPRISING_NUMBER.fullmatch(written)
         )

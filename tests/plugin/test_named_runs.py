@@ -447,7 +447,7 @@ def journaled(results: Path) -> int:
 def test_cases_finished_ahead_of_a_slow_one_survive_a_stop(
     pytester: pytest.Pytester, mock_server: MockServer, stop: signal.Signals
 ) -> None:
-    """pytest reports cases in order: those finished behind a case waiting for its answer were lost to a kill.
+    """Cases are reported in order: those finished behind a case waiting for its answer were lost to a kill.
 
     Each is in its process's journal the moment it finishes; SIGTERM records them at once, a killed run's next
     session takes them from the journal. Either way the resumed run calls none of them again.

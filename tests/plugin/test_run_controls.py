@@ -96,6 +96,22 @@ def test_rate_limit_options_have_their_new_names(pytester: pytest.Pytester) -> N
     result.assert_outcomes(passed=8)
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--bench-rate-limit", "ehco:rpm=60"], "*--bench-rate-limit: unknown provider(s) ehco; choose from:*echo*"),
+    (["--bench-model-rate-limit", "c:rpm=60"],
+     "*--bench-model-rate-limit: unknown model(s) c. Choose from the suites' models (a, b) or write PROVIDER:*"),
+])
+def test_a_misspelt_name_in_a_rate_limit_is_a_usage_error(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    """Accepted in silence, the run went unthrottled while its author believed it limited."""
+    pytester.makefile(".yaml", **{"suites/grid": GRID})
+    result = pytester.runpytest("suites", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    pytester.runpytest("suites", "--bench-model-rate-limit", "echo:any-id:rpm=6000").assert_outcomes(passed=8)
+
+
 def bodies(server: MockServer, model_id: str) -> list[dict[str, Any]]:
     return [request["body"] for request in server.requests if request["model"] == model_id]
 
