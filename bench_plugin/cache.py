@@ -30,6 +30,7 @@ import functools
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -198,6 +199,7 @@ class ResponseCache:
         # SQLite. Hashes: 10,000 keys in under 1 MB, and two keys of one hash only mean one question to SQLite
         self._known: set[int] | None = None
         self._first_lookup = True
+        self._immutable = False  # a file in a read-only folder: read as it is, without WAL's shared memory
         # this session's answers: queued for the writer until it commits them, and every key stored (hashes). A
         # later identical call gets the same answer (``write`` too), so that a re-run replays what this one recorded
         self._unsaved: dict[str, str] = {}
@@ -225,6 +227,10 @@ class ResponseCache:
             # another process made the file and not yet its table, or holds it past the readers' short wait
             if "no such table" in str(exc) or "locked" in str(exc):
                 return None
+            if "unable to open" in str(exc) and not self.writes and not getattr(self._local, "immutable", False):
+                self._immutable = True  # a cache restored read-only (CI): WAL's reader could not make its -shm
+                self._local.connection = None
+                return self.get(key)
             self._give_up("read", exc)
             return None
         except sqlite3.Error as exc:
@@ -288,11 +294,16 @@ class ResponseCache:
                     self._known = set()
                 return None
             try:
-                connection = self._connect(self.path.resolve().as_uri() + "?mode=ro", reader=True)
+                query = "?immutable=1" if self._immutable else "?mode=ro"
+                connection = self._connect(self.path.resolve().as_uri() + query, reader=True)
             except sqlite3.Error as exc:
+                if "unable to open" in str(exc) and not self.writes and not self._immutable:
+                    self._immutable = True  # as in ``get``: a read-only folder
+                    return self._reader()
                 self._give_up("open", exc)
                 return None
             self._local.connection = connection
+            self._local.immutable = self._immutable
         return connection
 
     def _write_loop(self, stop: threading.Event) -> None:
@@ -371,6 +382,42 @@ class ResponseCache:
             self._unsaved.clear()
             log.warning("bench response cache %s: cannot %s it (%s); this run goes on without it", self.path, what,
                         exc)
+
+
+def cache_problem(folder: Path, mode: str) -> str | None:
+    """Why the cache in ``folder`` cannot serve ``mode``, found before any call; None when it can.
+
+    A cache that fails is left alone and the run goes on without it, logged once: a corrupt file, a file
+    in the folder's place or a folder that cannot be written then went unseen, every run paying for every
+    call again under a line saying "0 hits". The session says so at its start and in its cache line.
+    """
+    if mode == OFF:
+        return None
+    path = folder / DB_NAME
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            return f"{path} is not a file"
+        for query in ("?mode=ro", "?immutable=1"):  # immutable: a folder restored read-only (WAL cannot share memory)
+            try:
+                with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + query, uri=True, timeout=1)) as db:
+                    db.execute("SELECT 1 FROM responses LIMIT 1").fetchall()
+                break
+            except sqlite3.OperationalError as exc:
+                if "no such table" in str(exc) or "locked" in str(exc):
+                    break
+                if "unable to open" not in str(exc) or query != "?mode=ro":
+                    return f"cannot read {path} ({exc})"
+            except sqlite3.DatabaseError as exc:
+                return f"cannot read {path} ({exc})"
+    if mode in (WRITE, ON):
+        existing = folder
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            return f"cannot make the folder {folder}: {existing} is not a folder"
+        if not os.access(existing, os.W_OK | os.X_OK):
+            return f"cannot write in {existing}: answers are not stored"
+    return None
 
 
 def _execute_in_order(connection: sqlite3.Connection, statements: list[tuple[str, tuple[Any, ...]]]) -> None:

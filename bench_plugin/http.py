@@ -191,13 +191,13 @@ async def post_json(
             response = await _send(slot, url, json_body, headers, timeout_s)
         except httpx.TimeoutException as exc:
             message = f"timed out after {timeout_s:g} s: POST {url}"
-            raise TransientProviderError(redact(message, secrets), kind="timeout") from exc
+            raise TransientProviderError(_redacted(message, secrets), kind="timeout") from exc
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             message = f"unusable URL {url}: {exc}"
-            raise ProviderError(redact(message, secrets), kind="connection") from exc
+            raise ProviderError(_redacted(message, secrets), kind="connection") from exc
         except httpx.TransportError as exc:
             message = f"connection failed: POST {url}: {type(exc).__name__}: {exc}"
-            raise TransientProviderError(redact(message, secrets), kind="connection") from exc
+            raise TransientProviderError(_redacted(message, secrets), kind="connection") from exc
         latency = time.perf_counter() - started
     _raise_for_status(response, secrets)
     return _parse_json_object(response, secrets), latency
@@ -254,14 +254,14 @@ def _raise_for_status(response: httpx.Response, secrets: tuple[str, ...]) -> Non
     message = f"HTTP {status} from {response.request.url}: {_error_excerpt(response.text)}"
     if 300 <= status < 400:  # redirects are not followed: a moved endpoint is a configuration problem
         message += f" (redirected to {log_line(response.headers.get('location', '?'))}; use that as base_url)"
-    raise error_for_status(status, redact(message, secrets), retry_wait_of(response.headers, status))
+    raise error_for_status(status, _redacted(message, secrets), retry_wait_of(response.headers, status))
 
 
 def _parse_json_object(response: httpx.Response, secrets: tuple[str, ...]) -> dict[str, Any]:
     try:
         body = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise malformed(redact(f"body is not JSON: {_error_excerpt(response.text)}", secrets)) from exc
+        raise malformed(_redacted(f"body is not JSON: {_error_excerpt(response.text)}", secrets)) from exc
     if not isinstance(body, dict):
         raise malformed(f"expected a JSON object, got {type(body).__name__}")
     return body
@@ -282,6 +282,11 @@ def _error_excerpt(text: str) -> str:
         pass
     text = log_line(" ".join(text.split())) or "(empty body)"
     return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "..."
+
+
+def _redacted(text: str, secrets: tuple[str, ...]) -> str:
+    """An error's text without the call's keys, nor any other key this process sent (a proxy may quote one)."""
+    return log_redaction().redact(redact(text, secrets))
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -411,7 +416,8 @@ def api_key_from_env(spec: ProviderSpec) -> str | None:
     """Read the provider's key from the environment at call time; None when it uses no key.
 
     Raises:
-        AuthError: ``api_key_env`` names a variable that is unset or empty.
+        AuthError: ``api_key_env`` names a variable that is unset or empty, or holds what no HTTP header can
+            carry (a character outside ASCII, a line break: a paste gone wrong).
     """
     name = spec.api_key_env
     if not name:
@@ -419,6 +425,10 @@ def api_key_from_env(spec: ProviderSpec) -> str | None:
     value = os.environ.get(name, "").strip()
     if not value:
         raise AuthError(f"environment variable {name} is not set", kind="auth")
+    if not value.isascii() or not value.isprintable():
+        where = next(i for i, c in enumerate(value) if not c.isascii() or not c.isprintable())
+        raise AuthError(f"environment variable {name} holds a character an HTTP header cannot carry (character "
+                        f"{where + 1} of {len(value)}, not printable ASCII): check how the key was copied", kind="auth")
     return value
 
 

@@ -133,9 +133,10 @@ def _base_urls(values: list[str]) -> dict[str, str]:
     urls: dict[str, str] = {}
     for value in values:
         name, sep, url = value.partition("=")
-        if not sep or not name or not url.startswith(("http://", "https://")):
+        if not sep or not name or not url.startswith(("http://", "https://")) or "@" in url.split("/")[2]:
             raise pytest.UsageError(
-                f"--bench-base-url: expected PROVIDER=URL such as vllm=http://127.0.0.1:8000/v1, got {value!r}"
+                f"--bench-base-url: expected PROVIDER=URL such as vllm=http://127.0.0.1:8000/v1 (no user:password@: "
+                f"reports print the URL), got {value!r}"
             )
         urls[name] = url
     return urls

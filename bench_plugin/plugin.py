@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from bench_plugin import __version__, hookspecs, startup  # noqa: F401  (startup: before our other modules load)
+from bench_plugin.cache import cache_problem
 from bench_plugin.call_options import add_call_options
 from bench_plugin.case_limit import first_cases
 from bench_plugin.control_options import ControlOptions, add_control_options
@@ -140,7 +141,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # start-up: every pytest run loads this plugin; report writers load only where reports are written
     from bench_plugin.reporter import BenchReporter
 
-    config.pluginmanager.register(BenchReporter(config, options.output_dir), "bench_reporter")
+    problem = cache_problem(calls.cache_dir, calls.cache_mode) if names_suites and calls.cache_dir else None
+    config.pluginmanager.register(BenchReporter(config, options.output_dir, cache_problem=problem), "bench_reporter")
     config.pluginmanager.register(SandboxNotice(), "bench_sandbox_notice")
     if getattr(config.option, "htmlpath", None):
         from bench_plugin.report.html import HtmlReportHooks  # start-up: only when an HTML report is written

@@ -32,8 +32,9 @@ from bench_plugin.suite.discover import SUITE_SUFFIXES
 class BenchReporter:
     """Collects case records as reports arrive and writes the run's files."""
 
-    def __init__(self, config: pytest.Config, output_dir: Path) -> None:
+    def __init__(self, config: pytest.Config, output_dir: Path, cache_problem: str | None = None) -> None:
         self.config = config
+        self.cache_problem = cache_problem  # why the response cache cannot serve this run (``cache_problem``)
         self.output_dir = output_dir
         self.store = ResultsStore(output_dir / "results.jsonl")
         self._opened = False
@@ -58,6 +59,12 @@ class BenchReporter:
         self._summary: list[str] | None = None  # the terminal's per-model lines, once reported
         if self._html:
             check_folder(Path(config.option.htmlpath).parent)
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """Say before any call that the response cache cannot serve the run: it would pay for every call."""
+        if self.cache_problem is None:
+            return []
+        return [f"bench_plugin: WARNING: response cache: {log_line(self.cache_problem)}; the run goes on without it"]
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -256,6 +263,9 @@ class BenchReporter:
         cache = self.spend.cache_use()  # this session's calls: not those of cases reused from a named run
         if cache is not None:
             terminalreporter.write_line(describe_cache_use(cache))
+        if self.cache_problem is not None:
+            terminalreporter.write_line(f"response cache: {log_line(self.cache_problem)}; the run went on without it",
+                                        yellow=True)
         budget = (self.config.getoption("bench_budget_usd", None), self.config.getoption("bench_budget_tokens", None))
         for line in self.spend.describe(*budget):
             terminalreporter.write_line(log_line(line))

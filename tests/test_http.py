@@ -16,6 +16,7 @@ from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
 from bench_plugin.http import (
     HttpPool,
     api_key_from_env,
+    log_redaction,
     merge_headers,
     parse_reset,
     parse_retry_after,
@@ -80,6 +81,15 @@ def test_api_key_is_read_at_call_time(monkeypatch):
 
     assert api_key_from_env(spec) == KEY
     assert api_key_from_env(ProviderSpec("local", "openai_compatible")) is None
+
+
+@pytest.mark.parametrize("value", ["sk-caf\u00e9-1234", "sk-12\u200b34", "sk-1234\nX-Other: 1"])
+def test_a_key_no_header_can_carry_is_an_auth_error_that_does_not_quote_it(monkeypatch, value):
+    """It failed every case as an internal error (UnicodeEncodeError), with a traceback in results.jsonl."""
+    monkeypatch.setenv("BENCH_TEST_KEY", value)
+    with pytest.raises(AuthError, match="BENCH_TEST_KEY holds a character an HTTP header cannot carry") as info:
+        api_key_from_env(ProviderSpec("p", "openai_compatible", api_key_env="BENCH_TEST_KEY"))
+    assert "sk-" not in str(info.value) and info.value.kind == "auth"
 
 
 @pytest.mark.parametrize("value", [None, "", "   "])
@@ -386,6 +396,21 @@ async def test_error_excerpt_is_short_and_redacted(mock_server, model):
     assert KEY[:8] not in message
     assert "[REDACTED]" in message
     assert len(message) < 500
+
+
+@pytest.mark.asyncio
+async def test_an_error_quoting_another_providers_key_is_redacted_too(mock_server, model):
+    """A proxy that saw two keys quoted the other in its error: only the calling provider's was redacted."""
+    other = f"sk-OTHER-{uuid.uuid4().hex}"
+    log_redaction().add_secrets([other])  # sent earlier in the session, to another provider
+    mock_server.add_rule({"model": model, "status": 502, "error": f"upstream refused {other}"})
+    pool = HttpPool()
+    try:
+        with pytest.raises(TransientProviderError) as info:
+            await post(mock_server, model, pool, secrets=(KEY,))
+    finally:
+        await pool.aclose()
+    assert other[:12] not in str(info.value) and "[REDACTED]" in str(info.value)
 
 
 # --- retry_wait_of: every header that says how long to wait ---------------------------------------------

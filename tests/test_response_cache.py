@@ -25,6 +25,7 @@ from bench_plugin.cache import (
     ResponseCache,
     _execute_in_order,
     cache_key,
+    cache_problem,
     decode_completion,
     encode_completion,
     is_cacheable,
@@ -179,6 +180,39 @@ def test_a_damaged_value_is_a_miss(tmp_path: Path, value: str) -> None:
         db.execute("UPDATE responses SET value = ?", (value,))
     cache = ResponseCache(tmp_path, "read")
     assert cache.get(key) is None
+    cache.close()
+
+
+def test_a_cache_that_cannot_serve_the_run_is_found_before_any_call(tmp_path: Path) -> None:
+    assert cache_problem(tmp_path / "new" / "cache", "on") is None  # made at the first answer
+    key = cache_key(request())
+    store_one(tmp_path / "good", key)
+    assert cache_problem(tmp_path / "good", "on") is None and cache_problem(tmp_path / "good", "read") is None
+    (tmp_path / "corrupt").mkdir()
+    (tmp_path / "corrupt" / DB_NAME).write_bytes(b"not a database" * 1000)
+    assert "(file is not a database)" in (cache_problem(tmp_path / "corrupt", "read") or "")
+    (tmp_path / "folder" / DB_NAME).mkdir(parents=True)
+    assert cache_problem(tmp_path / "folder", "on") == f"{tmp_path / 'folder' / DB_NAME} is not a file"
+    (tmp_path / "afile").write_text("x")
+    assert "afile is not a folder" in (cache_problem(tmp_path / "afile" / "sub", "write") or "")
+    assert cache_problem(tmp_path / "afile" / "sub", "read") is None  # nothing to read, nothing to store
+    assert cache_problem(tmp_path / "corrupt", "off") is None
+
+
+def test_read_mode_reads_a_cache_in_a_read_only_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A WAL reader makes the file's -shm: in a folder restored read-only (a CI cache) it could not open it."""
+    key = cache_key(request())
+    store_one(tmp_path, key)
+    cache = ResponseCache(tmp_path, "read")
+    real = cache._connect
+
+    def read_only_folder(database: str, *, reader: bool = False) -> sqlite3.Connection:
+        if "mode=ro" in database:
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(database, reader=reader)
+
+    monkeypatch.setattr(cache, "_connect", read_only_folder)
+    assert cache.get(key) == dataclasses.replace(ANSWER, attempts=0, cached=True)
     cache.close()
 
 

@@ -133,6 +133,15 @@ def test_a_number_that_is_not_finite_is_refused(written: str) -> None:
     assert message.startswith(f"suites/demo.yaml:2: providers.p.timeout: expected a finite number, got {written}")
 
 
+def test_a_password_in_a_base_url_is_refused_without_quoting_it() -> None:
+    """Reports print a provider's URL (``no known price for ... at URL``): its password went into every one."""
+    providers = "providers:\n  p: {type: openai_compatible, base_url: 'http://svc:pw-MARK@127.0.0.1:8000/v1'}\n"
+    message = refused(providers + SUITE.replace("{provider: echo}", "{provider: p}") + "    prompt: x\n")
+    assert message.splitlines()[0] == (
+        "suites/demo.yaml:2: providers.p.base_url: expected an http:// or https:// URL without user:password@")
+    assert "api_key_env" in message
+
+
 def test_yes_where_only_a_boolean_fits_and_plain_numbers_pass() -> None:
     text = SUITE + "    prompt: x\n    vars: {n: 12, t: true}\n    scorers: [{type: json_valid, extract: yes}]\n"
     loaded = load_suite_text(text, path=Path("suites/demo.yaml"), display_path="suites/demo.yaml")

@@ -126,6 +126,8 @@ def describe(error: ValidationError) -> tuple[tuple[PathPart, ...], str, str | N
         return path, f"expected at least {value} {what}{'s' if value != 1 else ''}, got {_show(instance)}", None
     if kind == "maxItems":
         return path, f"expected at most {value} items, got {len(instance)}", None
+    if kind == "pattern" and path and path[-1] == "base_url":  # not quoted: it may hold a password
+        return path, "expected an http:// or https:// URL without user:password@", _pattern_hint(path)
     if kind == "pattern":
         return path, f"{_show(instance)} does not match the pattern {value}", _pattern_hint(path)
     if kind in ("oneOf", "anyOf") and _exactly_one_of(error):
@@ -209,6 +211,8 @@ def _exactly_one_of(error: ValidationError) -> bool:
 
 
 def _pattern_hint(path: tuple[PathPart, ...]) -> str | None:
+    if path and path[-1] == "base_url":
+        return "reports print the URL: the key goes in api_key_env, other credentials in headers"
     if path and path[0] in ("models", "judges"):
         return "model names may use letters, digits and _ . : / @ + -"
     if path and path[-1] == "name":

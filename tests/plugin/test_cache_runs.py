@@ -254,6 +254,23 @@ scorers:
     assert sent(mock_server, model_id) == 2
 
 
+def test_a_cache_that_cannot_be_used_is_said_at_the_start_and_in_the_summary(
+    pytester: pytest.Pytester, mock_server: MockServer, models: tuple[str, str]
+) -> None:
+    """It was logged only: the line "0 hits, 4 misses" looked like a cold cache, and every run paid again."""
+    folder = pytester.path / ".bench-cache"
+    folder.mkdir()
+    (folder / "responses.sqlite3").write_bytes(b"not a database" * 1000)
+    result = pytester.runpytest(*COMMON, "--bench-cache", "on")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([
+        "bench_plugin: WARNING: response cache: cannot read */responses.sqlite3 (file is not a database); "
+        "the run goes on without it",
+        "*",
+        "response cache: cannot read */responses.sqlite3 (file is not a database); the run went on without it",
+    ])
+
+
 def test_offline_providers_are_not_cached(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", **{"suites/offline": """\
 models:
