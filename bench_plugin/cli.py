@@ -25,7 +25,7 @@ from bench_plugin.record import CaseRecord
 from bench_plugin.report.audit import audit, render_audit
 from bench_plugin.report.conversation_log import ConversationLogWriter
 from bench_plugin.report.write import in_case_order, write_reports
-from bench_plugin.store import encode_record, read_result_sets, write_atomically
+from bench_plugin.store import encode_record, parse_record_data, read_result_sets, write_atomically
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
 from bench_plugin.suite.discover import find_suites
 from bench_plugin.suite.leaderboard import read_suite_leaderboards
@@ -153,9 +153,28 @@ def _audit(options: argparse.Namespace) -> int:
 
 
 def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
-    """The records of every file, each case once; None (the reason printed) when a file cannot be read."""
+    """The records of every file, each case once; None (the reason printed) when a file cannot be read.
+
+    A run's folder stands for its results.jsonl. What a file leaves out is said: none of its lines was a case,
+    or its last one was torn by a killed run.
+    """
+    files = []
+    for path in paths:
+        if path.is_dir():
+            if not (path / "results.jsonl").is_file():
+                print(f"bench: {path} is a folder without a results.jsonl: name the results files", file=sys.stderr)
+                return None
+            path = path / "results.jsonl"
+        files.append(path)
     try:
-        records, duplicates = read_result_sets(paths)
+        records, duplicates = read_result_sets(files)
+        for path in files:
+            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            if not lines:
+                print(f"bench: {path} holds no case", file=sys.stderr)
+            elif parse_record_data(lines[-1], path, len(lines)) is None:
+                print(f"bench: {path}: its last line is cut off (a run killed while writing it): that case is left "
+                      "out", file=sys.stderr)
     except (OSError, ValueError) as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return None

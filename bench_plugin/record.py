@@ -215,3 +215,50 @@ REPORTED_FIELDS = _KNOWN_FIELDS - _NOT_REPORTED
 _NO_ITEMS: list[Any] = []
 LEFT_OUT: dict[str, Any] = {name: None for name in _NOT_REPORTED}
 LEFT_OUT.update(messages=_NO_ITEMS, transcript=_NO_ITEMS, judgments=_NO_ITEMS, model_params={})
+
+
+_NUMBER = (int, float)
+_FIELD_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "nodeid": ((str,), "text"), "suite": ((str,), "text"), "path": ((str,), "text"), "task": ((str,), "text"),
+    "model": ((str,), "text"), "model_label": ((str,), "text"), "run": ((int,), "a whole number"),
+    "status": ((str,), "text"), "reason": ((str,), "text"), "tags": ((list,), "a list"),
+    "variables": ((dict,), "an object"), "messages": ((list,), "a list"), "transcript": ((list,), "a list"),
+    "turns": ((list,), "a list"), "scores": ((dict, type(None)), "an object or null"),
+    "composite": ((*_NUMBER, type(None)), "a number or null"),
+    "threshold": ((*_NUMBER, type(None)), "a number or null"),
+    "usage": ((dict,), "an object"), "call_log": ((list,), "a list"), "latency_s": ((*_NUMBER, type(None)), "a number"),
+    "duration_s": ((*_NUMBER, type(None)), "a number"), "started_at": ((str, type(None)), "text"),
+    "error": ((dict, type(None)), "an object or null"), "case_index": ((int, type(None)), "a whole number"),
+    "judgments": ((list,), "a list"),
+}
+_USAGE_NUMBERS = ("input_tokens", "output_tokens", "cost_usd", "calls")
+
+
+def record_problem(data: Mapping[str, Any]) -> str | None:
+    """What in a stored record (a line of results.jsonl) is not what this version writes, or None.
+
+    Records are read back to resume a run, re-judge it, merge shards and rebuild reports: a value of the wrong
+    kind (a file edited by hand, another tool's line) failed there with a Python traceback.
+    """
+    for name, (kinds, expected) in _FIELD_KINDS.items():
+        if name in data and (not isinstance(data[name], kinds) or isinstance(data[name], bool)):
+            return f"'{name}' should be {expected}, got {data[name]!r:.40}"
+    if "status" in data and data["status"] not in STATUSES:
+        return f"'status' should be one of {', '.join(STATUSES)}, got {data['status']!r:.40}"
+    for part in (data.get("usage") or {}, (data.get("usage") or {}).get("judge") or {}):
+        if not isinstance(part, Mapping):
+            return "'usage.judge' should be an object"
+        for key in _USAGE_NUMBERS:
+            value = part.get(key)
+            if value is not None and (not isinstance(value, _NUMBER) or isinstance(value, bool)):
+                return f"'usage.{key}' should be a number or null, got {value!r:.40}"
+    components = (data.get("scores") or {}).get("components", [])
+    if not isinstance(components, list) or not all(isinstance(c, Mapping) and isinstance(c.get("name"), str)
+                                                   for c in components):
+        return "'scores.components' should be a list of objects with a 'name'"
+    for component in components:
+        for key in ("value", "raw"):
+            value = component.get(key)
+            if value is not None and (not isinstance(value, _NUMBER) or isinstance(value, bool)):
+                return f"'scores.components[{component['name']}].{key}' should be a number or null, got {value!r:.40}"
+    return None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_plugin import record as rec
-from bench_plugin.record import CaseRecord
+from bench_plugin.record import CaseRecord, record_problem
 from bench_plugin.rejudge import rejudge_problem
 from bench_plugin.store import parse_record_line
 from bench_plugin.suite.spec import CaseSpec
@@ -156,6 +156,9 @@ class RunHistory:
 
 
 def _entry(record: Mapping[str, Any], offset: int, length: int, path: Path, number: int) -> _Entry:
+    problem = record_problem(record)
+    if problem is not None:
+        raise ValueError(f"{path}:{number}: not a case record this version can read: {problem}")
     try:
         case = CaseRecord.from_dict(record)
     except TypeError as exc:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from bench_plugin.packed_records import PackedRecords, ValuePool, pack_for_reports
-from bench_plugin.record import CaseRecord
+from bench_plugin.record import CaseRecord, record_problem
 
 
 def encode_record(record: Mapping[str, Any]) -> str:
@@ -369,6 +369,9 @@ def parse_record_data(line: str, path: Path, number: int, *, last: bool = True) 
         raise ValueError(f"{path}:{number}: not valid JSON: {exc.msg}") from exc
     if not isinstance(data, dict) or "nodeid" not in data:
         raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
+    problem = record_problem(data)
+    if problem is not None:
+        raise ValueError(f"{path}:{number}: not a case record this version can read: {problem}")
     return data
 
 

@@ -30,13 +30,13 @@ SPEC = LeaderboardSpec(suite="bench", of="J", dir="bench", title="🌀 Bench Elo
 
 
 def record(model: str, task: str, participants: dict[str, float] | None, *, run: int = 1, raw: float | None = None,
-           status: str = "passed", started: str = "2025-12-03T10:15:00+00:00") -> CaseRecord:
+           status: str = "passed", started: str = "2025-12-03T10:15:00+00:00", response: str = "") -> CaseRecord:
     component: dict[str, Any] = {"name": "J", "value": None if raw is None else raw / 100, "raw": raw}
     if participants is not None:
         component["participants"] = participants
     return CaseRecord(nodeid=f"suites/bench.yaml::{task}[{model}-run{run}]", suite="bench", path="suites/bench.yaml",
                       task=task, model=model, model_id=model, model_label=model.title(), provider="scripted", run=run,
-                      status=status, scores={"components": [component]}, started_at=started)
+                      status=status, scores={"components": [component]}, started_at=started, response=response)
 
 
 SESSION_1 = {"Claude Opus 4.5": 90, "Gemini 3 Pro": 94, "GPT 5.1": 89, "Grok 4": 88, "DeepSeek R1": 87}
@@ -59,10 +59,28 @@ def test_each_scored_case_with_participants_is_a_session() -> None:
 
 
 def test_runs_in_the_same_second_are_told_apart_by_their_records() -> None:
-    same_start = [record("opus", "classic", SESSION_1), record("opus", "classic", {**SESSION_1, "Grok 4": 86})]
+    same_start = [record("opus", "classic", SESSION_1, response=answer) for answer in ("A", "B")]
     first, second = (sessions_from_records(SPEC, [one]) for one in same_start)
     assert first[0]["id"] != second[0]["id"]
     assert sessions_from_records(SPEC, [same_start[0]]) == first  # the same record gives the same id
+    rejudged = record("opus", "classic", {**SESSION_1, "Grok 4": 86}, response="A")
+    assert sessions_from_records(SPEC, [rejudged])[0]["id"] == first[0]["id"]  # other scores, the same session
+
+
+def test_a_rejudged_run_rescores_its_sessions_instead_of_adding_them(tmp_path: Path) -> None:
+    """Its records were new sessions: every re-judge counted the same cases again and moved the ratings."""
+    runs = [[record("opus", "classic", SESSION_1, response="x")],
+            [record("opus", "museum", SESSION_2, started="2025-12-04T09:00:00+00:00", response="y")]]
+    for run in runs:
+        update_leaderboard(SPEC, run, tmp_path)
+    rescored = {**SESSION_1, "Grok 4": 99}
+    update_leaderboard(SPEC, [record("opus", "classic", rescored, response="x")], tmp_path)
+    saved = json.loads((tmp_path / "bench" / "leaderboard.json").read_text())
+    assert [session["scores"] for session in saved["sessions"]] == [rescored, SESSION_2]
+    fresh = tmp_path / "fresh"  # as if the first run had been judged so
+    update_leaderboard(SPEC, [record("opus", "classic", rescored, response="x")], fresh)
+    update_leaderboard(SPEC, runs[1], fresh)
+    assert saved == json.loads((fresh / "bench" / "leaderboard.json").read_text())
 
 
 def test_cases_of_one_task_and_run_make_a_session_by_model() -> None:

@@ -2,9 +2,11 @@
 
 Each run adds its sessions (in case order, so ``-n`` does not change the result) to the
 leaderboard found in the output folder, and writes both files again. A session carries an id made of
-its case, its start and a digest of its record (``nodeid@started_at#digest``: two runs in the same
-second differ in their timings), so ``bench report`` rebuilding the reports of a run, which reads
-the same records, does not add them twice. Titles, taglines, labels and scenarios come from suites and
+its case, its start and a digest of what its cases did (``nodeid@started_at#digest``: two runs in the
+same second differ in their timings and answers), so ``bench report`` rebuilding the reports of a run,
+which reads the same records, does not add them twice. Re-judging (``--bench-rejudge``) keeps what the
+cases did and changes their scores: their sessions keep their ids, take the new scores, and the ratings
+are worked out again from the first session. Titles, taglines, labels and scenarios come from suites and
 models: ``LEADERBOARD.md`` shows them through ``report.escape``, as text.
 """
 
@@ -59,9 +61,17 @@ def sessions_from_records(spec: LeaderboardSpec, records: Sequence[CaseRecord]) 
     return out
 
 
+_DID = ("nodeid", "started_at", "duration_s", "latency_s", "response_id", "response", "transcript")
+"""What a case did, as its record keeps it, whoever judges it: a session's identity."""
+
+
 def session_id(name: str, started: str | None, records: Sequence[CaseRecord]) -> str:
-    """``name@started#digest``: the digest of the records tells apart runs that started in the same second."""
-    text = json.dumps([record.to_dict() for record in records], sort_keys=True, default=str)
+    """``name@started#digest``: the digest of what the cases did tells apart runs that started in the same second.
+
+    Not of their scores: a case judged again is the same session, with other scores.
+    """
+    did = [{key: getattr(record, key) for key in _DID} for record in records]
+    text = json.dumps(did, sort_keys=True, default=str)
     return f"{name}@{started}#{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
@@ -88,9 +98,15 @@ def update_leaderboard(spec: LeaderboardSpec, records: Sequence[CaseRecord], fol
     if not target.resolve().is_relative_to(folder.resolve()):  # a suite's dir: ../.. would write anywhere
         raise PermissionError(errno.EACCES, "a leaderboard's dir must be a folder in the output folder", str(target))
     board = load_board(target / JSON_FILE)
-    known = {session.get("id") for session in board.get("sessions", [])}
+    known = {session.get("id"): session for session in board.get("sessions", [])}
     ours = sessions_from_records(spec, records)
-    board = apply_sessions(board, [session for session in ours if session["id"] not in known], spec.elo)
+    new = [session for session in ours if session["id"] not in known]
+    rescored = {s["id"]: s["scores"] for s in ours if s["id"] in known and known[s["id"]].get("scores") != s["scores"]}
+    if rescored:  # re-judged: Elo is applied in order, so every session is applied again from the first
+        kept = [{**old, "scores": rescored.get(old.get("id"), old["scores"])} for old in board["sessions"]]
+        board = apply_sessions(empty_board(), [*kept, *new], spec.elo)
+    else:
+        board = apply_sessions(board, new, spec.elo)
     target.mkdir(parents=True, exist_ok=True)
     write_atomically(target / JSON_FILE, json.dumps(board, indent=2, ensure_ascii=False) + "\n")
     write_atomically(target / MARKDOWN_FILE, render_leaderboard(board, spec))

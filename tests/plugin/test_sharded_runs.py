@@ -137,3 +137,36 @@ def test_merge_of_a_missing_file_says_so(suites: pytest.Pytester, capsys: pytest
     assert bench(["merge", "nowhere/results.jsonl", "-o", "merged"]) == 2
     assert "nowhere/results.jsonl" in capsys.readouterr().err
     assert not (suites.path / "merged").exists()
+
+
+def test_merge_says_what_it_leaves_out_and_takes_a_runs_folder(
+    suites: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A torn last line and an empty file were dropped in silence; a folder was "[Errno 21] Is a directory"."""
+    run(suites, "--bench-shard", "1/2", "--bench-output", "one")
+    run(suites, "--bench-shard", "2/2", "--bench-output", "two")
+    torn = suites.path / "two" / "results.jsonl"
+    whole = len(nodeids(suites.path / "two")) - 1
+    torn.write_bytes(torn.read_bytes()[:-40])
+    (suites.path / "empty.jsonl").write_text("")
+    assert bench(["merge", "one", str(torn), "empty.jsonl", "-o", "merged"]) == 0
+    err = capsys.readouterr().err
+    assert f"{torn}: its last line is cut off (a run killed while writing it): that case is left out" in err
+    assert "empty.jsonl holds no case" in err
+    assert len(nodeids(suites.path / "merged")) == len(nodeids(suites.path / "one")) + whole
+    assert bench(["merge", "suites", "-o", "again"]) == 2
+    assert "suites is a folder without a results.jsonl" in capsys.readouterr().err
+
+
+def test_a_record_of_the_wrong_kind_is_named_with_its_line(
+    suites: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A valid JSON line whose composite was text ended bench merge, and a resumed run, in a Python traceback."""
+    run(suites, "--bench-output", "out")
+    path = suites.path / "out" / "results.jsonl"
+    lines = path.read_text().splitlines()
+    lines[2] = json.dumps({**json.loads(lines[2]), "composite": "high"})
+    path.write_text("\n".join(lines) + "\n")
+    assert bench(["merge", str(path), "-o", "merged"]) == 2
+    expected = "not a case record this version can read: 'composite' should be a number or null, got 'high'"
+    assert f"{path}:3: {expected}" in capsys.readouterr().err
