@@ -129,7 +129,7 @@ class AttemptGate:
         """Name the wait that follows a failed attempt, for the progress line."""
         if is_rate_limit(exc):
             asked = getattr(exc, "retry_after", None)
-            self._why = f"HTTP 429, server asked {asked:g} s" if asked is not None else "HTTP 429, backing off"
+            self._why = f"HTTP 429, server asked {asked:.3g} s" if asked is not None else "HTTP 429, backing off"
         else:
             self._why = f"retry {attempts + 1} after {getattr(exc, 'kind', type(exc).__name__)}"
 

@@ -19,6 +19,8 @@ from bench_plugin.runner import BREAKER_THRESHOLD, RunnerSettings
 PROVIDER_KEYS = ("concurrency", "rpm", "tpm", "timeout", "max_retries", "max_wait")
 MODEL_KEYS = ("concurrency", "rpm", "tpm")
 _WHOLE = ("concurrency", "max_retries")
+MAX_RETRIES = 20
+"""As the suite schema's bound on a provider's ``max_retries``."""
 
 
 def add_call_options(group: pytest.OptionGroup) -> None:
@@ -116,8 +118,8 @@ def _number(option: str, value: str, key: str, text: str) -> float:
     except ValueError:
         number = math.nan
     whole, low = key in _WHOLE, 0 if key == "max_retries" else None
-    in_range = number >= 0 if low == 0 else number > 0
+    in_range = (0 <= number <= MAX_RETRIES) if low == 0 else number > 0
     if not (math.isfinite(number) and in_range and (not whole or number.is_integer())):
-        expected = ("a whole number" if whole else "a number") + (" >= 0" if low == 0 else " > 0")
+        expected = ("a whole number" if whole else "a number") + (f" from 0 to {MAX_RETRIES}" if low == 0 else " > 0")
         raise pytest.UsageError(f"{option}: {value!r}: {key} expects {expected}, got {text!r}")
     return int(number) if whole else number

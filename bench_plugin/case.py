@@ -25,7 +25,13 @@ from bench_plugin.errors import CaseError, ProviderError, ReplayMissError, Sandb
 from bench_plugin.pricing import Cost, add_costs, call_cost
 from bench_plugin.record import CaseRecord, json_safe
 from bench_plugin.recorded_verdicts import check_recorded_verdicts
-from bench_plugin.rejudge import check_agent_checks, derive_contexts, judged_again, transcript_from_record
+from bench_plugin.rejudge import (
+    changed_since,
+    check_agent_checks,
+    derive_contexts,
+    judged_again,
+    transcript_from_record,
+)
 from bench_plugin.scoring.bind import CaseScoring, ScoringBinder
 from bench_plugin.scoring.context import ScoreSet, ScoringContext
 from bench_plugin.scoring.score import score_case
@@ -112,6 +118,7 @@ async def _run_and_score(
         if prepared.stored is not None:  # --bench-rejudge: the stored transcript, no call to the model under test
             transcript = _stored_transcript(case, prepared.stored)
             (notes if notes is not None else []).extend(check_agent_checks(case, transcript.agent))
+            (notes if notes is not None else []).extend(changed_since(case, prepared.stored))
         else:
             transcript = await prepared.engine(case, call_model)
         context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns,

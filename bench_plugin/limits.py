@@ -244,10 +244,12 @@ class SessionBudget:
     Args:
         usd: dollars the session may spend; None: no limit.
         tokens: input plus output tokens the session may use; None: no limit.
+        processes: how many processes share the session's budget in equal parts (xdist workers): ``usd``
+            and ``tokens`` are this one's part, and its messages say so.
     """
 
-    def __init__(self, usd: float | None = None, tokens: int | None = None) -> None:
-        self.usd, self.tokens = usd, tokens
+    def __init__(self, usd: float | None = None, tokens: int | None = None, processes: int = 1) -> None:
+        self.usd, self.tokens, self.processes = usd, tokens, processes
         self.spent_usd = 0.0
         self.spent_tokens = 0
         self.unpriced_calls = 0
@@ -266,11 +268,18 @@ class SessionBudget:
     def exhausted(self) -> str | None:
         """Why no new case may start, or None while the budget lasts."""
         if self.usd is not None and self.uncountable is not None:
-            return (f"the session budget of ${self.usd:g} cannot count calls without a price: {self.uncountable} "
+            return (f"{self._budget(f'${self.usd:g}')} cannot count calls without a price: {self.uncountable} "
                     "(or bound the run with --bench-budget-tokens; --bench-budget-usd)")
         if self.usd is not None and self.spent_usd >= self.usd:
             unpriced = f"; {self.unpriced_calls} calls had no price" if self.unpriced_calls else ""
-            return f"the session budget of ${self.usd:g} is spent (${self.spent_usd:.4f}{unpriced}; --bench-budget-usd)"
+            return f"{self._budget(f'${self.usd:g}')} is spent (${self.spent_usd:.4f}{unpriced}; --bench-budget-usd)"
         if self.tokens is not None and self.spent_tokens >= self.tokens:
-            return f"the session budget of {self.tokens} tokens is spent ({self.spent_tokens}; --bench-budget-tokens)"
+            spent = f"{self._budget(f'{self.tokens} tokens')} is spent"
+            return f"{spent} ({self.spent_tokens}; --bench-budget-tokens)"
         return None
+
+    def _budget(self, share: str) -> str:
+        """The budget a message names: the session's, or under xdist this worker's share of it."""
+        if self.processes <= 1:
+            return f"the session budget of {share}"
+        return f"this worker's share of the session budget ({share}, one of {self.processes} equal shares)"

@@ -251,6 +251,14 @@ def junit_property(name: str, value: str) -> tuple[str, str]:
     return name, value
 
 
+_REFUSED = re.compile(r"http_4(?!08|09|25|29)\d\d")
+"""Kinds of an endpoint refusing the request as sent (a prompt too long, a bad parameter): no re-run fixes them."""
+
+
 def infrastructure_message(record: CaseRecord) -> str:
-    """What pytest shows for an ERROR case."""
+    """What pytest shows for an ERROR case: whether running it again can help."""
+    kind = str((record.error or {}).get("kind") or "")
+    if kind == "auth" or _REFUSED.fullmatch(kind):
+        return (f"{record.reason}\n(infrastructure failure, not a model failure: the request was refused as sent; "
+                "fix the key, the model id or the suite before running it again)")
     return f"{record.reason}\n(infrastructure failure, not a model failure: re-run this case)"

@@ -181,6 +181,20 @@ def agent_from_dict(data: Mapping[str, Any]) -> AgentRun:
     )
 
 
+def changed_since(case: CaseSpec, stored: CaseRecord) -> list[str]:
+    """A note when the suite now asks the case something else than the stored answer answered.
+
+    Resuming runs such a case again (``run_history.fingerprint``); re-judging scores the answer as it was
+    given, which the record must say.
+    """
+    model_id = case.model.id if case.model else case.model_name
+    if stored.model_id == model_id and stored.messages == [message.to_dict() for message in case.messages]:
+        return []
+    what = "prompt" if stored.model_id == model_id else "model"
+    return [f"the suite's {what} changed since this answer was given: it was judged as the answer to the stored "
+            "one (run the case again to judge an answer to the new one)"]
+
+
 def check_agent_checks(case: CaseSpec, run: AgentRun | None) -> list[str]:
     """The notes a re-judged agent case carries; refuse when its ``completion`` checks changed since it ran.
 

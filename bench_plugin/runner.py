@@ -136,7 +136,7 @@ class Runner:
     ) -> None:
         self.concurrency = concurrency
         self.settings = settings or RunnerSettings()
-        self.budget = SessionBudget(self.settings.budget_usd, self.settings.budget_tokens)
+        self.budget = SessionBudget(self.settings.budget_usd, self.settings.budget_tokens, self.settings.processes)
         self._provider_types = provider_types
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

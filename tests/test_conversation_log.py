@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from bench_plugin.report.conversation_log import ConversationLogWriter, log_paths, render_markdown
 from bench_plugin.report.html import extras_for
+from bench_plugin.store import encode_record
 
 RECORD: dict[str, Any] = {
     "nodeid": "suites/x.yaml::room[openrouter:meta-llama/llama-3-run1]",
@@ -45,6 +47,15 @@ def test_log_files_are_named_after_the_case_with_unsafe_characters_replaced(tmp_
     markdown, data = log_paths(RECORD, tmp_path)
     assert markdown == tmp_path / "x" / "room[openrouter_meta-llama_llama-3-run1].md"
     assert data.name == "room[openrouter_meta-llama_llama-3-run1].json"
+
+
+def test_a_log_written_from_results_jsonl_is_the_file_the_run_wrote(tmp_path: Path) -> None:
+    """Bench merge writes the logs from results.jsonl, whose keys are sorted: every file differed from the run's."""
+    run, merged = ConversationLogWriter(tmp_path / "run"), ConversationLogWriter(tmp_path / "merged")
+    run.write(RECORD)
+    merged.write(json.loads(encode_record(RECORD)))
+    for made, again in zip(log_paths(RECORD, run.folder), log_paths(RECORD, merged.folder), strict=True):
+        assert again.read_bytes() == made.read_bytes()
 
 
 def test_the_markdown_log_shows_participants_replies_and_events(tmp_path: Path) -> None:

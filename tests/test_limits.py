@@ -432,6 +432,14 @@ def test_budget_counts_dollars_and_tokens_and_names_unpriced_calls():
     assert tokens.spent_tokens == 20 and "20 tokens is spent" in (tokens.exhausted() or "")
 
 
+def test_a_workers_budget_says_it_is_its_share_of_the_sessions():
+    """Under -n 2 a budget of 100 tokens read "the session budget of 50 tokens is spent"."""
+    budget = SessionBudget(tokens=50, processes=2)
+    budget.add(Cost(None, local=True), Usage(40, 16))
+    assert budget.exhausted() == ("this worker's share of the session budget (50 tokens, one of 2 equal shares) is "
+                                  "spent (56; --bench-budget-tokens)")
+
+
 def test_a_local_servers_own_models_do_not_load_the_price_table():
     """0.18 s of import, in the loop's thread at a run's first answer: it held the first round's answers back."""
     code = (

@@ -70,7 +70,7 @@ async def test_a_server_wait_beyond_what_is_left_gives_up_without_waiting():
     provider = Failing(limited(5), limited(50))
     sleeps = Sleeps()
 
-    with pytest.raises(TransientProviderError, match=r"server asked to wait 50 s, more than the 2[45] s left"):
+    with pytest.raises(TransientProviderError, match=r"server asked to wait 50 s, more than the 2[45](\.\d)? s left"):
         await complete_with_retries(provider, REQUEST, max_retries=3, max_wait=30, sleep=sleeps)
     assert len(sleeps.delays) == 1
 

@@ -112,7 +112,7 @@ def _gave_up(exc: Exception, attempts: int, wait_left: float | None, retry_rate_
         return exc
     note = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}"
     if wait_left is not None and exc.retry_after is not None:
-        note += f"; the server asked to wait {exc.retry_after:.0f} s, more than the {max(wait_left, 0):.0f} s left"
+        note += f"; the server asked to wait {exc.retry_after:.3g} s, more than the {max(wait_left, 0):.3g} s left"
     elif wait_left is not None:
         note += f"; retries would wait more than the {max(wait_left, 0):.0f} s left of max_wait"
     elif is_rate_limit(exc) and not retry_rate_limits:

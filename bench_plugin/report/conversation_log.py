@@ -47,7 +47,9 @@ class ConversationLogWriter:
         markdown.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(markdown, render_markdown(record))
         keys = ("nodeid", "suite", "path", "task", "model", "run", "status", "reason", "composite", "conversation")
-        write_atomically(data, json.dumps({k: record.get(k) for k in keys}, indent=2, ensure_ascii=False) + "\n")
+        # keys sorted, as results.jsonl keeps them: a log written from it (bench merge) is the same file
+        write_atomically(data, json.dumps({k: record.get(k) for k in keys}, indent=2, ensure_ascii=False,
+                                          sort_keys=True) + "\n")
         self.written += 1
 
 

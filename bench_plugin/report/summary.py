@@ -221,7 +221,12 @@ def describe_spend(records: Sequence[CaseRecord]) -> str:
     if not parts and not unpriced:
         return ""
     spend = "cost " + (" + ".join(parts) if parts else "unknown")
-    return spend + (f" ({len(unpriced)} cases without a price: {unpriced[0]})" if unpriced else "")
+    if not unpriced:
+        return spend
+    whose = "judge calls" if all(cost_note_of((r.usage or {}).get("judge")) and not cost_note_of(r.usage or {})
+                                 for r in records if cost_note(r)) else "calls"
+    many = "s" * (len(unpriced) != 1)
+    return f"{spend} ({len(unpriced)} case{many} with {whose} without a price: {unpriced[0]})"
 
 
 def cost_note(record: CaseRecord) -> str | None:

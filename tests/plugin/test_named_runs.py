@@ -235,6 +235,23 @@ def test_rejudge_scores_stored_transcripts_again_without_calling_the_model(
     assert requests_for(mock_server, model) == calls
 
 
+def test_rejudging_an_answer_to_a_prompt_since_changed_says_so(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    """The record said nothing: the answer to an older prompt was judged as if it answered the new one."""
+    model = unique("m")
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, SINGLE)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    changed = judged_suite(mock_server, model, 8, SINGLE.replace("prompt: hello", "prompt: hello there"))
+    pytester.makefile(".yaml", **{"suites/demo": changed})
+    pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE).assert_outcomes(passed=1)
+    after = run_records(pytester)["t[m-run1]"]
+    assert after["messages"][-1]["content"] == "hello"  # the answer was to this
+    assert after["rejudged"]["notes"] == ["the suite's prompt changed since this answer was given: it was judged as "
+                                          "the answer to the stored one (run the case again to judge an answer to "
+                                          "the new one)"]
+
+
 def test_rejudged_turn_judges_see_what_the_model_was_sent(pytester: pytest.Pytester, mock_server: MockServer) -> None:
     model = unique("m")
     suite = judged_suite(mock_server, model, 8, TURNS, per_turn=True).replace(
