@@ -16,7 +16,7 @@ from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import ProviderError
 from bench_plugin.limits import CircuitBreaker, Scope, estimate_tokens, is_missing_model
 from bench_plugin.providers.interface import Provider
-from bench_plugin.providers.retry import is_rate_limit
+from bench_plugin.providers.retry import is_rate_limit, seconds_text
 from bench_plugin.run_status import RunStatus
 
 
@@ -129,7 +129,7 @@ class AttemptGate:
         """Name the wait that follows a failed attempt, for the progress line."""
         if is_rate_limit(exc):
             asked = getattr(exc, "retry_after", None)
-            self._why = f"HTTP 429, server asked {asked:.3g} s" if asked is not None else "HTTP 429, backing off"
+            self._why = "HTTP 429, backing off" if asked is None else f"HTTP 429, server asked {seconds_text(asked)} s"
         else:
             self._why = f"retry {attempts + 1} after {getattr(exc, 'kind', type(exc).__name__)}"
 

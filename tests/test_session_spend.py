@@ -50,7 +50,7 @@ def test_a_partial_cost_says_how_many_cases_it_leaves_out() -> None:
     assert row["cost_missing"] == {"cases": 1, "note": "no model price"} and row["judge_cost_missing"] is None
     assert describe_missing_cost(row) == ["Cost of m leaves out 1 of 2 cases, whose calls have no price: "
                                           "no model price."]
-    assert describe_spend(records) == "cost $0.2500 + judges $1.0000 (1 cases without a price: no model price)"
+    assert describe_spend(records) == "cost $0.2500 + judges $1.0000 (1 case without a price: no model price)"
 
 
 def test_offline_calls_cost_nothing_and_say_nothing() -> None:

@@ -112,7 +112,8 @@ def _gave_up(exc: Exception, attempts: int, wait_left: float | None, retry_rate_
         return exc
     note = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}"
     if wait_left is not None and exc.retry_after is not None:
-        note += f"; the server asked to wait {exc.retry_after:.3g} s, more than the {max(wait_left, 0):.3g} s left"
+        asked, left = seconds_text(exc.retry_after), seconds_text(wait_left)
+        note += f"; the server asked to wait {asked} s, more than the {left} s left"
     elif wait_left is not None:
         note += f"; retries would wait more than the {max(wait_left, 0):.0f} s left of max_wait"
     elif is_rate_limit(exc) and not retry_rate_limits:
@@ -123,3 +124,9 @@ def _gave_up(exc: Exception, attempts: int, wait_left: float | None, retry_rate_
         )
     except TypeError:  # a subclass with its own constructor: keep it as it was
         return exc
+
+
+def seconds_text(value: float) -> str:
+    """Seconds as a message shows them: whole from 10 on, else to a tenth (a wait of 0.4 s is not "0 s")."""
+    value = max(value, 0.0)
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}".removesuffix(".0")

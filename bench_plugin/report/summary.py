@@ -223,10 +223,10 @@ def describe_spend(records: Sequence[CaseRecord]) -> str:
     spend = "cost " + (" + ".join(parts) if parts else "unknown")
     if not unpriced:
         return spend
-    whose = "judge calls" if all(cost_note_of((r.usage or {}).get("judge")) and not cost_note_of(r.usage or {})
-                                 for r in records if cost_note(r)) else "calls"
-    many = "s" * (len(unpriced) != 1)
-    return f"{spend} ({len(unpriced)} case{many} with {whose} without a price: {unpriced[0]})"
+    judges_only = all(not cost_note_of(r.usage or {}) for r in records if cost_note(r))  # the model is priced
+    cases = f"{len(unpriced)} case{'s' * (len(unpriced) != 1)}"
+    what = f"{cases} whose judge calls have no price" if judges_only else f"{cases} without a price"
+    return f"{spend} ({what}: {unpriced[0]})"
 
 
 def cost_note(record: CaseRecord) -> str | None:
