@@ -53,6 +53,11 @@ def render_markdown(
     if summary.get("cache"):
         lines += [f"{describe_cache_use(summary['cache']).capitalize()} (an answer from the cache was not asked "
                   "again and costs nothing in this report; `--bench-cache write` asks every model again).", ""]
+    budget = summary.get("budget")
+    if budget:
+        many = "s were" if budget["not_run"] != 1 else " was"
+        why = escape_cell(budget["reason"].removeprefix("not run: "))
+        lines += [f"**{budget['not_run']} case{many} not run**: {why}.", ""]
     if len(suites) > 1:
         lines += [describe_counts(summary["totals"]), ""]
     for suite in suites:

@@ -89,7 +89,8 @@ def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
 
     Returns:
         ``{"totals": counts, "suites": [suite, ...]}``, and ``"cache"`` (``count_cache_use``) when the
-        response cache was asked about any call; each suite is ``{"suite", "path",
+        response cache was asked about any call, ``"budget"`` (``not_run``, and the first such case's
+        ``reason``) when a session budget left cases not run; each suite is ``{"suite", "path",
         "components", "models", "tasks", "turns", "panels", "failures", "errors", "unscored", "invalid"}``,
         where ``models`` and ``tasks`` are lists of rows, ``turns`` is ``report.turns.summarize_turns``
         (per-turn means of conversation suites), ``panels`` is ``report.panels.summarize_panels``
@@ -103,6 +104,9 @@ def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
     cache = count_cache_use(records)
     if cache is not None:
         summary["cache"] = cache
+    not_run = [record for record in records if (record.error or {}).get("kind") == "budget"]
+    if not_run:  # skipped, and why: the terminal said it, and the files must too
+        summary["budget"] = {"not_run": len(not_run), "reason": not_run[0].reason}
     summary["suites"] = [summarize_suite(suite, path, group) for (suite, path), group in groups.items()]
     return summary
 

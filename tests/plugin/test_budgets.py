@@ -61,8 +61,11 @@ def test_spent_dollar_budget_starts_no_new_case_and_reports_the_rest_as_not_run(
     ran, *not_run = sorted(found, key=lambda r: r["status"] != "passed")
     assert ran["usage"]["cost_usd"] > 5 and ran["usage"]["cost_source"] == "suite"
     assert all(r["status"] == "skipped" and r["error"]["kind"] == "budget" for r in not_run)
-    assert (pytester.path / "bench-results" / "summary.json").exists()
-    assert (pytester.path / "bench-results" / "report.md").exists()
+    # the files say why, as the terminal does (report.md said only "4 skipped")
+    summary = json.loads((pytester.path / "bench-results" / "summary.json").read_text())
+    assert summary["budget"]["not_run"] == 4 and "the session budget of $5 is spent" in summary["budget"]["reason"]
+    report = (pytester.path / "bench-results" / "report.md").read_text()
+    assert "**4 cases were not run**: the session budget of $5 is spent" in report
 
 
 def test_spent_token_budget_starts_no_new_case(pytester: pytest.Pytester, mock_server: MockServer) -> None:
