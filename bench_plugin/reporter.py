@@ -12,7 +12,7 @@ import importlib
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,9 @@ class BenchReporter:
         self._write_note = ""  # what the files hold after it
         self._writers: threading.Thread | None = None  # prepares the report writers while the cases run
         self._cases = 0  # collected, to decide when the writers load (see ``writers_load_late``)
+        # the cases the session selected, when its results are its own: a shard's or -k's reports expect of each
+        # model the cases it was selected for, not those of other shards (None: every model every case)
+        self._selected: dict[str, None] | None = None
         # node id -> the report carrying its record, until pytest-html has drawn the case's row (at its teardown)
         self._drawing: dict[str, pytest.TestReport] = {}
         self._summary: list[str] | None = None  # the terminal's per-model lines, once reported
@@ -75,11 +78,17 @@ class BenchReporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Count what was collected (a case or a test of the project's own, alike: the count only sizes the run)."""
         self._cases = len(session.items)
+        self._select(item.nodeid for item in session.items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Under xdist the controller collects nothing: each worker reports the whole collection's ids."""
         self._cases = max(self._cases, len(ids))
+        self._select(ids)
+
+    def _select(self, nodeids: Iterable[str]) -> None:
+        if not self._run.keep_earlier:  # a session continuing earlier records reports them all: every model, every case
+            self._selected = dict.fromkeys([*(self._selected or {}), *nodeids])
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         """The first case starts: its calls leave now, and the writers load while the first answers travel.
@@ -221,7 +230,8 @@ class BenchReporter:
             aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
             leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
             written = write_reports(records, self.output_dir, aggregates, leaderboards,
-                                    whole=lambda path: self.store.read_records(lambda r: r.path == path))
+                                    whole=lambda path: self.store.read_records(lambda r: r.path == path),
+                                    selected=self._selected)
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
             return

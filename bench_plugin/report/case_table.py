@@ -9,7 +9,8 @@ draws serve every model and every pair.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+import re
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,10 @@ import numpy as np
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.bootstrap import N_BOOT, FloatArray, IntArray, bootstrap_means, seed_for, unit_codes
 from bench_plugin.report.case_data import CaseKey, case_keys, runs_repeat, score_of
+from bench_plugin.suite.spec import safe_id
+
+CaseCell = tuple[str, str, int]
+"""A model's case: (model, task, run)."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,9 @@ class CaseTable:
         clustered: whether units are tasks (runs repeat) rather than cases.
         model_order: the models, first seen first.
         labels: model -> its display label.
-        expected: how many cases each model was expected to finish (the suite's distinct case keys).
+        expected: how many cases a model was expected to finish (the suite's distinct case keys; in a
+            session of a selection, the most any model was selected for).
+        expected_of: model -> how many cases it was expected to finish.
         path: the suite's path (seeds the resampling).
         model_rows: model -> its row indices.
         components: per row, ``record.components`` (read once: the property builds a dict per call).
@@ -51,6 +58,7 @@ class CaseTable:
     model_order: tuple[str, ...]
     labels: dict[str, str]
     expected: int
+    expected_of: dict[str, int]
     path: str
     model_rows: dict[str, IntArray]
     components: tuple[Mapping[str, Mapping[str, Any]], ...]
@@ -60,8 +68,15 @@ class CaseTable:
         return self.model_rows[model]
 
 
-def build_case_table(path: str, records: Sequence[CaseRecord]) -> CaseTable:
-    """The rows of one suite's records (see ``CaseTable``), with a row for each case a model lacks."""
+def build_case_table(
+    path: str, records: Sequence[CaseRecord], selected: Collection[CaseCell] | None = None
+) -> CaseTable:
+    """The rows of one suite's records (see ``CaseTable``), with a row for each case a model lacks.
+
+    A model lacks a case another model has (a paired design: every model on every case), or, when the
+    session's ``selected`` cases are known, a case it was selected for and has no record of: in a shard or a
+    ``-k`` selection, the cases of other shards are not missing.
+    """
     keys = case_keys(records)
     model_order = tuple(dict.fromkeys(record.model for record in records))
     labels: dict[str, str] = {}
@@ -72,8 +87,12 @@ def build_case_table(path: str, records: Sequence[CaseRecord]) -> CaseTable:
         labels.setdefault(record.model, record.model_label or record.model)
         rows.append((record, record.model, key))
         have[record.model].add(key)
+    expected_of: dict[str, int] = {}
     for model in model_order:
-        rows += [(None, model, key) for key in keys if key not in have[model]]
+        wanted = keys if selected is None else [(task, run) for name, task, run in selected if name == model]
+        lacking = [key for key in wanted if key not in have[model]]
+        rows += [(None, model, key) for key in lacking]
+        expected_of[model] = len(have[model]) + len(lacking)
     clustered = runs_repeat(records)
     labels_of_units: list[Hashable] = [key[0] if clustered else key for _, _, key in rows]
     units, n_units = unit_codes(labels_of_units)
@@ -92,11 +111,32 @@ def build_case_table(path: str, records: Sequence[CaseRecord]) -> CaseTable:
         clustered=clustered,
         model_order=model_order,
         labels=labels,
-        expected=len(keys),
+        expected=len(keys) if selected is None else max(expected_of.values(), default=0),
+        expected_of=expected_of,
         path=path,
         model_rows={model: np.array(found, dtype=np.int64) for model, found in model_rows.items()},
         components=tuple({} if record is None else record.components for record, _, _ in rows),
     )
+
+
+_CASE_ID = re.compile(r"(?P<path>.+?)::(?P<task>.+)\[(?P<model>.+)-run(?P<run>\d+)\]")
+
+
+def selected_cells(nodeids: Iterable[str], records: Iterable[CaseRecord]) -> dict[str, list[CaseCell]]:
+    """Suite path -> the cases a session selected, as cells of the models its records name.
+
+    A case's node id is ``path::task[model-runN]`` with the model's name made safe for an id (``safe_id``);
+    the records give the names back. A node id of a model with no record (none finished) is left out.
+    """
+    names: dict[tuple[str, str], str] = {}
+    for record in records:
+        names.setdefault((record.path, safe_id(record.model)), record.model)
+    cells: dict[str, list[CaseCell]] = {}
+    for nodeid in nodeids:
+        found = _CASE_ID.fullmatch(nodeid)
+        if found is not None and (model := names.get((found["path"], found["model"]))) is not None:
+            cells.setdefault(found["path"], []).append((model, found["task"], int(found["run"])))
+    return cells
 
 
 def math_nan(value: float | None) -> float:

@@ -82,11 +82,12 @@ def leaderboard_figures(
         records = [r for r in (table.records[row] for row in table.rows_of(model)) if r is not None]
         scored = sum(1 for r in records if r.status in SCORED)
         tokens_in, tokens_out = usage[model]["input_tokens"], usage[model]["output_tokens"]
+        expected = table.expected_of[model]
         out[model] = {
-            "expected": table.expected,
+            "expected": expected,
             "scored": scored,
-            "missing": table.expected - len({(r.task, r.run) for r in records}),
-            "coverage": scored / table.expected if table.expected else None,
+            "missing": expected - len({(r.task, r.run) for r in records}),
+            "coverage": scored / expected if expected else None,
             "intervals": {
                 "mean_composite": estimates.get(("mean_composite", model)),
                 "normalised": estimates.get(("normalised", model)),

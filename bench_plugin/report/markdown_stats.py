@@ -86,7 +86,9 @@ def render_intervals(suite: Mapping[str, Any]) -> list[str]:
         f"How to read: each mean with its 95% bootstrap interval ({stats['n_boot']} resamples of the "
         f"{units}) and standard error. Mean score counts scored cases only (passed or failed); unscored cases "
         "(the grader could not decide), infrastructure errors, invalid and skipped cases are left out. "
-        f"Normalised divides by all {stats['expected_cases']} expected cases, each case without a score "
+        + (f"Normalised divides by all {stats['expected_cases']} expected cases" if stats["expected_cases"] is not None
+           else "Normalised divides by each model's expected cases (the cases it was selected for: Scored / expected)")
+        + ", each case without a score "
         f"counting 0 (= mean score x coverage). Pass rate = passed / scored "
         f"({'cluster bootstrap' if clustered else 'Wilson'} interval)."
         + (" Judge-only: the mean of the judges' components alone." if judge_column else "")

@@ -7,7 +7,7 @@ the records directly.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from bench_plugin.record import CaseRecord
@@ -15,7 +15,7 @@ from bench_plugin.report.audit import audit
 from bench_plugin.report.bootstrap import CONFIDENCE, N_BOOT
 from bench_plugin.report.breakdowns import add_breakdown_columns, breakdown_figures, find_dimensions
 from bench_plugin.report.case_data import judge_names
-from bench_plugin.report.case_table import Columns, build_case_table
+from bench_plugin.report.case_table import CaseCell, Columns, build_case_table
 from bench_plugin.report.comparisons import add_pair_columns, compare_models
 from bench_plugin.report.leaderboard_stats import add_leaderboard_columns, leaderboard_figures
 from bench_plugin.report.ratings import summarize_ratings
@@ -33,7 +33,8 @@ def rank_models(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def suite_statistics(
-    path: str, records: Sequence[CaseRecord], components: Sequence[str], model_rows: Sequence[dict[str, Any]]
+    path: str, records: Sequence[CaseRecord], components: Sequence[str], model_rows: Sequence[dict[str, Any]],
+    selected: Collection[CaseCell] | None = None,
 ) -> dict[str, Any]:
     """The statistical keys of one suite's summary; adds each model's intervals to its row in ``model_rows``.
 
@@ -42,12 +43,13 @@ def suite_statistics(
         records: the suite's records, in case order.
         components: the leaderboard's components (per-turn ones left out).
         model_rows: the summary's leaderboard rows (``summarize_model``), updated in place.
+        selected: the cases the session selected (``case_table.selected_cells``), when it was a selection.
 
     Returns:
         ``{"statistics", "comparisons", "breakdowns", "repeats", "ratings", "audit"}`` (see
         ``report.summary``).
     """
-    table = build_case_table(path, records)
+    table = build_case_table(path, records, selected)
     judges = judge_names(table.components)
     ranked = [model for model in rank_models(model_rows)
               if any(row["model"] == model and row["mean_composite"] is not None for row in model_rows)]
@@ -67,7 +69,8 @@ def suite_statistics(
             "confidence": CONFIDENCE,
             "n_boot": N_BOOT,
             "unit": "task" if table.clustered else "case",
-            "expected_cases": table.expected,
+            # None: the models were selected for different cases (a shard, -k): each has its own count
+            "expected_cases": table.expected if len(set(table.expected_of.values())) <= 1 else None,
             "judges": judges,
             "ordinal": ordinal,
         },

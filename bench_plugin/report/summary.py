@@ -49,7 +49,7 @@ An ``estimate`` is ``{"mean", "se", "ci_low", "ci_high", "n" (cases with a value
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from bench_plugin.record import (
@@ -63,6 +63,7 @@ from bench_plugin.record import (
     CaseRecord,
 )
 from bench_plugin.report.case_data import cost_note_of, judge_usage, number
+from bench_plugin.report.case_table import CaseCell
 from bench_plugin.report.panels import summarize_panels
 from bench_plugin.report.sandbox_flag import sandbox_section
 from bench_plugin.report.stats import mean, rate, total
@@ -80,8 +81,14 @@ COUNT_KEYS = {
 }
 
 
-def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
+def summarize(
+    records: Sequence[CaseRecord], selected: Mapping[str, Collection[CaseCell]] | None = None
+) -> dict[str, Any]:
     """Aggregate finished cases for the reports.
+
+    ``selected``: by suite path, the cases a session of a selection (``-k``, a shard) was asked to run
+    (``case_table.selected_cells``): each model is then expected to finish those, not every case another
+    model has.
 
     Scored cases are those that passed or failed: pass rates and mean composites use only them.
     Unscored cases (the grader could not decide), infrastructure errors, invalid and skipped cases
@@ -107,7 +114,8 @@ def summarize(records: Sequence[CaseRecord]) -> dict[str, Any]:
     not_run = [record for record in records if (record.error or {}).get("kind") == "budget"]
     if not_run:  # skipped, and why: the terminal said it, and the files must too
         summary["budget"] = {"not_run": len(not_run), "reason": not_run[0].reason}
-    summary["suites"] = [summarize_suite(suite, path, group) for (suite, path), group in groups.items()]
+    summary["suites"] = [summarize_suite(suite, path, group, (selected or {}).get(path))
+                         for (suite, path), group in groups.items()]
     return summary
 
 
@@ -139,7 +147,9 @@ def describe_cache_use(cache: dict[str, int]) -> str:
     return "response cache: " + ", ".join(parts)
 
 
-def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dict[str, Any]:
+def summarize_suite(
+    suite: str, path: str, records: Sequence[CaseRecord], selected: Collection[CaseCell] | None = None
+) -> dict[str, Any]:
     """The summary of one suite file; see ``summarize``."""
     # per-turn components (J.t1, J.t2...) have their own table, under "turns"
     components = first_seen(
@@ -161,7 +171,7 @@ def summarize_suite(suite: str, path: str, records: Sequence[CaseRecord]) -> dic
         "errors": list_cases(records, ERROR),
         "unscored": list_cases(records, UNSCORED),
         "invalid": list_cases(records, INVALID),
-        **suite_statistics(path, records, components, models),
+        **suite_statistics(path, records, components, models, selected),
         **sandbox_section(records),  # flagged in every report: agent commands that ran without a sandbox
     }
 

@@ -11,6 +11,7 @@ from typing import Any
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregate_csv import render_csv
 from bench_plugin.report.aggregates import compute_aggregates
+from bench_plugin.report.case_table import selected_cells
 from bench_plugin.report.dashboard import dashboard_pieces
 from bench_plugin.report.leaderboard import update_leaderboard
 from bench_plugin.report.markdown import render_markdown
@@ -35,6 +36,7 @@ def write_reports(
     aggregates: Mapping[str, AggregateSpec] | None = None,
     leaderboards: Mapping[str, LeaderboardSpec] | None = None,
     whole: Callable[[str], Sequence[CaseRecord]] | None = None,
+    selected: Iterable[str] | None = None,
 ) -> dict[str, Path]:
     """Write summary.json, report.md and dashboard.html for ``records`` into ``folder``; return their paths.
 
@@ -50,9 +52,12 @@ def write_reports(
             which the suite's summary and report section show.
         whole: the whole records of a suite (by path), when ``records`` are those ``CaseRecord.for_reports``
             keeps: a leaderboard's sessions are named by a digest of the whole records. None: ``records`` are.
+        selected: the node ids a session was asked to run, when the records are that session's alone: a model
+            is then expected to finish the cases it was selected for (a shard, ``-k``), not every case another
+            model has. None (a merge, a rebuild, a run continuing earlier records): every model every case.
     """
     ordered = in_case_order(records)
-    summary = summarize(ordered)
+    summary = summarize(ordered, None if selected is None else selected_cells(selected, ordered))
     paths = {"summary": folder / "summary.json", "markdown": folder / "report.md"}
     tables = add_aggregates(summary, ordered, aggregates or {})
     for suite in summary["suites"]:

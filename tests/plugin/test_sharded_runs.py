@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,20 @@ def test_a_record_of_the_wrong_kind_is_named_with_its_line(
     assert bench(["merge", str(path), "-o", "merged"]) == 2
     expected = "not a case record this version can read: 'composite' should be a number or null, got 'high'"
     assert f"{path}:3: {expected}" in capsys.readouterr().err
+
+
+def test_a_shards_report_expects_of_each_model_the_cases_it_was_selected_for(suites: pytest.Pytester) -> None:
+    """Each shard's report counted the cases of other shards that another model had as missing: 37 / 78."""
+    run(suites, "--bench-shard", "1/2", "--bench-output", "one")
+    summary = json.loads((suites.path / "one" / "summary.json").read_text())
+    counting = next(suite for suite in summary["suites"] if suite["suite"] == "counting")
+    ran = Counter(record["model"] for record in records(suites.path / "one") if "counting" in record["nodeid"])
+    assert {row["model"]: row["expected"] for row in counting["models"]} == dict(ran)
+    assert all(row["missing"] == 0 for row in counting["models"])
+    assert "Normalised divides by each model's expected cases" in (suites.path / "one" / "report.md").read_text()
+    # the merge of the shards expects every case of every model, as a single run does
+    run(suites, "--bench-shard", "2/2", "--bench-output", "two")
+    assert bench(["merge", "one/results.jsonl", "two/results.jsonl", "-o", "merged"]) == 0
+    merged = json.loads((suites.path / "merged" / "summary.json").read_text())
+    rows = next(suite for suite in merged["suites"] if suite["suite"] == "counting")["models"]
+    assert {row["model"]: (row["expected"], row["missing"]) for row in rows} == {"parrot": (30, 0), "mimic": (30, 0)}
