@@ -75,11 +75,12 @@ class AttemptGate:
     async def complete(self, request: CompletionRequest) -> Completion:
         """One attempt, once the limits let it go.
 
-        From the narrowest scope out: the model's slot, its pause and buckets, then the endpoint's slot and
-        buckets, then the session's slot. A rate is taken just before the call leaves, so calls queued for a
-        slot do not gather tokens and leave in a burst; each wait holds only narrower scopes' slots, so a
-        paused model never holds its endpoint's. A 429 that came while the call waited for its slots sends it
-        back to wait out the pause.
+        From the narrowest scope out: the model's slot, its pause, its turn at its buckets and their wait, then
+        the endpoint's slot, turn and wait, then the session's slot; the tokens are taken only then, just
+        before the call leaves, and the turns let go as it is sent. So calls queued for a slot do not save up
+        tokens and leave in a burst, a rate-limited or paused model never holds its endpoint's slots while it
+        waits, and an endpoint never holds the session's. A 429 that came while the call waited sends it back
+        to wait out the pause, its slots let go.
         """
         endpoint, breaker, model_scope = self._endpoint, self._endpoint.breaker, self._model
         model = endpoint.model_breaker(request.model.id)
@@ -89,14 +90,20 @@ class AttemptGate:
                 breaker.check(endpoint.name)
                 model.check(model_scope.name)
                 await _hold(held, model_scope.slots)
-                await model_scope.wait_turn(tokens, breaker, self._report)
-                await _hold(held, endpoint.scope.slots)
-                await endpoint.scope.wait_turn(tokens, breaker, self._report)
-                await _hold(held, self._session_slots)
-                if model_scope.paused:
-                    continue  # its slots go back while it waits
-                breaker.check(endpoint.name)
-                model.check(model_scope.name)
+                await model_scope.wait_pause(breaker, self._report)
+                async with contextlib.AsyncExitStack() as turns:  # let go once the tokens are taken
+                    await model_scope.queue(turns, tokens, self._report)
+                    await model_scope.wait_ready(tokens, breaker, self._report)
+                    await _hold(held, endpoint.scope.slots)
+                    await endpoint.scope.queue(turns, tokens, self._report)
+                    await endpoint.scope.wait_ready(tokens, breaker, self._report)
+                    await _hold(held, self._session_slots)
+                    if model_scope.paused:
+                        continue  # its slots and turns go back while it waits
+                    breaker.check(endpoint.name)
+                    model.check(model_scope.name)
+                    model_scope.take(tokens)
+                    endpoint.scope.take(tokens)
                 self._entry.attempts += 1
                 try:
                     completion: Completion = await self._provider.complete(request)

@@ -112,7 +112,7 @@ class _Validation:
             for item in broken:
                 print(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
             self.problems += len(broken)
-            print(f"{path}: {len(items)} cases, {len(broken)} with problems")
+            print(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(broken)} with problems")
             for note in unpriced_models(items):  # not a problem: the run works, but its cost will be unknown
                 print(f"{path}: note: {note}")
 

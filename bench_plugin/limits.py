@@ -173,7 +173,11 @@ def is_missing_model(exc: BaseException) -> bool:
 
 
 class Scope:
-    """The live state of one scope's limits: its slots, buckets and the pause a 429 asked for."""
+    """The live state of one scope's limits: its slots, buckets and the pause a 429 asked for.
+
+    ``turn`` queues the calls that wait for the buckets (first come, first served); a call holds it from its
+    wait until it takes its tokens, just before it leaves (``AttemptGate.complete``), never while it is sent.
+    """
 
     def __init__(self, name: str, limits: Limits, clock: Clock = time.monotonic) -> None:
         self.name = name
@@ -181,6 +185,7 @@ class Scope:
         self.slots = asyncio.Semaphore(limits.concurrency) if limits.concurrency else None
         self.requests = TokenBucket(limits.rpm, clock) if limits.rpm else None
         self.tokens = TokenBucket(limits.tpm, clock) if limits.tpm else None
+        self.turn = asyncio.Lock() if self.requests or self.tokens else None
         self.paused_until = 0.0
         self._clock = clock
 
@@ -195,27 +200,57 @@ class Scope:
 
     async def wait_turn(self, tokens: int, breaker: CircuitBreaker, report: WaitReporter) -> None:
         """Wait out a pause, then take one request and ``tokens`` from the buckets."""
+        await self.wait_pause(breaker, report)
+        async with contextlib.AsyncExitStack() as held:
+            await self.queue(held, tokens, report)
+            await self.wait_ready(tokens, breaker, report)
+            self.take(tokens)
+
+    async def wait_pause(self, breaker: CircuitBreaker, report: WaitReporter) -> None:
+        """Wait out a 429's pause (ends early, raising, when the breaker opens)."""
         while (left := self.paused_until - self._clock()) > 0:
             with report("paused after HTTP 429", left):
                 await breaker.nap(left)
             breaker.check(self.name)
+
+    async def queue(self, held: contextlib.AsyncExitStack, tokens: int, report: WaitReporter) -> None:
+        """Take this scope's ``turn`` until ``held`` closes; the calls queued for it are waiting, and say so."""
+        if self.turn is None:
+            return
+        if self.turn.locked():
+            delay, why = self.wait_time(tokens)
+            with report(why or "rate limit", delay):
+                await held.enter_async_context(self.turn)
+        else:
+            await held.enter_async_context(self.turn)
+
+    def wait_time(self, tokens: int) -> tuple[float, str | None]:
+        """Seconds until the buckets let a call of ``tokens`` go, and which limit holds it (None: none)."""
+        found: tuple[float, str | None] = (0.0, None)
         for bucket, amount, why in ((self.requests, 1, "rpm"), (self.tokens, tokens, "tpm")):
-            if bucket is None:
-                continue
-            if bucket.lock.locked():  # calls queued behind the one waiting are waiting too: progress counts them
-                with report(f"{why} limit {_rate(bucket)}", bucket.wait_time(amount)):
-                    await bucket.lock.acquire()
-            else:
-                await bucket.lock.acquire()
-            try:
-                # in short naps: an answer's usage gives back what a tpm estimate took too much (``give_back``)
-                while (delay := bucket.wait_time(amount)) > 0:
-                    with report(f"{why} limit {_rate(bucket)}", delay):
-                        await breaker.nap(min(delay, RECHECK_S))
-                    breaker.check(self.name)
-                bucket.take(amount)
-            finally:
-                bucket.lock.release()
+            if bucket is not None and (delay := bucket.wait_time(amount)) > found[0]:
+                found = (delay, f"{why} limit {_rate(bucket)}")
+        return found
+
+    async def wait_ready(self, tokens: int, breaker: CircuitBreaker, report: WaitReporter) -> None:
+        """Wait until the buckets let the call go, taking nothing (the caller holds ``turn``).
+
+        In naps of at most ``RECHECK_S``: an answer's usage gives back what a tpm estimate took too much.
+        """
+        while True:
+            delay, why = self.wait_time(tokens)
+            if delay <= 0:
+                return
+            with report(why or "rate limit", delay):
+                await breaker.nap(min(delay, RECHECK_S))
+            breaker.check(self.name)
+
+    def take(self, tokens: int) -> None:
+        """Take one request and ``tokens`` from the buckets: the call leaves now."""
+        if self.requests is not None:
+            self.requests.take(1)
+        if self.tokens is not None:
+            self.tokens.take(tokens)
 
 
 def _rate(bucket: TokenBucket) -> str:

@@ -189,6 +189,7 @@ def check_names(
         return
     models: set[str] = set()
     providers: set[str] = set(PRESETS)
+    ids = {name for name in names or () if ":" in name}  # provider:model-id, of the suites and the command line
     for path in suite_files:
         try:
             data = load_suite_file(path).data
@@ -196,6 +197,10 @@ def check_names(
             continue
         models.update(data.get("models") or {})
         providers.update(data.get("providers") or {})
+        for section in ("models", "judges"):
+            for name, entry in (data.get(section) or {}).items():
+                if isinstance(entry, dict) and entry.get("provider"):
+                    ids.add(f"{entry['provider']}:{entry.get('id') or name}")
     unknown = [n for n in names or () if n not in models and n.partition(":")[0] not in providers]
     if unknown:
         raise pytest.UsageError(
@@ -209,10 +214,10 @@ def check_names(
             raise pytest.UsageError(
                 f"{option}: unknown provider(s) {', '.join(unknown)}; choose from: {', '.join(sorted(providers))}"
             )
-    unknown = [n for n in limited_models if n not in models and not (":" in n and n.partition(":")[0] in providers)]
+    unknown = [n for n in limited_models if n not in models and n not in ids]
     if unknown:
         raise pytest.UsageError(
             f"--bench-model-rate-limit: unknown model(s) {', '.join(unknown)}. Choose from the suites' models "
-            f"({', '.join(sorted(models)) or 'none'}) or write PROVIDER:MODEL-ID with a provider from: "
-            f"{', '.join(sorted(providers))}"
+            f"({', '.join(sorted(models)) or 'none'}) or their PROVIDER:MODEL-ID ({', '.join(sorted(ids)) or 'none'}), "
+            "or name the model with --bench-models PROVIDER:MODEL-ID too"
         )

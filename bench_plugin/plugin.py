@@ -114,7 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
     run = options.run
     if run.name is not None and run.results is not None:  # each finished case saved at once (journal.py)
         calls = replace(calls, journal=journal_path(run.results))
-    history = load_history(run, controller=not hasattr(config, "workerinput"))
+    history = load_history(run, controller=not hasattr(config, "workerinput"), collect_only=config.option.collectonly)
     config.stash[STATE_KEY] = BenchState(options.concurrency, options.build, options.expand, config.hook,
                                          shard=options.shard, calls=calls, history=history)
     config.stash[CONTROLS_KEY] = options.controls

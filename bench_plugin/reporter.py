@@ -57,6 +57,7 @@ class BenchReporter:
         # the cases the session selected, when its results are its own: a shard's or -k's reports expect of each
         # model the cases it was selected for, not those of other shards (None: every model every case)
         self._selected: dict[str, None] | None = None
+        self._finished = True  # the session ran to its end (not Ctrl-C, SIGTERM, -x): its journals can go
         # node id -> the report carrying its record, until pytest-html has drawn the case's row (at its teardown)
         self._drawing: dict[str, pytest.TestReport] = {}
         self._summary: list[str] | None = None  # the terminal's per-model lines, once reported
@@ -190,6 +191,9 @@ class BenchReporter:
         (report.html, junit.xml) is reported, after ours are written, inside the terminal's summary.
         """
         other: OSError | None = None
+        # an interrupted session's xdist workers may still finish cases into their journals: the next one reads them
+        self._finished = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not (
+            session.shouldstop or session.shouldfail)
         try:
             return (yield)
         except OSError as exc:
@@ -222,7 +226,7 @@ class BenchReporter:
             self.stop_writing(exc, self.store.path, f"{self.store.path} keeps its {len(records)} cases, each a "
                               "whole line, in the order they finished; no report was written")
             return
-        if self._run.name is not None and self._run.results is not None:
+        if self._run.name is not None and self._run.results is not None and self._finished:
             delete_journals(self._run.results)  # every record they hold is in results.jsonl
         self._summary = summary_lines(records)  # what the terminal prints at its summary
         try:
@@ -393,6 +397,7 @@ def summary_lines(records: list[CaseRecord]) -> list[str]:
         mean = f"mean {sum(scored) / len(scored):.4f}" if scored else "mean -"
         parts = ", ".join(f"{n} {status}" for status, n in counts.items())
         spend = f"; {found}" if (found := describe_spend(group)) else ""
-        lines.append(f"{suite + ' ' + model:<{width}}  {len(group)} cases: {parts}; {mean}{spend}")
+        cases = f"{len(group)} case{'s' * (len(group) != 1)}"
+        lines.append(f"{suite + ' ' + model:<{width}}  {cases}: {parts}; {mean}{spend}")
     return lines
 

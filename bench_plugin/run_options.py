@@ -65,21 +65,24 @@ def read_run_settings(config: pytest.Config, output_dir: Path) -> tuple[RunSetti
     return settings, output_dir
 
 
-def load_history(settings: RunSettings, *, controller: bool = True) -> RunHistory:
+def load_history(settings: RunSettings, *, controller: bool = True, collect_only: bool = False) -> RunHistory:
     """The run's earlier records, indexed.
 
     The controller first folds into a named run's results what the journals of a killed session hold (its
-    cases that finished ahead of pytest's order, ``journal.py``), or drops them with ``--bench-fresh``; it
-    runs before the xdist workers start, which read the file too.
+    cases that finished ahead of pytest's order, ``journal.py``); with ``--bench-fresh`` it removes them and
+    the run's results.jsonl at once (left to the first case's record, a session killed before it kept the old
+    records, which the next resume took for its own). It runs before the xdist workers start, which read the
+    file too.
 
     Raises:
         pytest.UsageError: the results file cannot be read or written, or holds a line that is not a case record.
     """
     try:
         if controller and settings.name is not None and settings.results is not None:
-            if settings.fresh:
+            if settings.fresh and not collect_only:
                 delete_journals(settings.results)
-            else:
+                settings.results.unlink(missing_ok=True)
+            elif not settings.fresh:
                 absorb_left_journals(settings.results)
         return RunHistory.load(settings)
     except (OSError, ValueError) as exc:

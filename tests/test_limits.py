@@ -191,9 +191,10 @@ async def test_rpm_and_tpm_buckets_make_calls_wait_their_turn():
     assert sum(breaker.naps) == pytest.approx(2.0) and max(breaker.naps) <= RECHECK_S
     await scope.wait_turn(100, breaker, reports)  # a full bucket lets a large call go, leaving a debt of 90
     reports.waits.clear()
-    await scope.wait_turn(10, breaker, reports)  # the rpm wait refills 10 tokens; 80 owed plus 10 take 9 s
-    tpm = next(wait for wait in reports.waits if wait[0].startswith("tpm"))
-    assert tpm == ("tpm limit 600/min", pytest.approx(9.0))
+    before = sum(breaker.naps)
+    await scope.wait_turn(10, breaker, reports)  # 90 owed plus 10 take 10 s, the rpm's 1 s within them
+    assert reports.waits[0] == ("tpm limit 600/min", pytest.approx(10.0))
+    assert sum(breaker.naps) - before == pytest.approx(10.0)
 
 
 @pytest.mark.asyncio
@@ -326,6 +327,23 @@ async def test_calls_queued_for_a_slot_do_not_gather_rate_tokens_and_leave_in_a_
     await attempt_all(provider, endpoint, Scope("p/m", Limits()), calls=10)
     most = max(sum(1 for t in provider.sent if start <= t < start + 0.2) for start in provider.sent)
     assert most <= 4  # the bucket's second's worth, never the tokens of the half second spent waiting
+
+
+@pytest.mark.asyncio
+async def test_a_models_rate_holds_when_its_calls_queue_for_the_endpoints_slot():
+    """The model's bucket was taken before the endpoint's slot: queued behind another model, its calls left at once."""
+    provider = Timed(first_s=0.5)  # the other model's call holds the endpoint's one slot for half a second
+    endpoint = Endpoint("k", "p", Scope("p", Limits(concurrency=1)), CircuitBreaker(10))
+    other, limited = Scope("p/h", Limits()), Scope("p/f", Limits(rpm=240))  # 4 a second
+    request = CompletionRequest(model=MODEL, messages=())
+
+    async def one(scope: Scope, delay: float) -> None:
+        await asyncio.sleep(delay)
+        await gate(provider, endpoint, scope, CallEntry.of(request)).complete(request)
+
+    await asyncio.gather(one(other, 0), *(one(limited, 0.01) for _ in range(10)))
+    sent = provider.sent[1:]
+    assert max(sum(1 for t in sent if start <= t < start + 0.2) for start in sent) <= 4
 
 
 @pytest.mark.asyncio

@@ -21,14 +21,27 @@ UNPRICED_JUDGE = {"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.25,
                   "judge": {"input_tokens": 4, "output_tokens": 1, "cost_usd": None, "cost_note": "no judge price"}}
 
 
+CALLS = [{"purpose": "candidate", "input_tokens": 10, "output_tokens": 5, "cost_usd": 0.25, "cache": "miss"},
+         {"purpose": "judge", "input_tokens": 4, "output_tokens": 1, "cost_usd": 0.5, "cache": "miss"}]
+
+
 def test_the_session_counts_both_calls_of_a_case_and_only_the_judges_of_a_rejudged_one() -> None:
     spend = SessionSpend()
-    spend.add(record(PRICED))
-    spend.add(record(PRICED, rejudged=True))
+    spend.add(record(PRICED, call_log=CALLS))
+    spend.add(record(PRICED, rejudged=True, call_log=CALLS))
     assert (spend.usd, spend.tokens, spend.unpriced) == (1.25, 25, 0)  # 20 + the judges' 5 again
     assert spend.describe(2.0, 100) == ["budget: $1.2500 of $2 spent (--bench-budget-usd)",
                                         "budget: 25 of 100 tokens used (--bench-budget-tokens)"]
     assert spend.describe(None, None) == []
+
+
+def test_answers_from_the_cache_use_no_token_of_the_budget() -> None:
+    """A replayed run said "budget: 42 of 10 tokens used", every hit counted as spent."""
+    spend = SessionSpend()
+    hits = [{**call, "cache": "hit", "cost_usd": 0} for call in CALLS]
+    spend.add(record({**PRICED, "cost_usd": 0, "judge": {**PRICED["judge"], "cost_usd": 0}}, call_log=hits))
+    assert (spend.usd, spend.tokens) == (0, 0)
+    assert spend.describe(None, 10) == ["budget: 0 of 10 tokens used (--bench-budget-tokens)"]
 
 
 def test_a_case_with_a_judge_without_a_price_is_named_once() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.record import CACHE_COUNTS
+from bench_plugin.record import CACHE_COUNTS, CACHE_HIT
 from bench_plugin.report.case_data import cost_note_of, number
 
 
@@ -34,10 +34,14 @@ class SessionSpend:
         """Count one record's calls; a re-judged case spent only its judges' calls this session."""
         rejudged = bool(record.get("rejudged"))
         for entry in record.get("call_log") or ():
-            key = CACHE_COUNTS.get(str(entry.get("cache"))) if isinstance(entry, Mapping) else None
-            if key is not None and (not rejudged or entry.get("purpose") == "judge"):
+            if not isinstance(entry, Mapping) or (rejudged and entry.get("purpose") != "judge"):
+                continue
+            key = CACHE_COUNTS.get(str(entry.get("cache")))
+            if key is not None:
                 self.cache[key] += 1
                 self.cache_used = True
+            if entry.get("cache") != CACHE_HIT:  # an answer from the cache used no token of the budget
+                self.tokens += int(sum(number(entry.get(name)) or 0 for name in ("input_tokens", "output_tokens")))
         usage = record.get("usage")
         if not isinstance(usage, Mapping):
             return
@@ -45,7 +49,6 @@ class SessionSpend:
         parts = [part for part in spent if isinstance(part, Mapping)]
         for part in parts:
             self.usd += number(part.get("cost_usd")) or 0.0
-            self.tokens += int(sum(number(part.get(key)) or 0 for key in ("input_tokens", "output_tokens")))
         unpriced = next((note for part in parts if (note := cost_note_of(part))), None)
         if unpriced is not None:
             self.unpriced += 1

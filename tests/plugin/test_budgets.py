@@ -189,7 +189,7 @@ def test_a_priced_run_shows_its_cost_and_the_budget_this_session_spent(
     first.assert_outcomes(passed=1)
     (record,) = records_of(pytester, "r")
     usd, tokens = record["usage"]["cost_usd"], record["usage"]["input_tokens"] + record["usage"]["output_tokens"]
-    first.stdout.fnmatch_lines([f"budget m  1 cases: 1 passed; mean 1.0000; cost ${usd:.4f}",
+    first.stdout.fnmatch_lines([f"budget m  1 case: 1 passed; mean 1.0000; cost ${usd:.4f}",
                                 f"budget: ${usd:.4f} of $500 spent (--bench-budget-usd)",
                                 f"budget: {tokens} of 1000 tokens used (--bench-budget-tokens)"])
     summary = json.loads((pytester.path / "bench-results" / "runs" / "r" / "summary.json").read_text())
@@ -198,7 +198,7 @@ def test_a_priced_run_shows_its_cost_and_the_budget_this_session_spent(
     again = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-run", "r", "--bench-budget-usd", "500",
                                "--bench-budget-tokens", "1000")
     again.assert_outcomes(passed=1)
-    again.stdout.fnmatch_lines([f"budget m  1 cases: 1 passed; mean 1.0000; cost ${usd:.4f}",
+    again.stdout.fnmatch_lines([f"budget m  1 case: 1 passed; mean 1.0000; cost ${usd:.4f}",
                                 "budget: $0.0000 of $500 spent (--bench-budget-usd)",
                                 "budget: 0 of 1000 tokens used (--bench-budget-tokens)"])
     assert sent(mock_server, model_id) == 1
@@ -237,5 +237,5 @@ def test_model_limit_accepts_a_provider_model_name(pytester: pytest.Pytester, mo
     pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
     result = pytester.runpytest("suites", "-p", "no:cacheprovider",
                                 "--bench-model-rate-limit", "m:concurrency=1,tpm=6000",
-                                "--bench-model-rate-limit", f"vllm:{model_id}:rpm=600")
+                                "--bench-model-rate-limit", f"mock:{model_id}:rpm=600")
     result.assert_outcomes(passed=1)

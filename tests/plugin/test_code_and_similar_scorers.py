@@ -124,7 +124,7 @@ scorers:
     assert main(["validate", str(pytester.path / "suites")]) == 1
     out = capsys.readouterr()
     assert expected.removeprefix("suites/") in out.out + out.err
-    assert "broken.yaml: 1 cases, 1 with problems" in out.out
+    assert "broken.yaml: 1 case, 1 with problems" in out.out
 
 
 # ----------------------------------------------------------------------------- similar

@@ -479,7 +479,7 @@ def test_cases_finished_ahead_of_a_slow_one_survive_a_stop(
     output, _ = process.communicate(timeout=30)
     if stop == signal.SIGTERM:
         assert "7 cases finished ahead of where pytest stopped: saved to run r too" in output, output
-        assert len(results_of(results)) == 7 and journaled(results) == 0
+        assert len(results_of(results)) == 7  # its journals stay: an interrupted session's workers may add to them
     asked = requests_for(mock_server, model)
 
     resumed = subprocess.run([*command, "-k", "not t0"], cwd=pytester.path, capture_output=True, text=True,
@@ -489,3 +489,23 @@ def test_cases_finished_ahead_of_a_slow_one_survive_a_stop(
     assert requests_for(mock_server, model) == asked  # none of them called again
     assert sorted(r["nodeid"] for r in results_of(results)) == [f"suites/held.yaml::t{i}[m-run1]" for i in range(1, 8)]
     assert journaled(results) == 0
+
+
+def test_a_fresh_start_forgets_the_runs_records_at_once(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    """Left to the first reported case, a --bench-fresh session killed before it kept the old records."""
+    command, results, model = slow_first_case_run(pytester, mock_server, cases=8)
+    subprocess.run([*command, "-k", "not t0"], cwd=pytester.path, capture_output=True, timeout=120, check=True)
+    assert len(results_of(results)) == 7
+    process = subprocess.Popen([*command, "--bench-fresh"], cwd=pytester.path, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and journaled(results) < 7:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert not results.exists() and journaled(results) == 7  # the old records went as the session started
+    asked = requests_for(mock_server, model)
+    resumed = subprocess.run([*command, "-k", "not t0"], cwd=pytester.path, capture_output=True, text=True,
+                             timeout=120)
+    assert "7 cases reused from run r" in resumed.stdout and requests_for(mock_server, model) == asked
+

@@ -99,7 +99,8 @@ def test_rate_limit_options_have_their_new_names(pytester: pytest.Pytester) -> N
 @pytest.mark.parametrize(("args", "message"), [
     (["--bench-rate-limit", "ehco:rpm=60"], "*--bench-rate-limit: unknown provider(s) ehco; choose from:*echo*"),
     (["--bench-model-rate-limit", "c:rpm=60"],
-     "*--bench-model-rate-limit: unknown model(s) c. Choose from the suites' models (a, b) or write PROVIDER:*"),
+     "*--bench-model-rate-limit: unknown model(s) c. Choose from the suites' models (a, b) or their PROVIDER:*"),
+    (["--bench-model-rate-limit", "echo:typo:rpm=60"], "*--bench-model-rate-limit: unknown model(s) echo:typo.*"),
 ])
 def test_a_misspelt_name_in_a_rate_limit_is_a_usage_error(
     pytester: pytest.Pytester, args: list[str], message: str
@@ -109,7 +110,7 @@ def test_a_misspelt_name_in_a_rate_limit_is_a_usage_error(
     result = pytester.runpytest("suites", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
-    pytester.runpytest("suites", "--bench-model-rate-limit", "echo:any-id:rpm=6000").assert_outcomes(passed=8)
+    pytester.runpytest("suites", "--bench-model-rate-limit", "echo:a:rpm=6000").assert_outcomes(passed=8)
 
 
 def bodies(server: MockServer, model_id: str) -> list[dict[str, Any]]:
