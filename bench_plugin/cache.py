@@ -200,8 +200,9 @@ class ResponseCache:
         self._known: set[int] | None = None
         self._first_lookup = True
         self._immutable = False  # a file in a read-only folder: read as it is, without WAL's shared memory
-        # this session's answers: queued for the writer until it commits them, and every key stored (hashes). A
-        # later identical call gets the same answer (``write`` too), so that a re-run replays what this one recorded
+        # this session's answers: queued for the writer until it commits them, and with ``write`` (no lookups of
+        # earlier answers) every key stored (hashes). A later identical call gets the same answer, so that a re-run
+        # replays what this one recorded
         self._unsaved: dict[str, str] = {}
         self._stored_now: set[int] = set()
 
@@ -258,7 +259,8 @@ class ResponseCache:
         known = self._known
         if known is not None:
             known.add(hash(key))
-        self._stored_now.add(hash(key))
+        if not self.reads:
+            self._stored_now.add(hash(key))
         self._unsaved[key] = value
         self._send(_STORE, (key, value, provider, model, time.time()))
 

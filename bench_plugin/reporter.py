@@ -56,7 +56,7 @@ class BenchReporter:
         self._cases = 0  # collected, to decide when the writers load (see ``writers_load_late``)
         # the cases the session selected, when its results are its own: a shard's or -k's reports expect of each
         # model the cases it was selected for, not those of other shards (None: every model every case)
-        self._selected: dict[str, None] | None = None
+        self._selected: list[str] | None = None
         self._finished = True  # the session ran to its end (not Ctrl-C, SIGTERM, -x): its journals can go
         # node id -> the report carrying its record, until pytest-html has drawn the case's row (at its teardown)
         self._drawing: dict[str, pytest.TestReport] = {}
@@ -88,8 +88,10 @@ class BenchReporter:
         self._select(ids)
 
     def _select(self, nodeids: Iterable[str]) -> None:
-        if not self._run.keep_earlier:  # a session continuing earlier records reports them all: every model, every case
-            self._selected = dict.fromkeys([*(self._selected or {}), *nodeids])
+        # a session continuing earlier records reports them all: every model, every case. Under xdist every
+        # worker collects the same cases: the first one's ids are the session's
+        if not self._run.keep_earlier and self._selected is None:
+            self._selected = list(nodeids)
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         """The first case starts: its calls leave now, and the writers load while the first answers travel.

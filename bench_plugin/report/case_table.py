@@ -69,13 +69,13 @@ class CaseTable:
 
 
 def build_case_table(
-    path: str, records: Sequence[CaseRecord], selected: Collection[CaseCell] | None = None
+    path: str, records: Sequence[CaseRecord], unfinished: Collection[CaseCell] | None = None
 ) -> CaseTable:
     """The rows of one suite's records (see ``CaseTable``), with a row for each case a model lacks.
 
     A model lacks a case another model has (a paired design: every model on every case), or, when the
-    session's ``selected`` cases are known, a case it was selected for and has no record of: in a shard or a
-    ``-k`` selection, the cases of other shards are not missing.
+    session's selection is known, a case it was selected for and has no record of (``unfinished``): in a
+    shard or a ``-k`` selection, the cases of other shards are not missing.
     """
     keys = case_keys(records)
     model_order = tuple(dict.fromkeys(record.model for record in records))
@@ -89,7 +89,7 @@ def build_case_table(
         have[record.model].add(key)
     expected_of: dict[str, int] = {}
     for model in model_order:
-        wanted = keys if selected is None else [(task, run) for name, task, run in selected if name == model]
+        wanted = keys if unfinished is None else [(task, run) for name, task, run in unfinished if name == model]
         lacking = [key for key in wanted if key not in have[model]]
         rows += [(None, model, key) for key in lacking]
         expected_of[model] = len(have[model]) + len(lacking)
@@ -111,7 +111,7 @@ def build_case_table(
         clustered=clustered,
         model_order=model_order,
         labels=labels,
-        expected=len(keys) if selected is None else max(expected_of.values(), default=0),
+        expected=len(keys) if unfinished is None else max(expected_of.values(), default=0),
         expected_of=expected_of,
         path=path,
         model_rows={model: np.array(found, dtype=np.int64) for model, found in model_rows.items()},
@@ -122,8 +122,8 @@ def build_case_table(
 _CASE_ID = re.compile(r"(?P<path>.+?)::(?P<task>.+)\[(?P<model>.+)-run(?P<run>\d+)\]")
 
 
-def selected_cells(nodeids: Iterable[str], records: Iterable[CaseRecord]) -> dict[str, list[CaseCell]]:
-    """Suite path -> the cases a session selected, as cells of the models its records name.
+def unfinished_cells(nodeids: Iterable[str], records: Sequence[CaseRecord]) -> dict[str, list[CaseCell]]:
+    """Suite path -> the cases a session selected that have no record (it was stopped), as cells of its models.
 
     A case's node id is ``path::task[model-runN]`` with the model's name made safe for an id (``safe_id``);
     the records give the names back. A node id of a model with no record (none finished) is left out.
@@ -131,8 +131,11 @@ def selected_cells(nodeids: Iterable[str], records: Iterable[CaseRecord]) -> dic
     names: dict[tuple[str, str], str] = {}
     for record in records:
         names.setdefault((record.path, safe_id(record.model)), record.model)
+    finished = {record.nodeid for record in records}
     cells: dict[str, list[CaseCell]] = {}
     for nodeid in nodeids:
+        if nodeid in finished:
+            continue
         found = _CASE_ID.fullmatch(nodeid)
         if found is not None and (model := names.get((found["path"], found["model"]))) is not None:
             cells.setdefault(found["path"], []).append((model, found["task"], int(found["run"])))

@@ -34,7 +34,7 @@ def rank_models(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def suite_statistics(
     path: str, records: Sequence[CaseRecord], components: Sequence[str], model_rows: Sequence[dict[str, Any]],
-    selected: Collection[CaseCell] | None = None,
+    unfinished: Collection[CaseCell] | None = None,
 ) -> dict[str, Any]:
     """The statistical keys of one suite's summary; adds each model's intervals to its row in ``model_rows``.
 
@@ -43,13 +43,14 @@ def suite_statistics(
         records: the suite's records, in case order.
         components: the leaderboard's components (per-turn ones left out).
         model_rows: the summary's leaderboard rows (``summarize_model``), updated in place.
-        selected: the cases the session selected (``case_table.selected_cells``), when it was a selection.
+        unfinished: when the session's selection is known, its cases without a record
+            (``case_table.unfinished_cells``): each model is expected to finish the cases it was selected for.
 
     Returns:
         ``{"statistics", "comparisons", "breakdowns", "repeats", "ratings", "audit"}`` (see
         ``report.summary``).
     """
-    table = build_case_table(path, records, selected)
+    table = build_case_table(path, records, unfinished)
     judges = judge_names(table.components)
     ranked = [model for model in rank_models(model_rows)
               if any(row["model"] == model and row["mean_composite"] is not None for row in model_rows)]

@@ -82,13 +82,13 @@ COUNT_KEYS = {
 
 
 def summarize(
-    records: Sequence[CaseRecord], selected: Mapping[str, Collection[CaseCell]] | None = None
+    records: Sequence[CaseRecord], unfinished: Mapping[str, Collection[CaseCell]] | None = None
 ) -> dict[str, Any]:
     """Aggregate finished cases for the reports.
 
-    ``selected``: by suite path, the cases a session of a selection (``-k``, a shard) was asked to run
-    (``case_table.selected_cells``): each model is then expected to finish those, not every case another
-    model has.
+    ``unfinished``: when the records are one session's, by suite path its selected cases without a record
+    (``case_table.unfinished_cells``): each model is then expected to finish the cases it was selected for
+    (``-k``, a shard), not every case another model has. None: every model every case.
 
     Scored cases are those that passed or failed: pass rates and mean composites use only them.
     Unscored cases (the grader could not decide), infrastructure errors, invalid and skipped cases
@@ -114,7 +114,7 @@ def summarize(
     not_run = [record for record in records if (record.error or {}).get("kind") == "budget"]
     if not_run:  # skipped, and why: the terminal said it, and the files must too
         summary["budget"] = {"not_run": len(not_run), "reason": not_run[0].reason}
-    summary["suites"] = [summarize_suite(suite, path, group, (selected or {}).get(path))
+    summary["suites"] = [summarize_suite(suite, path, group, None if unfinished is None else unfinished.get(path, ()))
                          for (suite, path), group in groups.items()]
     return summary
 
@@ -148,7 +148,7 @@ def describe_cache_use(cache: dict[str, int]) -> str:
 
 
 def summarize_suite(
-    suite: str, path: str, records: Sequence[CaseRecord], selected: Collection[CaseCell] | None = None
+    suite: str, path: str, records: Sequence[CaseRecord], unfinished: Collection[CaseCell] | None = None
 ) -> dict[str, Any]:
     """The summary of one suite file; see ``summarize``."""
     # per-turn components (J.t1, J.t2...) have their own table, under "turns"
@@ -171,7 +171,7 @@ def summarize_suite(
         "errors": list_cases(records, ERROR),
         "unscored": list_cases(records, UNSCORED),
         "invalid": list_cases(records, INVALID),
-        **suite_statistics(path, records, components, models, selected),
+        **suite_statistics(path, records, components, models, unfinished),
         **sandbox_section(records),  # flagged in every report: agent commands that ran without a sandbox
     }
 

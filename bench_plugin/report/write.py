@@ -11,7 +11,7 @@ from typing import Any
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregate_csv import render_csv
 from bench_plugin.report.aggregates import compute_aggregates
-from bench_plugin.report.case_table import selected_cells
+from bench_plugin.report.case_table import unfinished_cells
 from bench_plugin.report.dashboard import dashboard_pieces
 from bench_plugin.report.leaderboard import update_leaderboard
 from bench_plugin.report.markdown import render_markdown
@@ -57,7 +57,7 @@ def write_reports(
             model has. None (a merge, a rebuild, a run continuing earlier records): every model every case.
     """
     ordered = in_case_order(records)
-    summary = summarize(ordered, None if selected is None else selected_cells(selected, ordered))
+    summary = summarize(ordered, None if selected is None else unfinished_cells(selected, ordered))
     paths = {"summary": folder / "summary.json", "markdown": folder / "report.md"}
     tables = add_aggregates(summary, ordered, aggregates or {})
     for suite in summary["suites"]:
