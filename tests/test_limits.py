@@ -361,11 +361,11 @@ async def test_a_tpm_wait_ends_once_an_answer_gives_back_what_the_estimate_took(
     """The waiter slept its whole computed delay: tpm was paced on the estimate, not on the usage."""
     scope = Scope("p", Limits(tpm=6000))  # 100 tokens a second
     assert scope.tokens is not None
-    scope.tokens.take(300)  # a call in flight, estimated at 300 (its max_tokens): 2 s of debt for the next
+    scope.tokens.take(2000)  # a call in flight, estimated at 2000 (its max_tokens): 20 s of debt for the next
     waiting = asyncio.ensure_future(scope.wait_turn(100, CircuitBreaker(0), Reports()))
     await asyncio.sleep(0.1)
-    scope.tokens.give_back(280)  # it answered in 20 tokens
-    await asyncio.wait_for(waiting, timeout=1.0)
+    scope.tokens.give_back(1980)  # it answered in 20 tokens
+    await asyncio.wait_for(waiting, timeout=5.0)
 
 
 def test_a_model_rate_limit_names_the_model_as_the_suite_does_or_as_provider_and_id():

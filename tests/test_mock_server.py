@@ -295,7 +295,7 @@ def test_main_serves_until_interrupted(tmp_path: Path):
         assert answer["choices"][0]["message"]["content"] == "from the file"
     finally:
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=5) == 0
+        assert process.wait(timeout=30) == 0  # 5 s ran out once, on a machine loaded by three test runs
 
 
 # --- rules that fire on a share of the requests, and retry headers ------------------------------------

@@ -28,7 +28,7 @@ def test_a_stopped_run_keeps_finished_results_and_writes_its_reports(
     )})
     results = pytester.path / "bench-results" / "results.jsonl"
     process = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "suites", "--bench-runs", "40", "--bench-concurrency", "2",
+        [sys.executable, "-m", "pytest", "suites", "--bench-runs", "200", "--bench-concurrency", "2",
          "-p", "no:cacheprovider"],
         cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
@@ -37,13 +37,13 @@ def test_a_stopped_run_keeps_finished_results_and_writes_its_reports(
         time.sleep(0.05)
     process.send_signal(stop)
     interrupted_at = time.monotonic()
-    output, _ = process.communicate(timeout=20)
+    output, _ = process.communicate(timeout=60)
     stopped_after = time.monotonic() - interrupted_at
-    # seen once in 5 sessions, under the whole test suite's load (7.2 s): the output tells where it waited
-    assert stopped_after < 5, f"the run did not stop promptly ({stopped_after:.1f} s):\n{output[-3000:]}"
+    # the rest of the run would take 39 s; a loaded machine took 7 s to stop (the output tells where it waited)
+    assert stopped_after < 20, f"the run did not stop ({stopped_after:.1f} s):\n{output[-3000:]}"
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     lines = results.read_text().splitlines()
-    assert 3 <= len(lines) < 40
+    assert 3 <= len(lines) < 200
     assert all(json.loads(line)["status"] == "passed" for line in lines)
     assert (pytester.path / "bench-results" / "report.md").exists()
 
