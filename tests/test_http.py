@@ -382,17 +382,21 @@ async def test_connection_refused_is_transient():
     assert isinstance(info.value.__cause__, Exception)
 
 
-@pytest.mark.asyncio
-async def test_error_excerpt_is_short_and_redacted(mock_server, model):
-    mock_server.add_rule({"model": model, "status": 500, "error": f"{KEY} " + "x" * 1000})
+async def failed_post(server, model: str) -> str:
+    """The message of the error a call with ``KEY`` ends in (the test's rule makes it fail)."""
     pool = HttpPool()
     try:
         with pytest.raises(TransientProviderError) as info:
-            await post(mock_server, model, pool, secrets=(KEY,))
+            await post(server, model, pool, secrets=(KEY,))
     finally:
         await pool.aclose()
+    return str(info.value)
 
-    message = str(info.value)
+
+@pytest.mark.asyncio
+async def test_error_excerpt_is_short_and_redacted(mock_server, model):
+    mock_server.add_rule({"model": model, "status": 500, "error": f"{KEY} " + "x" * 1000})
+    message = await failed_post(mock_server, model)
     assert KEY[:8] not in message
     assert "[REDACTED]" in message
     assert len(message) < 500
@@ -404,13 +408,8 @@ async def test_an_error_quoting_another_providers_key_is_redacted_too(mock_serve
     other = f"sk-OTHER-{uuid.uuid4().hex}"
     log_redaction().add_secrets([other])  # sent earlier in the session, to another provider
     mock_server.add_rule({"model": model, "status": 502, "error": f"upstream refused {other}"})
-    pool = HttpPool()
-    try:
-        with pytest.raises(TransientProviderError) as info:
-            await post(mock_server, model, pool, secrets=(KEY,))
-    finally:
-        await pool.aclose()
-    assert other[:12] not in str(info.value) and "[REDACTED]" in str(info.value)
+    message = await failed_post(mock_server, model)
+    assert other[:12] not in message and "[REDACTED]" in message
 
 
 # --- retry_wait_of: every header that says how long to wait ---------------------------------------------

@@ -235,13 +235,19 @@ def test_rejudge_scores_stored_transcripts_again_without_calling_the_model(
     assert requests_for(mock_server, model) == calls
 
 
+def run_judged_once(pytester: pytest.Pytester, mock_server: MockServer) -> str:
+    """Run a one-case judged suite as run ``r``; its model's id."""
+    model = unique("m")
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, SINGLE)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    return model
+
+
 def test_rejudging_an_answer_to_a_prompt_since_changed_says_so(
     pytester: pytest.Pytester, mock_server: MockServer
 ) -> None:
     """The record said nothing: the answer to an older prompt was judged as if it answered the new one."""
-    model = unique("m")
-    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, SINGLE)})
-    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    model = run_judged_once(pytester, mock_server)
     changed = judged_suite(mock_server, model, 8, SINGLE.replace("prompt: hello", "prompt: hello there"))
     pytester.makefile(".yaml", **{"suites/demo": changed})
     pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE).assert_outcomes(passed=1)
@@ -343,9 +349,7 @@ def test_rejudge_of_a_case_without_a_transcript_is_an_error_naming_why(
 def test_a_suite_mistake_while_rejudging_keeps_the_transcript_to_judge_later(
     pytester: pytest.Pytester, mock_server: MockServer
 ) -> None:
-    model = unique("m")
-    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, SINGLE)})
-    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    model = run_judged_once(pytester, mock_server)
     before = run_records(pytester)["t[m-run1]"]
     broken = judged_suite(mock_server, model, 8, SINGLE).replace("judge: grader,", "judge: nobody,")
     pytester.makefile(".yaml", **{"suites/demo": broken})
