@@ -14,6 +14,11 @@ import pytest
 from bench_plugin.mock.server import MockServer
 
 
+def default_sigint() -> None:
+    """Ctrl-C as a terminal gives it: a test run started in the background (``cmd &``) ignores SIGINT, as its children."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_stopped_run_keeps_finished_results_and_writes_its_reports(
     pytester: pytest.Pytester, mock_server: MockServer, stop: signal.Signals
@@ -31,6 +36,7 @@ def test_a_stopped_run_keeps_finished_results_and_writes_its_reports(
         [sys.executable, "-m", "pytest", "suites", "--bench-runs", "200", "--bench-concurrency", "2",
          "-p", "no:cacheprovider"],
         cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 3):
