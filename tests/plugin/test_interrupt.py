@@ -15,7 +15,7 @@ from bench_plugin.mock.server import MockServer
 
 
 def default_sigint() -> None:
-    """Ctrl-C as a terminal gives it: a test run started in the background (`cmd &`) ignores SIGINT, and its children."""
+    """Ctrl-C as a terminal gives it: a test run started in the background (`cmd &`) ignores SIGINT, and its kids."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
