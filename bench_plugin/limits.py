@@ -219,7 +219,9 @@ class Scope:
             return
         if self.turn.locked():
             delay, why = self.wait_time(tokens)
-            with report(why or "rate limit", delay):
+            buckets = ((self.requests, "rpm"), (self.tokens, "tpm"))
+            limit = next(f"{kind} limit {_rate(bucket)}" for bucket, kind in buckets if bucket is not None)
+            with report(f"{why or limit}, queued", delay):
                 await held.enter_async_context(self.turn)
         else:
             await held.enter_async_context(self.turn)

@@ -54,8 +54,8 @@ class BenchReporter:
         self._write_note = ""  # what the files hold after it
         self._writers: threading.Thread | None = None  # prepares the report writers while the cases run
         self._cases = 0  # collected, to decide when the writers load (see ``writers_load_late``)
-        # the cases the session selected, when its results are its own: a shard's or -k's reports expect of each
-        # model the cases it was selected for, not those of other shards (None: every model every case)
+        # the cases the session selected: when the results are its own, a shard's or -k's reports expect of each
+        # model the cases it was selected for, not those of other shards
         self._selected: list[str] | None = None
         self._finished = True  # the session ran to its end (not Ctrl-C, SIGTERM, -x): its journals can go
         # node id -> the report carrying its record, until pytest-html has drawn the case's row (at its teardown)
@@ -88,9 +88,8 @@ class BenchReporter:
         self._select(ids)
 
     def _select(self, nodeids: Iterable[str]) -> None:
-        # a session continuing earlier records reports them all: every model, every case. Under xdist every
-        # worker collects the same cases: the first one's ids are the session's
-        if not self._run.keep_earlier and self._selected is None:
+        # under xdist every worker collects the same cases: the first one's ids are the session's
+        if self._selected is None:
             self._selected = list(nodeids)
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
@@ -237,7 +236,8 @@ class BenchReporter:
             leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
             written = write_reports(records, self.output_dir, aggregates, leaderboards,
                                     whole=lambda path: self.store.read_records(lambda r: r.path == path),
-                                    selected=self._selected)
+                                    # records of earlier sessions too (a resumed run): every model, every case
+                                    selected=self._selected if not self.store.earlier else None)
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
             return

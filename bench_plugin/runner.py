@@ -147,7 +147,7 @@ class Runner:
         self._specs: dict[ProviderSpec, ProviderSpec] = {}
         self._providers: dict[ProviderSpec, Provider] = {}
         self._endpoints: dict[str, Endpoint] = {}
-        self._model_scopes: dict[tuple[str, str], Scope] = {}
+        self._model_scopes: dict[tuple[str, str, str], Scope] = {}
         self._futures: set[concurrent.futures.Future[CaseRecord]] = set()
         self._starts: list[Callable[[], None]] = []  # cases submitted that the loop has not taken yet (_take_starts)
         self._selector: _QuietSelector | None = None  # the loop's, made with it (see ``wait_until_quiet``)
@@ -388,7 +388,9 @@ class Runner:
 
     def _model_scope(self, endpoint: Endpoint, request: CompletionRequest) -> Scope:
         model = request.model
-        key = (endpoint.key, model.id)
+        # by name too: two of a suite's models may share an id (two temperatures, a model its own judge), each
+        # with its own limits
+        key = (endpoint.key, model.id, model.name)
         if key not in self._model_scopes:
             given = {"concurrency": model.concurrency, "rpm": model.rpm, "tpm": model.tpm,
                      # --bench-model-rate-limit names a model as the suite does, or as provider:model-id

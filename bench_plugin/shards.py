@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -76,15 +77,26 @@ def is_suite_nodeid(nodeid: str) -> bool:
     return nodeid.split("::", 1)[0].endswith(SUITE_SUFFIXES)
 
 
+_MODEL_OF_CASE = re.compile(r"\[(.+)-run\d+\]$")
+"""A case's node id ends ``[model-runN]`` (``CaseSpec.case_id``)."""
+
+
 def worker_share(nodeids: Sequence[str], worker: int, workers: int) -> list[int]:
     """Indices (into ``nodeids``) of the suite items xdist worker ``worker`` (0-based) of ``workers`` runs.
 
-    Round robin over the suite items in collection order, so every worker gets as many cases of
-    each model and task as the others. The controller and every worker compute it from the same
-    collection, so a worker starts exactly the cases it will be sent.
+    Round robin over each model's cases in collection order (the deal goes on from one model to the
+    next), so every worker gets as many cases of each model as the others: each keeps to an equal share
+    of a model's limits (``limits.shared_by``). Dealt over all the cases at once, two models alternating
+    in the collection gave two workers one model each, each at half its limit. The controller and every
+    worker compute it from the same collection, so a worker starts exactly the cases it will be sent.
     """
-    positions = [index for index, nodeid in enumerate(nodeids) if is_suite_nodeid(nodeid)]
-    return positions[worker::workers]
+    models: dict[str, list[int]] = {}
+    for index, nodeid in enumerate(nodeids):
+        if is_suite_nodeid(nodeid):
+            found = _MODEL_OF_CASE.search(nodeid)
+            models.setdefault(f"{nodeid.partition('::')[0]}::{found[1] if found else ''}", []).append(index)
+    dealt = (index for positions in models.values() for index in positions)
+    return sorted(index for turn, index in enumerate(dealt) if turn % workers == worker)
 
 
 def share_from_workerinput(workerinput: Mapping[str, Any]) -> tuple[int, int] | None:

@@ -357,6 +357,19 @@ async def test_a_429_holds_calls_already_waiting_for_a_slot():
 
 
 @pytest.mark.asyncio
+async def test_an_attempt_without_an_answer_gives_its_tpm_estimate_back():
+    """A 429 kept the estimate (prompt and max_tokens) taken: one refused call held the model for seconds."""
+    scope = Scope("p/m", Limits(tpm=6000))  # 100 tokens in the bucket
+    assert scope.tokens is not None
+    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
+    request = CompletionRequest(model=replace(MODEL, params={"max_tokens": 60}), messages=())
+    limited = TransientProviderError("slow down", status=429, retry_after=0.01)
+    with pytest.raises(TransientProviderError):
+        await gate(Counting(limited), endpoint, scope, CallEntry.of(request)).complete(request)
+    assert scope.tokens.level == pytest.approx(scope.tokens.capacity)
+
+
+@pytest.mark.asyncio
 async def test_a_tpm_wait_ends_once_an_answer_gives_back_what_the_estimate_took():
     """The waiter slept its whole computed delay: tpm was paced on the estimate, not on the usage."""
     scope = Scope("p", Limits(tpm=6000))  # 100 tokens a second
@@ -374,6 +387,15 @@ def test_a_model_rate_limit_names_the_model_as_the_suite_does_or_as_provider_and
         runner = Runner(settings=RunnerSettings(model_limits=limits))
         scope = runner._model_scope(endpoint, CompletionRequest(model=MODEL, messages=()))
         assert scope.limits.rpm == 60.0, limits
+
+
+def test_two_models_of_one_id_keep_their_own_limits():
+    """The first of them set the limits of both: the second's rpm was dropped in silence."""
+    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
+    runner = Runner(settings=RunnerSettings())
+    cold, hot = replace(MODEL, name="cold"), replace(MODEL, name="hot", rpm=60.0)
+    assert runner._model_scope(endpoint, CompletionRequest(model=cold, messages=())).limits.rpm is None
+    assert runner._model_scope(endpoint, CompletionRequest(model=hot, messages=())).limits.rpm == 60.0
 
 
 # --- prices, the call log and the budget -------------------------------------------------------------

@@ -77,6 +77,16 @@ def test_worker_shares_partition_the_suite_items_round_robin() -> None:
     assert abs(len(shares[0]) - len(shares[1])) <= 1
 
 
+def test_each_workers_share_holds_as_many_cases_of_each_model() -> None:
+    """Dealt over all cases, two models alternating in the collection gave each of two workers one model."""
+    ids = [f"suites/s.yaml::t{n}[{model}-run1]" for n in range(10) for model in ("a", "b")]
+    shares = [[ids[index] for index in worker_share(ids, k, 2)] for k in range(2)]
+    for share in shares:
+        assert sum("[a-" in nodeid for nodeid in share) == 5 and sum("[b-" in nodeid for nodeid in share) == 5
+        assert share == sorted(share, key=ids.index)  # in collection order
+    assert sorted(shares[0] + shares[1]) == sorted(ids)
+
+
 def test_share_from_workerinput() -> None:
     assert share_from_workerinput({SHARE_KEY: [1, 4], "workerid": "gw1"}) == (1, 4)
     assert share_from_workerinput({"workerid": "gw5"}) is None

@@ -484,6 +484,9 @@ def test_cases_finished_ahead_of_a_slow_one_survive_a_stop(
     if stop == signal.SIGTERM:
         assert "7 cases finished ahead of where pytest stopped: saved to run r too" in output, output
         assert len(results_of(results)) == 7  # its journals stay: an interrupted session's workers may add to them
+        summary = json.loads((results.parent / "summary.json").read_text())
+        (row,) = summary["suites"][0]["models"]
+        assert (row["expected"], row["missing"]) == (8, 1)  # a first session: the case it did not finish counts
     asked = requests_for(mock_server, model)
 
     resumed = subprocess.run([*command, "-k", "not t0"], cwd=pytester.path, capture_output=True, text=True,
