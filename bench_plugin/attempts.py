@@ -110,9 +110,8 @@ class AttemptGate:
                 except BaseException as exc:
                     # an attempt that got no answer counted no token: its estimate goes back (left taken, one
                     # 429 held the model for max_tokens / rate, 8 s for 4096 at 30,000 tpm)
-                    for bucket in (endpoint.scope.tokens, model_scope.tokens):
-                        if bucket is not None:
-                            bucket.give_back(tokens)
+                    for scope in (endpoint.scope, model_scope):
+                        scope.give_back(tokens)
                     if isinstance(exc, Exception):
                         model.failure(exc)
                         self._failed(exc)
@@ -121,9 +120,9 @@ class AttemptGate:
         breaker.success()
         model.success()
         used = (completion.usage.input_tokens or 0) + (completion.usage.output_tokens or 0)
-        for bucket in (endpoint.scope.tokens, self._model.tokens):
-            if bucket is not None and used:
-                bucket.give_back(tokens - used)  # the estimate, corrected by what the endpoint counted
+        if used:
+            for scope in (endpoint.scope, model_scope):
+                scope.give_back(tokens - used)  # the estimate, corrected by what the endpoint counted
         return completion
 
     def _failed(self, exc: Exception) -> None:

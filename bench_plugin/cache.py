@@ -228,9 +228,7 @@ class ResponseCache:
             # another process made the file and not yet its table, or holds it past the readers' short wait
             if "no such table" in str(exc) or "locked" in str(exc):
                 return None
-            if "unable to open" in str(exc) and not self.writes and not getattr(self._local, "immutable", False):
-                self._immutable = True  # a cache restored read-only (CI): WAL's reader could not make its -shm
-                self._local.connection = None
+            if self._read_as_immutable(exc, getattr(self._local, "immutable", False)):
                 return self.get(key)
             self._give_up("read", exc)
             return None
@@ -299,14 +297,24 @@ class ResponseCache:
                 query = "?immutable=1" if self._immutable else "?mode=ro"
                 connection = self._connect(self.path.resolve().as_uri() + query, reader=True)
             except sqlite3.Error as exc:
-                if "unable to open" in str(exc) and not self.writes and not self._immutable:
-                    self._immutable = True  # as in ``get``: a read-only folder
+                if self._read_as_immutable(exc, self._immutable):
                     return self._reader()
                 self._give_up("open", exc)
                 return None
             self._local.connection = connection
             self._local.immutable = self._immutable
         return connection
+
+    def _read_as_immutable(self, exc: sqlite3.Error, already: bool) -> bool:
+        """Whether to read again without WAL's shared memory: a cache restored read-only (CI) cannot make its -shm.
+
+        Only for ``read`` (a cache that stores needs the folder anyway), once.
+        """
+        if already or self.writes or "unable to open" not in str(exc):
+            return False
+        self._immutable = True
+        self._local.connection = None
+        return True
 
     def _write_loop(self, stop: threading.Event) -> None:
         """Each ``_WRITE_EVERY_S``, commit in one transaction what came since the last commit; the rest at ``close``."""

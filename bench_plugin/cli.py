@@ -25,7 +25,7 @@ from bench_plugin.record import CaseRecord
 from bench_plugin.report.audit import audit, render_audit
 from bench_plugin.report.conversation_log import ConversationLogWriter
 from bench_plugin.report.write import in_case_order, write_reports
-from bench_plugin.store import encode_record, parse_record_data, read_result_sets, write_atomically
+from bench_plugin.store import encode_record, read_result_sets, write_atomically
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
 from bench_plugin.suite.discover import find_suites
 from bench_plugin.suite.leaderboard import read_suite_leaderboards
@@ -167,17 +167,14 @@ def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
             path = path / "results.jsonl"
         files.append(path)
     try:
-        records, duplicates = read_result_sets(files)
-        for path in files:
-            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-            if not lines:
-                print(f"bench: {path} holds no case", file=sys.stderr)
-            elif parse_record_data(lines[-1], path, len(lines)) is None:
-                print(f"bench: {path}: its last line is cut off (a run killed while writing it): that case is left "
-                      "out", file=sys.stderr)
+        records, duplicates, left_out = read_result_sets(files)
     except (OSError, ValueError) as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return None
+    for path, what in left_out:
+        print(f"bench: {path} holds no case" if what == "empty" else
+              f"bench: {path}: its last line is cut off (a run killed while writing it): that case is left out",
+              file=sys.stderr)
     if duplicates:
         print(f"{duplicates} duplicate records left out (a case found more than once counts once: its last reading)",
               file=sys.stderr)

@@ -254,6 +254,11 @@ class Scope:
         if self.tokens is not None:
             self.tokens.take(tokens)
 
+    def give_back(self, tokens: int) -> None:
+        """Return ``tokens`` of a call's estimate that it did not use (negative: take more)."""
+        if self.tokens is not None:
+            self.tokens.give_back(tokens)
+
 
 def _rate(bucket: TokenBucket) -> str:
     return f"{bucket.rate * 60:g}/min"

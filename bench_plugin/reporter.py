@@ -157,8 +157,7 @@ class BenchReporter:
             return
         for data in journal_records(results):
             if data["nodeid"] not in self._now:
-                self._record(data)
-                self._now.add(data["nodeid"])
+                self._record(data)  # notes it in _now: a journal holds a case once per process that ran it
                 self.adopted += 1
                 self.config.hook.pytest_bench_case_recorded(config=self.config, record=data)
 

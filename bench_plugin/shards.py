@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from bench_plugin.suite.discover import SUITE_SUFFIXES
+from bench_plugin.suite.spec import parse_case_nodeid
 
 ItemT = TypeVar("ItemT")
 
@@ -77,10 +77,6 @@ def is_suite_nodeid(nodeid: str) -> bool:
     return nodeid.split("::", 1)[0].endswith(SUITE_SUFFIXES)
 
 
-_MODEL_OF_CASE = re.compile(r"\[(.+)-run\d+\]$")
-"""A case's node id ends ``[model-runN]`` (``CaseSpec.case_id``)."""
-
-
 def worker_share(nodeids: Sequence[str], worker: int, workers: int) -> list[int]:
     """Indices (into ``nodeids``) of the suite items xdist worker ``worker`` (0-based) of ``workers`` runs.
 
@@ -90,11 +86,11 @@ def worker_share(nodeids: Sequence[str], worker: int, workers: int) -> list[int]
     in the collection gave two workers one model each, each at half its limit. The controller and every
     worker compute it from the same collection, so a worker starts exactly the cases it will be sent.
     """
-    models: dict[str, list[int]] = {}
+    models: dict[tuple[str, str], list[int]] = {}
     for index, nodeid in enumerate(nodeids):
         if is_suite_nodeid(nodeid):
-            found = _MODEL_OF_CASE.search(nodeid)
-            models.setdefault(f"{nodeid.partition('::')[0]}::{found[1] if found else ''}", []).append(index)
+            parsed = parse_case_nodeid(nodeid)
+            models.setdefault((parsed[0], parsed[2]) if parsed else (nodeid.partition("::")[0], ""), []).append(index)
     dealt = (index for positions in models.values() for index in positions)
     return sorted(index for turn, index in enumerate(dealt) if turn % workers == worker)
 

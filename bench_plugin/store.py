@@ -330,7 +330,11 @@ def read_results(path: Path | str) -> list[CaseRecord]:
     Raises:
         ValueError: ``path:line: ...`` for a line that is not a JSON object with a ``nodeid``.
     """
-    path = Path(path)
+    return _read_results(Path(path))[0]
+
+
+def _read_results(path: Path) -> tuple[list[CaseRecord], bool]:
+    """``read_results``, and whether a torn last line was left out."""
     lines = path.read_text(encoding="utf-8").splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -340,9 +344,9 @@ def read_results(path: Path | str) -> list[CaseRecord]:
             continue
         record = parse_record_line(line, path, number, last=number == len(lines))
         if record is None:
-            break  # torn by a crash mid-write: everything before it is intact
+            return records, True  # torn by a crash mid-write: everything before it is intact
         records.append(record)
-    return records
+    return records, False
 
 
 def parse_record_line(line: str, path: Path, number: int, *, last: bool = True) -> CaseRecord | None:
@@ -392,7 +396,7 @@ def _record(build: Callable[[Mapping[str, Any]], CaseRecord], data: Mapping[str,
         raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
 
 
-def read_result_sets(paths: Iterable[Path | str]) -> tuple[list[CaseRecord], int]:
+def read_result_sets(paths: Iterable[Path | str]) -> tuple[list[CaseRecord], int, list[tuple[Path, str]]]:
     """Read several results files (shards, a re-run, a merged file) as one set of cases.
 
     A case is its node id: when it appears more than once (the same file given twice, a shard
@@ -403,16 +407,21 @@ def read_result_sets(paths: Iterable[Path | str]) -> tuple[list[CaseRecord], int
         paths: ``results.jsonl`` files, read with :func:`read_results`.
 
     Returns:
-        The records, each case once, in the order each case was first seen; and how many
-        duplicate readings were left out.
+        The records, each case once, in the order each case was first seen; how many duplicate readings
+        were left out; and the files that left something out, each with ``empty`` (no case) or ``torn`` (a
+        last line cut off by a killed run).
 
     Raises:
         ValueError: as :func:`read_results`, for a line that is not a case record.
     """
     cases: dict[str, CaseRecord] = {}
     readings = 0
-    for path in paths:
-        for record in read_results(path):
+    left_out: list[tuple[Path, str]] = []
+    for path in map(Path, paths):
+        records, torn = _read_results(path)
+        if torn or not records:
+            left_out.append((path, "torn" if torn else "empty"))
+        for record in records:
             cases[record.nodeid] = record  # a dict keeps the first position and takes the last value
             readings += 1
-    return list(cases.values()), readings - len(cases)
+    return list(cases.values()), readings - len(cases), left_out

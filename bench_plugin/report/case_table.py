@@ -9,7 +9,6 @@ draws serve every model and every pair.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +18,7 @@ import numpy as np
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.bootstrap import N_BOOT, FloatArray, IntArray, bootstrap_means, seed_for, unit_codes
 from bench_plugin.report.case_data import CaseKey, case_keys, runs_repeat, score_of
-from bench_plugin.suite.spec import safe_id
+from bench_plugin.suite.spec import parse_case_nodeid, safe_id
 
 CaseCell = tuple[str, str, int]
 """A model's case: (model, task, run)."""
@@ -119,9 +118,6 @@ def build_case_table(
     )
 
 
-_CASE_ID = re.compile(r"(?P<path>.+?)::(?P<task>.+)\[(?P<model>.+)-run(?P<run>\d+)\]")
-
-
 def unfinished_cells(nodeids: Iterable[str], records: Sequence[CaseRecord]) -> dict[str, list[CaseCell]]:
     """Suite path -> the cases a session selected that have no record (it was stopped), as cells of its models.
 
@@ -136,9 +132,9 @@ def unfinished_cells(nodeids: Iterable[str], records: Sequence[CaseRecord]) -> d
     for nodeid in nodeids:
         if nodeid in finished:
             continue
-        found = _CASE_ID.fullmatch(nodeid)
-        if found is not None and (model := names.get((found["path"], found["model"]))) is not None:
-            cells.setdefault(found["path"], []).append((model, found["task"], int(found["run"])))
+        parsed = parse_case_nodeid(nodeid)
+        if parsed is not None and (model := names.get((parsed[0], parsed[2]))) is not None:
+            cells.setdefault(parsed[0], []).append((model, parsed[1], parsed[3]))
     return cells
 
 

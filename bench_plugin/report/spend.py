@@ -28,7 +28,6 @@ class SessionSpend:
         self.unpriced = 0  # cases with a call (the model's or a judge's) that used tokens at no known price
         self.note: str | None = None  # why the first of them had no price
         self.cache = dict.fromkeys(CACHE_COUNTS.values(), 0)  # the calls' lookups (report.summary.count_cache_use)
-        self.cache_used = False  # a call was looked up in the cache or stored in it
 
     def add(self, record: Mapping[str, Any]) -> None:
         """Count one record's calls; a re-judged case spent only its judges' calls this session."""
@@ -39,7 +38,6 @@ class SessionSpend:
             key = CACHE_COUNTS.get(str(entry.get("cache")))
             if key is not None:
                 self.cache[key] += 1
-                self.cache_used = True
             if entry.get("cache") != CACHE_HIT:  # an answer from the cache used no token of the budget
                 self.tokens += int(sum(number(entry.get(name)) or 0 for name in ("input_tokens", "output_tokens")))
         usage = record.get("usage")
@@ -56,7 +54,7 @@ class SessionSpend:
 
     def cache_use(self) -> dict[str, int] | None:
         """``{"hits", "misses", "refreshed"}`` of this session's calls, or None when none used the cache."""
-        return dict(self.cache) if self.cache_used else None
+        return dict(self.cache) if any(self.cache.values()) else None
 
     def describe(self, usd: float | None, tokens: int | None) -> list[str]:
         """A terminal line for each budget asked for: what was spent of it, and what it could not count."""

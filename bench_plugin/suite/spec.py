@@ -25,6 +25,18 @@ if TYPE_CHECKING:  # start-up: built (and imported) only for a task with a conve
 _UNSAFE_ID = re.compile(r"[^\w.:@+=,/-]+")
 
 
+_CASE_NODEID = re.compile(r"(?P<path>.+?)::(?P<task>.+)\[(?P<model>.+)-run(?P<run>\d+)\]")
+
+
+def parse_case_nodeid(nodeid: str) -> tuple[str, str, str, int] | None:
+    """``(path, task, model, run)`` of a case's node id (``path::`` and ``CaseSpec.case_id``), or None.
+
+    ``model`` is the model's name as the id writes it (``safe_id``).
+    """
+    found = _CASE_NODEID.fullmatch(nodeid)
+    return None if found is None else (found["path"], found["task"], found["model"], int(found["run"]))
+
+
 def safe_id(text: str) -> str:
     """``text`` with runs of characters that do not belong in a test id replaced by ``-``."""
     return _UNSAFE_ID.sub("-", text.strip()).strip("-") or "task"
