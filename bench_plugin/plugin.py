@@ -28,7 +28,7 @@ from bench_plugin.options import args_name_suites, check_names, read_options, wa
 from bench_plugin.progress import register_progress
 from bench_plugin.run_options import add_run_options, load_history
 from bench_plugin.sandbox_notice import SandboxNotice
-from bench_plugin.session import STATE_KEY, BenchState
+from bench_plugin.session import STATE_KEY, SUITE_TASKS_OUTPUT, BenchState
 from bench_plugin.shards import share_from_workerinput, split_shard, worker_share
 from bench_plugin.suite.agent.spec import DEFAULT_SANDBOX_IMAGE, SANDBOX_BACKENDS
 from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
@@ -284,6 +284,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     items = session.items
     session.config.stash[REPEATED_KEY] = repeated(items)
     if hasattr(session.config, "workerinput"):
+        if state.suite_tasks:  # the controller collects nothing: it learns the suites' tasks from a worker
+            session.config.workeroutput[SUITE_TASKS_OUTPUT] = {  # type: ignore[attr-defined]
+                path: sorted(tasks) for path, tasks in state.suite_tasks.items()}
         share = share_from_workerinput(session.config.workerinput)
         if share is None:
             return

@@ -12,7 +12,7 @@ import importlib
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,10 @@ from bench_plugin.report.conversation_log import FOLDER, ConversationLogWriter
 from bench_plugin.report.escape import log_line
 from bench_plugin.report.spend import SessionSpend
 from bench_plugin.run_history import RunSettings
-from bench_plugin.session import STATE_KEY
+from bench_plugin.session import STATE_KEY, SUITE_TASKS_OUTPUT
 from bench_plugin.store import ResultsStore
 from bench_plugin.suite.discover import SUITE_SUFFIXES
+from bench_plugin.suite.spec import parse_case_nodeid
 
 
 class BenchReporter:
@@ -61,6 +62,9 @@ class BenchReporter:
         # node id -> the report carrying its record, until pytest-html has drawn the case's row (at its teardown)
         self._drawing: dict[str, pytest.TestReport] = {}
         self._summary: list[str] | None = None  # the terminal's per-model lines, once reported
+        self._state = config.stash[STATE_KEY]
+        # suite path -> task -> earlier cases left out of the reports: the suite no longer has the task
+        self.left_out: dict[str, dict[str, int]] = {}
         if self._html:
             check_folder(Path(config.option.htmlpath).parent)
 
@@ -86,6 +90,15 @@ class BenchReporter:
         """Under xdist the controller collects nothing: each worker reports the whole collection's ids."""
         self._cases = max(self._cases, len(ids))
         self._select(ids)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """A worker's collected suites and their tasks: which earlier records belong to tasks no suite has now."""
+        found = getattr(node, "workeroutput", {}).get(SUITE_TASKS_OUTPUT)
+        if isinstance(found, dict):
+            tasks = self._state.suite_tasks
+            for path, names in found.items():
+                tasks[path] = tasks.get(path, frozenset()) | frozenset(names)
 
     def _select(self, nodeids: Iterable[str]) -> None:
         # under xdist every worker collects the same cases: the first one's ids are the session's
@@ -221,22 +234,29 @@ class BenchReporter:
 
         records = in_case_order(self.store.report_records())
         try:
-            self.store.finalize([r.nodeid for r in records])
+            self.store.finalize([r.nodeid for r in records])  # the file keeps them all, tasks gone from a suite too
         except OSError as exc:
             self.stop_writing(exc, self.store.path, f"{self.store.path} keeps its {len(records)} cases, each a "
                               "whole line, in the order they finished; no report was written")
             return
         if self._run.name is not None and self._run.results is not None and self._finished:
             delete_journals(self._run.results)  # every record they hold is in results.jsonl
+        gone = {r.nodeid: r for r in records_of_tasks_gone(records, self._state.suite_tasks)} if self.store.earlier \
+            else {}
+        if gone:  # a task removed or renamed: its earlier records no longer describe the suite
+            self.left_out = count_by_task(gone.values())
+            records = [r for r in records if r.nodeid not in gone]
         self._summary = summary_lines(records)  # what the terminal prints at its summary
         try:
             # under xdist the controller collected no suite: aggregates come from the files records name
             aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
             leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
             written = write_reports(records, self.output_dir, aggregates, leaderboards,
-                                    whole=lambda path: self.store.read_records(lambda r: r.path == path),
+                                    whole=lambda path: self.store.read_records(
+                                        lambda r: r.path == path and r.nodeid not in gone),
                                     # records of earlier sessions too (a resumed run): every model, every case
-                                    selected=self._selected if not self.store.earlier else None)
+                                    selected=self._selected if not self.store.earlier else None,
+                                    left_out=self.left_out)
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
             return
@@ -285,11 +305,12 @@ class BenchReporter:
         for line in self.spend.describe(*budget):
             terminalreporter.write_line(log_line(line))
         kept = self.store.count - self.appended - self.reused if self._run.keep_earlier else 0
+        kept -= sum(sum(tasks.values()) for tasks in self.left_out.values())  # said apart below
         if self.adopted:
             many = "s" * (self.adopted != 1)
             terminalreporter.write_line(f"{self.adopted} case{many} finished ahead of where pytest stopped: saved to "
                                         f"run {self._run.name} too, and reused when it resumes")
-        for line in continuation_lines(self._run, self.reused, self.rejudged, kept):
+        for line in continuation_lines(self._run, self.reused, self.rejudged, kept) + left_out_lines(self.left_out):
             terminalreporter.write_line(log_line(line))
         if self.write_error is not None:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
@@ -380,6 +401,45 @@ def continuation_lines(run: RunSettings, reused: int, rejudged: int, kept: int) 
                      "--bench-retry-errors re-runs infrastructure errors, --bench-fresh starts over)")
     if kept > 0:
         lines.append(f"results.jsonl also keeps {kept} earlier case{'s' * (kept != 1)} this session did not select")
+    return lines
+
+
+def records_of_tasks_gone(
+    records: Iterable[CaseRecord], suite_tasks: Mapping[str, Collection[str]]
+) -> list[CaseRecord]:
+    """The records of tasks that a suite collected this session no longer has (removed, or renamed).
+
+    Only suites collected this session are judged (``BenchState.suite_tasks``): a record of a suite the session
+    did not read, or of a model or a run the session did not select, still describes its suite.
+    """
+    gone = []
+    for record in records:
+        parsed = parse_case_nodeid(record.nodeid)
+        if parsed is not None and parsed[0] in suite_tasks and parsed[1] not in suite_tasks[parsed[0]]:
+            gone.append(record)
+    return gone
+
+
+def count_by_task(records: Iterable[CaseRecord]) -> dict[str, dict[str, int]]:
+    """Suite path -> task -> how many of ``records`` are of it, in the records' order."""
+    counts: dict[str, dict[str, int]] = {}
+    for record in records:
+        parsed = parse_case_nodeid(record.nodeid)
+        if parsed is not None:
+            tasks = counts.setdefault(parsed[0], {})
+            tasks[parsed[1]] = tasks.get(parsed[1], 0) + 1
+    return counts
+
+
+def left_out_lines(left_out: Mapping[str, Mapping[str, int]], shown: int = 5) -> list[str]:
+    """What the terminal says of earlier records left out of the reports because their tasks are gone."""
+    lines = []
+    for path, tasks in left_out.items():
+        cases = sum(tasks.values())
+        names = ", ".join(list(tasks)[:shown]) + (f" and {len(tasks) - shown} more" if len(tasks) > shown else "")
+        lines.append(f"{cases} earlier case{'s' * (cases != 1)} of {path} left out of the reports: "
+                     f"the suite no longer has task{'s' * (len(tasks) != 1)} {names} (results.jsonl keeps them; "
+                     "--bench-fresh starts the run over)")
     return lines
 
 

@@ -30,6 +30,8 @@ class BenchState:
     shard: Shard | None = None  # --bench-shard: this machine's part of the cases
     calls: RunnerSettings = field(default_factory=RunnerSettings)  # limits, budgets, progress
     history: RunHistory = field(default_factory=RunHistory)  # earlier results: reuse, re-judge (run_history.py)
+    # suite path -> its tasks, as collected: which earlier records belong to tasks a suite no longer has
+    suite_tasks: dict[str, frozenset[str]] = field(default_factory=dict)
     _markers: set[str] = field(default_factory=set)
 
     @cached_property
@@ -50,6 +52,11 @@ class BenchState:
             self._markers.add(name)
             config.addinivalue_line("markers", f"{name}: bench_plugin case marker")
 
+    def note_tasks(self, path: str, tasks: frozenset[str]) -> None:
+        """Keep a collected suite's tasks, when the session continues earlier records (the others need none)."""
+        if self.history.settings.keep_earlier:
+            self.suite_tasks[path] = tasks
+
     def wait_until_quiet(self, timeout: float) -> bool:
         """Wait for the runner's loop to be quiet (``Runner.wait_until_quiet``); True at once when none was started."""
         return self.runner.wait_until_quiet(timeout) if "runner" in self.__dict__ else True
@@ -61,3 +68,5 @@ class BenchState:
 
 
 STATE_KEY = pytest.StashKey[BenchState]()
+SUITE_TASKS_OUTPUT = "bench_suite_tasks"
+"""A worker's ``workeroutput`` key: ``BenchState.suite_tasks`` (path -> sorted task ids), for the controller."""

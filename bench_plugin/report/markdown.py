@@ -58,11 +58,26 @@ def render_markdown(
         many = "s were" if budget["not_run"] != 1 else " was"
         why = escape_cell(budget["reason"].removeprefix("not run: "))
         lines += [f"**{budget['not_run']} case{many} not run**: {why}.", ""]
+    left_out = summary.get("left_out")
+    if left_out:
+        lines += [describe_left_out(left_out), ""]
     if len(suites) > 1:
         lines += [describe_counts(summary["totals"]), ""]
     for suite in suites:
         lines += render_suite(suite, max_listed=max_listed)
     return "\n".join(lines)
+
+
+def describe_left_out(left_out: Mapping[str, Any], shown: int = 10) -> str:
+    """The earlier records a continued run left out of its reports: their suite no longer has their task."""
+    cases = left_out["cases"]
+    parts = []
+    for path, tasks in left_out["tasks"].items():
+        names = ", ".join(f"{code_span(task)} ({n})" for task, n in list(tasks.items())[:shown])
+        more = f" and {len(tasks) - shown} more" if len(tasks) > shown else ""
+        parts.append(f"{code_span(path)}: {names}{more}")
+    return (f"**{cases} earlier case{'s' * (cases != 1)} left out**: their suite no longer has their task "
+            f"({'; '.join(parts)}). `results.jsonl` keeps them; `--bench-fresh` starts the run over.")
 
 
 def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:

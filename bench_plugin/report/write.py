@@ -37,6 +37,7 @@ def write_reports(
     leaderboards: Mapping[str, LeaderboardSpec] | None = None,
     whole: Callable[[str], Sequence[CaseRecord]] | None = None,
     selected: Iterable[str] | None = None,
+    left_out: Mapping[str, Mapping[str, int]] | None = None,
 ) -> dict[str, Path]:
     """Write summary.json, report.md and dashboard.html for ``records`` into ``folder``; return their paths.
 
@@ -55,10 +56,15 @@ def write_reports(
         selected: the node ids a session was asked to run, when the records are that session's alone: a model
             is then expected to finish the cases it was selected for (a shard, ``-k``), not every case another
             model has. None (a merge, a rebuild, a run continuing earlier records): every model every case.
+        left_out: earlier records not in ``records`` because their suite no longer has their task: suite path ->
+            task -> cases. report.md and summary.json (``"left_out"``) say so.
     """
     ordered = in_case_order(records)
     summary = summarize(ordered, None if selected is None else unfinished_cells(selected, ordered))
     paths = {"summary": folder / "summary.json", "markdown": folder / "report.md"}
+    if left_out:
+        summary["left_out"] = {"cases": sum(sum(tasks.values()) for tasks in left_out.values()),
+                               "tasks": {path: dict(tasks) for path, tasks in left_out.items()}}
     tables = add_aggregates(summary, ordered, aggregates or {})
     for suite in summary["suites"]:
         board = (leaderboards or {}).get(suite["path"])

@@ -516,3 +516,50 @@ def test_a_fresh_start_forgets_the_runs_records_at_once(pytester: pytest.Pyteste
                              timeout=120)
     assert "7 cases reused from run r" in resumed.stdout and requests_for(mock_server, model) == asked
 
+
+
+ECHO_SUITE = (
+    "suite: s\nmodels:\n  m1: {provider: echo}\n  m2: {provider: echo}\n"
+    "tasks:\n  - {id: keep, prompt: hello}\n  - {id: old-task, prompt: bye}\n"
+    "scorers:\n  - {type: contains, value: hello}\n"
+)
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["one-process", "xdist"])
+def test_a_task_removed_from_the_suite_leaves_the_reports_of_a_resumed_run(
+    pytester: pytest.Pytester, xdist: tuple[str, ...]
+) -> None:
+    """Its earlier records describe a suite that is gone: the reports leave them out and say so; the file keeps them."""
+    pytester.makefile(".yaml", **{"suites/demo": ECHO_SUITE})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=2, failed=2)
+    pytester.makefile(".yaml", **{"suites/demo": ECHO_SUITE.replace("  - {id: old-task, prompt: bye}\n", "")})
+
+    run = pytester.runpytest_subprocess if xdist else pytester.runpytest
+    result = run("suites", "--bench-run", "r", "-k", "m1", *NO_CACHE, *xdist)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([
+        "*results.jsonl also keeps 1 earlier case this session did not select*",
+        "*2 earlier cases of suites/demo.yaml left out of the reports: the suite no longer has task old-task "
+        "(results.jsonl keeps them; --bench-fresh starts the run over)*",
+    ])
+    folder = pytester.path / "bench-results" / "runs" / "r"
+    assert sorted(run_records(pytester)) == sorted(
+        f"{task}[{model}-run1]" for task in ("keep", "old-task") for model in ("m1", "m2"))
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["left_out"] == {"cases": 2, "tasks": {"suites/demo.yaml": {"old-task": 2}}}
+    assert summary["totals"]["passed"] == 2 and summary["totals"].get("failed", 0) == 0  # m2's keep: selected before
+    assert [row["task"] for row in summary["suites"][0]["tasks"]] == ["keep"]
+    report = (folder / "report.md").read_text()
+    assert "**2 earlier cases left out**: their suite no longer has their task (`suites/demo.yaml`: `old-task` (2))" \
+        in report
+
+
+def test_records_of_a_suite_not_collected_stay_in_the_reports(pytester: pytest.Pytester) -> None:
+    """A session that reads one suite of the run judges no other suite's records."""
+    pytester.makefile(".yaml", **{"suites/a": ECHO_SUITE, "suites/b": ECHO_SUITE.replace("suite: s", "suite: t")})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=4, failed=4)
+    result = pytester.runpytest("suites/a.yaml", "--bench-run", "r", *NO_CACHE)
+    result.assert_outcomes(passed=2, failed=2)
+    assert "left out of the reports" not in result.stdout.str()
+    summary = json.loads((pytester.path / "bench-results" / "runs" / "r" / "summary.json").read_text())
+    assert "left_out" not in summary and summary["totals"]["passed"] == 4
