@@ -145,6 +145,14 @@ def test_a_model_missing_from_the_results_counts_zero_in_the_normalised_score() 
     assert rows["b"]["intervals"]["mean_composite"]["mean"] == 1.0
 
 
+def test_a_model_without_any_score_has_no_normalised_score() -> None:
+    """A suite without scorers passes its cases unscored: 0 would read as the worst score, not as none."""
+    records = [case("a", f"t{i}", None, status="passed") for i in range(3)]
+    row = summarize(records)["suites"][0]["models"][0]
+    assert row["intervals"]["normalised"] is None and row["intervals"]["mean_composite"] is None
+    assert "| 3 / 3 (100.0%) | — | — | — |" in render_markdown(summarize(records))
+
+
 def test_breakdowns_come_from_tags_and_variables_without_a_declaration(generated: dict[str, Any]) -> None:
     dimensions = {d["dimension"]: d for d in generated["breakdowns"]}
     assert list(dimensions) == ["level", "lang"]  # "generated" alone is one group; "id" names each task

@@ -60,7 +60,8 @@ def add_leaderboard_columns(
                     totals[key] = (totals[key] or 0.0) + value
         usage[model] = totals
         columns.add(("mean_composite", model), rows, scores)
-        columns.add(("normalised", model), rows, np.nan_to_num(scores, nan=0.0))
+        if not np.isnan(scores).all():  # a suite without scorers has no score to normalise: not 0
+            columns.add(("normalised", model), rows, np.nan_to_num(scores, nan=0.0))
         columns.add(("pass_rate", model), rows, passed)
         if judges:
             columns.add(("judge_mean", model), rows, judged)
