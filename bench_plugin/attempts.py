@@ -14,7 +14,7 @@ from bench_plugin.call_log import CallEntry
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import ProviderError
-from bench_plugin.limits import CircuitBreaker, Scope, estimate_tokens, is_missing_model
+from bench_plugin.limits import CaseSlot, CircuitBreaker, Scope, estimate_tokens, is_missing_model
 from bench_plugin.providers.interface import Provider
 from bench_plugin.providers.retry import is_rate_limit, seconds_text
 from bench_plugin.run_status import RunStatus
@@ -54,6 +54,8 @@ class AttemptGate:
         session_slots: the session-wide cap on calls in flight.
         status: where waits are shown.
         fail_fast: a 429 ends the endpoint's calls (``--bench-fail-fast``).
+        case_slot: the place of the call's case among the cases in flight: let go while the call waits for the
+            model's and the endpoint's limits (or between attempts), taken again before the session's slot.
     """
 
     def __init__(
@@ -66,9 +68,11 @@ class AttemptGate:
         session_slots: asyncio.Semaphore | None,
         status: RunStatus,
         fail_fast: bool = False,
+        case_slot: CaseSlot | None = None,
     ) -> None:
         self._provider, self._endpoint, self._model, self._entry = provider, endpoint, model, entry
         self._session_slots, self._status, self._fail_fast = session_slots, status, fail_fast
+        self._case_slot = case_slot
         self.spec: ProviderSpec = provider.spec
         self._why = "retry"
 
@@ -89,14 +93,16 @@ class AttemptGate:
             async with contextlib.AsyncExitStack() as held:
                 breaker.check(endpoint.name)
                 model.check(model_scope.name)
-                await _hold(held, model_scope.slots)
+                await self._hold(held, model_scope.slots)
                 await model_scope.wait_pause(breaker, self._report)
                 async with contextlib.AsyncExitStack() as turns:  # let go once the tokens are taken
                     await model_scope.queue(turns, tokens, self._report)
                     await model_scope.wait_ready(tokens, breaker, self._report)
-                    await _hold(held, endpoint.scope.slots)
+                    await self._hold(held, endpoint.scope.slots)
                     await endpoint.scope.queue(turns, tokens, self._report)
                     await endpoint.scope.wait_ready(tokens, breaker, self._report)
+                    if self._case_slot is not None and not self._case_slot.held:
+                        await self._case_slot.regain()  # it let its place go while it waited
                     await _hold(held, self._session_slots)
                     if model_scope.paused:
                         continue  # its slots and turns go back while it waits
@@ -135,7 +141,16 @@ class AttemptGate:
             self._model.pause(exc.retry_after)
 
     def _report(self, why: str, seconds: float) -> contextlib.AbstractContextManager[object]:
+        """Show a wait of the call's limits; its case lets its place go meanwhile."""
+        if self._case_slot is not None:
+            self._case_slot.let_go()
         return self._status.waiting(self._endpoint.name, why, seconds)
+
+    async def _hold(self, held: contextlib.AsyncExitStack, slot: asyncio.Semaphore | None) -> None:
+        """Take a slot of the model or of the endpoint; a case that must wait for it lets its place go."""
+        if slot is not None and slot.locked() and self._case_slot is not None:
+            self._case_slot.let_go()
+        await _hold(held, slot)
 
     def on_retry(self, exc: Exception, delay: float, attempts: int) -> None:
         """Name the wait that follows a failed attempt, for the progress line."""

@@ -260,6 +260,73 @@ class Scope:
             self.tokens.give_back(tokens)
 
 
+class CasePlaces:
+    """The places of the cases in flight (``--bench-concurrency``): a running case holds one while it works.
+
+    A case whose calls wait for their limits (a 429's pause, an rpm or tpm bucket, a model's or an endpoint's
+    slots, the wait before a retry) lets its place go until they let it go (``CaseSlot``): a case kept its place
+    while it waited, and when most places waited for one model, the other models' cases could not start.
+
+    Args:
+        size: how many cases may work at once.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.free = asyncio.Semaphore(size)
+        self.waiting = 0  # running cases that let their place go while their calls wait
+        self.on_let_go: Callable[[], None] | None = None  # told (in the loop) each time a case lets its place go
+
+    def slot(self) -> CaseSlot:
+        """A new case's place, not taken yet."""
+        return CaseSlot(self)
+
+
+class CaseSlot:
+    """One case's place among ``CasePlaces``: taken as it starts, let go while its calls wait, taken again after."""
+
+    def __init__(self, places: CasePlaces) -> None:
+        self._places = places
+        self.held = False
+        self._let_go = False
+        self._regaining: asyncio.Lock | None = None  # one case's calls in parallel (a panel) regain it once
+
+    async def take(self) -> None:
+        """Wait for a place as the case starts."""
+        await self._places.free.acquire()
+        self.held = True
+
+    def let_go(self) -> None:
+        """Give the place to another case while this one's calls wait for their limits (nothing if it has none)."""
+        if not self.held:
+            return
+        self.held, self._let_go = False, True
+        self._places.free.release()
+        self._places.waiting += 1
+        if self._places.on_let_go is not None:
+            self._places.on_let_go()
+
+    async def regain(self) -> None:
+        """Take a place again, once the limits let a call go (at once when the case holds one)."""
+        if self.held:
+            return
+        if self._regaining is None:
+            self._regaining = asyncio.Lock()
+        async with self._regaining:
+            if not self.held:
+                await self._places.free.acquire()
+                self.held, self._let_go = True, False
+                self._places.waiting -= 1
+
+    def end(self) -> None:
+        """The case is over: its place, or its count among the waiting, goes."""
+        if self.held:
+            self.held = False
+            self._places.free.release()
+        elif self._let_go:
+            self._let_go = False
+            self._places.waiting -= 1
+
+
 def _rate(bucket: TokenBucket) -> str:
     return f"{bucket.rate * 60:g}/min"
 

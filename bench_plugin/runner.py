@@ -34,7 +34,7 @@ from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import CaseError, ProviderError
 from bench_plugin.http import HttpPool
 from bench_plugin.journal import CaseJournal
-from bench_plugin.limits import CircuitBreaker, Limits, Scope, SessionBudget, shared_by
+from bench_plugin.limits import CasePlaces, CaseSlot, CircuitBreaker, Limits, Scope, SessionBudget, shared_by
 from bench_plugin.pricing import call_cost
 from bench_plugin.providers.interface import Provider, apply_system_policy
 from bench_plugin.providers.registry import PROVIDER_TYPES, ProviderFactory, create_provider
@@ -141,7 +141,8 @@ class Runner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._case_slots: asyncio.Semaphore | None = None
+        self._places: CasePlaces | None = None  # the cases in flight: made with the loop
+        self.on_case_waits: Callable[[], None] | None = None  # told, in the loop, when a case lets its place go
         self.call_slots: asyncio.Semaphore | None = None
         self._http: HttpPool | None = None
         self._specs: dict[ProviderSpec, ProviderSpec] = {}
@@ -189,10 +190,17 @@ class Runner:
         for start in starts:
             start()
 
+    @property
+    def waiting_cases(self) -> int:
+        """Running cases that let their place go while their calls wait for their limits (``limits.CasePlaces``)."""
+        return self._places.waiting if self._places is not None else 0
+
     async def _run_case(self, case: PreparedCase, nodeid: str) -> CaseRecord:
-        assert self._case_slots is not None
+        assert self._places is not None
         status = self.settings.status
-        async with self._case_slots:
+        slot = self._places.slot()
+        await slot.take()
+        try:
             spent = self.budget.exhausted()
             if spent is not None:  # the session budget is spent: no new case starts
                 record = build_record(case.spec, nodeid, rec.SKIPPED, f"not run: {spent}",
@@ -205,29 +213,32 @@ class Runner:
             deadline = time.monotonic() + self.settings.case_timeout_s if self.settings.case_timeout_s else None
 
             async def call(request: CompletionRequest) -> Completion:
-                return await self._bounded_call(request, log.start(request), deadline, repeats)
+                return await self._bounded_call(request, log.start(request), deadline, repeats, slot)
 
             async def embed(request: EmbeddingRequest) -> Embeddings:
-                return await self._bounded_embed(request, log, deadline)
+                return await self._bounded_embed(request, log, deadline, slot)
 
             record = await execute_case(case, nodeid, call, calls=log, embed=embed)
             if self.journal is not None:
                 self.journal.write(record)
             status.case_finished(record.status)
             return record
+        finally:
+            slot.end()
 
     async def call_model(self, request: CompletionRequest) -> Completion:
         """Make one model call outside any case (every case's calls also come through ``_call``)."""
         return await self._call(request, CallEntry.of(request))
 
     async def _bounded_call(
-        self, request: CompletionRequest, entry: CallEntry, deadline: float | None, repeats: Counter[str] | None = None
+        self, request: CompletionRequest, entry: CallEntry, deadline: float | None, repeats: Counter[str] | None = None,
+        slot: CaseSlot | None = None,
     ) -> Completion:
         """One call of a case, cut off when the case's wall budget (``--bench-case-timeout``) runs out."""
         if deadline is None:
-            return await self._call(request, entry, repeats)
+            return await self._call(request, entry, repeats, slot)
         try:
-            return await asyncio.wait_for(self._call(request, entry, repeats),
+            return await asyncio.wait_for(self._call(request, entry, repeats, slot),
                                           timeout=max(0.0, deadline - time.monotonic()))
         except asyncio.TimeoutError:
             message = (f"the case's wall budget of {self.settings.case_timeout_s:g} s ran out during a call "
@@ -236,22 +247,24 @@ class Runner:
             raise entry.error from None
 
     async def _call(
-        self, request: CompletionRequest, entry: CallEntry, repeats: Counter[str] | None = None
+        self, request: CompletionRequest, entry: CallEntry, repeats: Counter[str] | None = None,
+        slot: CaseSlot | None = None,
     ) -> Completion:
         """Applies the model's system policy, the response cache, the limits of its endpoint and model, and retries.
 
-        ``repeats`` counts the case's calls by cache key, so that identical calls of one case stay apart.
+        ``repeats`` counts the case's calls by cache key, so that identical calls of one case stay apart. ``slot``:
+        the case's place among the cases in flight, let go while the call waits (``limits.CaseSlot``).
         """
         prepared = replace(request, messages=apply_system_policy(request.messages, request.model))
         key = self._cache_key(prepared, entry, repeats)
-        if key is not None and (hit := await self._cached_answer(key)) is not None:
+        if key is not None and (hit := await self._cached_answer(key, slot)) is not None:
             entry.cache, entry.completion, entry.cost = rec.CACHE_HIT, hit, HIT_COST
             return hit
         answered = None  # for identical calls meanwhile; after a failure, each waiter calls for itself
         if key is not None and self.cache is not None and self.cache.writes and key not in self._answering:
             answered = self._answering[key] = asyncio.get_running_loop().create_future()
         try:
-            completion = await self._call_endpoint(request, prepared, entry)
+            completion = await self._call_endpoint(request, prepared, entry, slot)
         except BaseException:
             if entry.cache == rec.CACHE_REFRESH:
                 entry.cache = None  # nothing was stored
@@ -264,7 +277,7 @@ class Runner:
             self.cache.put(key, completion, request.model.provider.name, request.model.id)
         return completion
 
-    async def _cached_answer(self, key: str) -> Completion | None:
+    async def _cached_answer(self, key: str, slot: CaseSlot | None = None) -> Completion | None:
         """The cache's answer to a call, or that of an identical call in flight (its answer is stored for both).
 
         Two cases that make the same call (two models' identical answers before a judge, two tasks with one
@@ -274,14 +287,18 @@ class Runner:
         assert self.cache is not None
         hit = self.cache.get(key)
         while hit is None and self.cache.writes and (answered := self._answering.get(key)) is not None:
+            if slot is not None and not answered.done():
+                slot.let_go()  # the call it waits for may itself wait for its limits
             completion = await asyncio.shield(answered)  # a waiter cut short leaves the call alone
+            if slot is not None:
+                await slot.regain()
             if completion is None:
                 return None  # it failed (failures are never shared): this call tries for itself
             hit = replace(completion, attempts=0, cached=True)
         return hit
 
     async def _call_endpoint(
-        self, request: CompletionRequest, prepared: CompletionRequest, entry: CallEntry
+        self, request: CompletionRequest, prepared: CompletionRequest, entry: CallEntry, slot: CaseSlot | None = None
     ) -> Completion:
         """The call itself: the limits of its endpoint and model, retries, its cost and the session's budget."""
         spec = self._effective(request.model.provider)
@@ -289,7 +306,7 @@ class Runner:
         endpoint = self._endpoint(provider, spec)
         attempts = AttemptGate(provider, endpoint, self._model_scope(endpoint, request), entry,
                                session_slots=self.call_slots, status=self.settings.status,
-                               fail_fast=self.settings.fail_fast)
+                               fail_fast=self.settings.fail_fast, case_slot=slot)
         try:
             completion = await complete_with_retries(
                 attempts, prepared, max_retries=spec.max_retries, max_wait=spec.max_wait_s or DEFAULT_MAX_WAIT_S,
@@ -318,7 +335,9 @@ class Runner:
         entry.cache = rec.CACHE_MISS if self.cache.reads else rec.CACHE_REFRESH
         return cache_key(request, occurrence) if occurrence else first
 
-    async def _bounded_embed(self, request: EmbeddingRequest, log: CallLog, deadline: float | None) -> Embeddings:
+    async def _bounded_embed(
+        self, request: EmbeddingRequest, log: CallLog, deadline: float | None, slot: CaseSlot | None = None
+    ) -> Embeddings:
         """An embedding call of a case (a ``similar`` scorer's): a completion's limits, retries, log and budget.
 
         ``embedding_calls.EmbeddingCall`` lets the completion path carry it; the response cache does not.
@@ -333,7 +352,7 @@ class Runner:
         endpoint = self._endpoint(provider, spec)
         attempts = AttemptGate(embedding, endpoint, self._model_scope(endpoint, embedding.stand_in), entry,
                                session_slots=self.call_slots, status=self.settings.status,
-                               fail_fast=self.settings.fail_fast)
+                               fail_fast=self.settings.fail_fast, case_slot=slot)
         calling = complete_with_retries(
             attempts, embedding.stand_in, max_retries=spec.max_retries, max_wait=spec.max_wait_s or DEFAULT_MAX_WAIT_S,
             retry_rate_limits=not self.settings.fail_fast, sleep=attempts.sleep, on_retry=attempts.on_retry,
@@ -439,7 +458,8 @@ class Runner:
             loop = asyncio.SelectorEventLoop(self._selector)
         asyncio.set_event_loop(loop)
         self._loop = loop
-        self._case_slots = asyncio.Semaphore(self.concurrency)
+        self._places = CasePlaces(self.concurrency)
+        self._places.on_let_go = lambda: self.on_case_waits() if self.on_case_waits is not None else None
         self.call_slots = asyncio.Semaphore(self.concurrency)
         self._http = HttpPool(size=self.concurrency)
         ready.set()

@@ -44,7 +44,10 @@ class BenchState:
     @cached_property
     def scheduler(self) -> Scheduler[PreparedCase]:
         """The look-ahead over the selected cases, feeding the runner."""
-        return Scheduler(self.runner.submit, window=2 * self.concurrency)
+        runner = self.runner
+        scheduler = Scheduler(runner.submit, window=2 * self.concurrency, waiting=lambda: runner.waiting_cases)
+        runner.on_case_waits = scheduler.widen
+        return scheduler
 
     def register_marker(self, config: pytest.Config, name: str) -> None:
         """Declare markers made from suite data, so --strict-markers accepts them."""

@@ -19,6 +19,7 @@ from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec
 from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
 from bench_plugin.limits import (
     RECHECK_S,
+    CasePlaces,
     CircuitBreaker,
     Limits,
     Scope,
@@ -511,3 +512,39 @@ def test_local_servers_price_only_models_their_makers_alone_serve_and_providers_
             model_on(ProviderSpec("openai", "openai"), "gpt-4o-mini"), Usage(1000, 0)).usd
     anthropic = ProviderSpec("mine", "anthropic")  # no base_url: api.anthropic.com
     assert call_cost(model_on(anthropic, "claude-sonnet-4-5"), Usage(1000, 0)).usd
+
+
+def test_a_case_lets_its_place_go_while_it_waits_and_takes_it_again() -> None:
+    async def scenario() -> None:
+        places = CasePlaces(1)
+        let_go: list[int] = []
+        places.on_let_go = lambda: let_go.append(places.waiting)
+        first, second = places.slot(), places.slot()
+        await first.take()
+        taking = asyncio.ensure_future(second.take())
+        await asyncio.sleep(0)
+        assert not taking.done(), "one place: the second case waits"
+        first.let_go()
+        await taking
+        assert (second.held, places.waiting, let_go) == (True, 1, [1])
+        regaining = asyncio.ensure_future(first.regain())
+        await asyncio.sleep(0)
+        assert not regaining.done(), "the place is the second case's until it ends"
+        second.end()
+        await regaining
+        assert (first.held, places.waiting) == (True, 0)
+        first.end()
+        assert not places.free.locked()
+
+    asyncio.run(scenario())
+
+
+def test_a_case_that_ends_while_it_waits_leaves_the_count() -> None:
+    places = CasePlaces(2)
+    slot = places.slot()
+    asyncio.run(slot.take())
+    slot.let_go()
+    slot.let_go()  # a second call of the case waits too: counted once
+    assert places.waiting == 1
+    slot.end()
+    assert places.waiting == 0 and places.free._value == 2

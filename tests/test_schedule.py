@@ -6,7 +6,7 @@ import concurrent.futures
 from types import SimpleNamespace
 
 from bench_plugin.record import CaseRecord
-from bench_plugin.schedule import Scheduler
+from bench_plugin.schedule import WAITING_WINDOWS, Scheduler
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec
 
 
@@ -35,6 +35,22 @@ def test_plan_starts_only_the_window_and_advances_as_items_run() -> None:
     assert runner.started == ["id0", "id1", "id2"]
     scheduler.result("id4", cases[4][1])
     assert runner.started == ["id0", "id1", "id2", "id3", "id4", "id5", "id6"]
+
+
+def test_the_window_reaches_further_while_cases_wait_for_their_limits() -> None:
+    """A case pytest waits on may wait for its model's 429 pause: the cases of other models ahead of it go on."""
+    runner = FakeRunner()
+    waiting = [0]
+    scheduler = Scheduler(runner.submit, window=2, waiting=lambda: waiting[0])
+    cases = [(f"id{i}", case(f"t{i}")) for i in range(40)]
+    scheduler.plan(cases)
+    assert len(runner.started) == 2
+    waiting[0] = 1
+    scheduler.widen()  # from the runner's loop: a case let its place go
+    assert runner.started == [f"id{i}" for i in range(2 * WAITING_WINDOWS)]
+    waiting[0] = 0
+    scheduler.result("id0", cases[0][1])  # nothing waits any more: the window is its own size again
+    assert len(runner.started) == 2 * WAITING_WINDOWS
 
 
 def test_unplanned_item_starts_itself_once() -> None:

@@ -192,3 +192,35 @@ def test_concurrency_overlaps_slow_calls(
     durations = [r["duration_s"] for r in records(pytester)]
     assert all(d >= 0.3 for d in durations)
     assert started[0] == started[-1] or len(set(started)) <= 2, "cases did not start together"
+
+
+@pytest.mark.parametrize("limit", ["pause", "rpm", "concurrency"])
+def test_a_model_waiting_for_its_limits_does_not_hold_up_the_other_models(
+    pytester: pytest.Pytester, mock_server: MockServer, limit: str
+) -> None:
+    """While one model waits out a 429's pause, a slow rpm or its one slot, the other model's cases all run.
+
+    Its waiting cases kept their places among the cases in flight, and pytest waited on the first of them: the
+    other model's cases started only as the slow model's went, one by one.
+    """
+    slow, fast = unique("slow"), unique("fast")
+    slow_limits = {"pause": "", "rpm": ", rpm: 120", "concurrency": ", concurrency: 1"}[limit]
+    if limit == "pause":
+        mock_server.add_rule({"model": slow, "status": 429, "retry_after": 1.5, "times": 1})
+    elif limit == "concurrency":
+        mock_server.add_rule({"model": slow, "delay": 0.2})
+    pytester.makefile(".yaml", **{"suites/two": (
+        f"providers:\n  local: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', "
+        "max_retries: 0}\n"
+        f"models:\n  slow: {{provider: local, id: {slow}{slow_limits}}}\n  fast: {{provider: local, id: {fast}}}\n"
+        "matrix:\n  n: [0, 1, 2, 3, 4, 5, 6, 7]\n"
+        "tasks:\n  - {id: 'case-{{ n }}', prompt: 'Say {{ n }}'}\n"
+        "scorers:\n  - {type: contains, value: Say}\n"
+    )})
+    before = len(mock_server.requests)
+    pytester.runpytest("suites", "--bench-concurrency", "2").assert_outcomes(passed=16)
+    arrived = [r["model"] for r in mock_server.requests[before:]]
+    slow_calls = [i for i, model in enumerate(arrived) if model == slow]
+    # the fast model's 8 calls all came before the slow one's third (its first after a 1.5 s pause, or after
+    # two 0.5 s intervals of its rpm, or two 0.2 s answers one at a time)
+    assert max(i for i, model in enumerate(arrived) if model == fast) < slow_calls[2], arrived
