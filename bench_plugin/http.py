@@ -13,8 +13,9 @@ import re
 import ssl
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, cast
 
@@ -171,11 +172,14 @@ async def post_json(
     timeout_s: float,
     key: str,
     secrets: Iterable[str] = (),
+    body_error: Callable[[dict[str, Any]], BodyError | None] | None = None,
 ) -> tuple[dict[str, Any], float]:
     """POST ``json_body`` and return the JSON object answered, with the latency in seconds.
 
     ``timeout_s`` bounds each phase (connect, write, every read), as httpx timeouts do. The latency
-    excludes time spent waiting for a free client.
+    excludes time spent waiting for a free client. ``body_error`` finds an error object inside a 2xx body
+    (``BodyError``): it is raised as the error of the status it names, waiting what the response's headers ask.
+    An answer that quotes the call's key (a server echoing its headers) has it replaced with ``[REDACTED]``.
 
     Raises:
         TransientProviderError: timeout, connection failure, 408/409/429, 5xx, or a 2xx body that is
@@ -200,7 +204,30 @@ async def post_json(
             raise TransientProviderError(_redacted(message, secrets), kind="connection") from exc
         latency = time.perf_counter() - started
     _raise_for_status(response, secrets)
-    return _parse_json_object(response, secrets), latency
+    data = _parse_json_object(response, secrets)
+    found = body_error(data) if body_error is not None else None
+    if found is not None:
+        raise found.error(response.headers, secrets)
+    return data, latency
+
+
+@dataclass(frozen=True)
+class BodyError:
+    """An error object a server sent inside a 2xx body (OpenRouter, LiteLLM, Anthropic's ``type: error``).
+
+    ``status``: the HTTP status it names (None: an upstream failure worth retrying); ``message``: its text, as sent.
+    """
+
+    status: int | None
+    message: str
+
+    def error(self, headers: Mapping[str, str], secrets: tuple[str, ...]) -> ProviderError:
+        """The error to raise: the message on one line, escaped and without keys; the wait the headers ask."""
+        text = _excerpt(f"error in a 200 response: {self.message}")
+        message = _redacted(text, secrets)
+        if self.status is None:
+            return TransientProviderError(message, kind="error_payload", retry_after=retry_wait_of(headers, 503))
+        return error_for_status(self.status, message, retry_wait_of(headers, self.status))
 
 
 async def _send(
@@ -259,12 +286,22 @@ def _raise_for_status(response: httpx.Response, secrets: tuple[str, ...]) -> Non
 
 def _parse_json_object(response: httpx.Response, secrets: tuple[str, ...]) -> dict[str, Any]:
     try:
-        body = response.json()
+        if any(_echoes(response.content, secret) for secret in secrets):
+            body = json.loads(redact(response.text, secrets))  # the key quoted back never reaches a record
+        else:
+            body = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise malformed(_redacted(f"body is not JSON: {_error_excerpt(response.text)}", secrets)) from exc
     if not isinstance(body, dict):
         raise malformed(f"expected a JSON object, got {type(body).__name__}")
     return body
+
+
+def _echoes(content: bytes, secret: str) -> bool:
+    """Whether ``content`` may quote ``secret``: its first or last ``_MIN_ECHO_CHARS`` characters (as ``redact``)."""
+    if len(secret) < _MIN_ECHO_CHARS:
+        return secret.encode() in content
+    return secret[:_MIN_ECHO_CHARS].encode() in content or secret[-_MIN_ECHO_CHARS:].encode() in content
 
 
 def _error_excerpt(text: str) -> str:
@@ -280,6 +317,11 @@ def _error_excerpt(text: str) -> str:
             text = error["message"]
     except (ValueError, AttributeError):
         pass
+    return _excerpt(text)
+
+
+def _excerpt(text: str) -> str:
+    """``text`` on one line, its control characters escaped (``log_line``), at most ~300 characters."""
     text = log_line(" ".join(text.split())) or "(empty body)"
     return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "..."
 

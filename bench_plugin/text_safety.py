@@ -14,6 +14,8 @@ from typing import Any
 # C0 and C1 controls, DEL, line/paragraph separators, bidirectional overrides and isolates
 _LOG_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _LOG_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# the same but line breaks (CR, LF and the separators) and tabs, which a file shows as they are (``shown``)
+_SHOWN_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def log_line(text: Any) -> str:
@@ -27,6 +29,16 @@ def log_line(text: Any) -> str:
         'ok\\nFAKE LINE \\x1b[2J'
     """
     return _LOG_CONTROL.sub(_escape_control, str(text))
+
+
+def shown(text: Any) -> str:
+    r"""Text for a file read in a terminal (``cat report.md``): line breaks and tabs kept, other controls shown.
+
+    Example:
+        >>> shown("a\tb\nc \x1b[2J")
+        'a\tb\nc \\x1b[2J'
+    """
+    return _SHOWN_CONTROL.sub(_escape_control, str(text))
 
 
 def _escape_control(found: re.Match[str]) -> str:

@@ -129,3 +129,11 @@ def test_log_line_shows_control_characters_instead_of_obeying_them() -> None:
     assert log_line("tab\there, émoji 👩‍💻, 中文") == "tab\\there, émoji 👩‍💻, 中文"  # ZWJ and letters stay
     everything = "".join(chr(code) for code in range(0x3000))
     assert not any(unicodedata.category(char) in ("Cc", "Zl", "Zp") for char in log_line(everything))
+
+
+def test_a_terminal_escape_is_shown_not_obeyed_in_markdown() -> None:
+    """``cat report.md`` in a terminal: a model's ANSI escape must not clear the screen or recolour it."""
+    attack = "ok\x1b[2J\x1b[31mRED\x07"
+    for written in (markdown_text(attack), markdown_cell(attack), markdown_code(attack), *markdown_fence(attack)):
+        assert "\x1b" not in written and "\x07" not in written
+    assert "x1b\\[2J" in markdown_text(attack) and markdown_fence("a\tb\r\nc")[1] == "a\tb\r\nc"

@@ -489,6 +489,51 @@ async def test_openai_error_inside_the_first_choice_is_an_error(mock_server, poo
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_an_error_in_a_200_body_is_one_escaped_line_without_the_key(mock_server, pool, model_id, api_key, wire):
+    """A server's text reaches the terminal and report.md: no escape sequence, no line of its own, no key."""
+    text = f"boom \x1b[2J\x1b[31mRED\x1b[0m\nFAKE: 100 passed (key {KEY})"
+    body = {"error": {"code": 500, "message": text}} if wire == "openai" else \
+        {"type": "error", "error": {"type": "api_error", "message": text}}
+    mock_server.add_rule({"model": model_id, "body": body})
+    spec = openai_spec(mock_server) if wire == "openai" else anthropic_spec(mock_server)
+    provider = OpenAICompatProvider(spec, pool) if wire == "openai" else AnthropicProvider(spec, pool)
+
+    with pytest.raises(TransientProviderError) as info:
+        await provider.complete(make_request(provider.spec, model_id))
+    message = str(info.value)
+    assert "\x1b" not in message and "\n" not in message and "RED" in message and "FAKE: 100 passed" in message
+    assert KEY not in message and "[REDACTED]" in message
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_a_rate_limit_in_a_200_body_waits_what_the_headers_ask(mock_server, pool, model_id, api_key, wire):
+    body = {"error": {"code": 429, "message": "slow down"}} if wire == "openai" else \
+        {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+    mock_server.add_rule({"model": model_id, "body": body, "headers": {"Retry-After": "3"}})
+    spec = openai_spec(mock_server) if wire == "openai" else anthropic_spec(mock_server)
+    provider = OpenAICompatProvider(spec, pool) if wire == "openai" else AnthropicProvider(spec, pool)
+
+    with pytest.raises(TransientProviderError) as info:
+        await provider.complete(make_request(provider.spec, model_id))
+    assert info.value.kind == "http_429" and info.value.retry_after == pytest.approx(3.0)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_an_answer_quoting_the_key_is_stored_without_it(mock_server, pool, model_id, api_key, wire):
+    """A server that echoes the request's headers in its answer: the key must not reach a record or the cache."""
+    mock_server.add_rule({"model": model_id, "reply": f"you sent Authorization: Bearer {KEY} and {KEY[:12]}..."})
+    spec = openai_spec(mock_server) if wire == "openai" else anthropic_spec(mock_server)
+    provider = OpenAICompatProvider(spec, pool) if wire == "openai" else AnthropicProvider(spec, pool)
+
+    completion = await provider.complete(make_request(provider.spec, model_id))
+    assert KEY[:8] not in completion.text
+    assert completion.text == "you sent Authorization: Bearer [REDACTED] and [REDACTED]..."
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize(
     ("headers", "wait"),
     [({"llm_provider-retry-after": "60"}, 60.0), ({"retry-after-ms": "1500"}, 1.5),

@@ -9,13 +9,12 @@ from bench_plugin.chat import Completion, CompletionRequest, Message, ToolCall
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import ProviderError
 from bench_plugin.http import (
+    BodyError,
     HttpPool,
     api_key_from_env,
-    error_for_status,
     malformed,
     merge_headers,
     post_json,
-    redact,
 )
 from bench_plugin.providers.interface import (
     BaseProvider,
@@ -79,8 +78,8 @@ class AnthropicProvider(BaseProvider):
             timeout_s=self.spec.timeout_s,
             key=self.connection_key(),
             secrets=secrets,
+            body_error=body_error,
         )
-        raise_for_body_error(data, secrets)
         return parse_completion(data, latency)
 
     def _headers(self, request: CompletionRequest, api_key: str | None) -> dict[str, str]:
@@ -169,16 +168,15 @@ def _collapse(turn: dict[str, Any]) -> dict[str, Any]:
     return {"role": turn["role"], "content": kept}
 
 
-def raise_for_body_error(data: dict[str, Any], secrets: tuple[str, ...]) -> None:
+def body_error(data: dict[str, Any]) -> BodyError | None:
     """An error object in a 2xx body (``{"type": "error", "error": {...}}``) is still an error."""
     if data.get("type") != "error":
-        return
+        return None
     error = data.get("error")
     if not isinstance(error, dict):
         error = {}
     error_type = str(error.get("type", "unknown"))
-    message = redact(f"error in a 200 response: {error_type}: {str(error.get('message', ''))[:300]}", secrets)
-    raise error_for_status(_ERROR_STATUS.get(error_type, 500), message)
+    return BodyError(_ERROR_STATUS.get(error_type, 500), f"{error_type}: {error.get('message', '')!s}")
 
 
 def parse_completion(data: dict[str, Any], latency: float) -> Completion:

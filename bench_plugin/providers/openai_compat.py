@@ -16,15 +16,13 @@ from bench_plugin.chat import (
     ToolDefinition,
 )
 from bench_plugin.endpoints import ProviderSpec
-from bench_plugin.errors import TransientProviderError
 from bench_plugin.http import (
+    BodyError,
     HttpPool,
     api_key_from_env,
-    error_for_status,
     malformed,
     merge_headers,
     post_json,
-    redact,
 )
 from bench_plugin.providers.interface import (
     BaseProvider,
@@ -69,8 +67,8 @@ class OpenAICompatProvider(BaseProvider):
             timeout_s=self.spec.timeout_s,
             key=self.connection_key(),
             secrets=secrets,
+            body_error=body_error,
         )
-        raise_for_body_error(data, secrets)
         return parse_completion(data, latency)
 
     async def embed(self, request: EmbeddingRequest) -> Embeddings:
@@ -85,8 +83,8 @@ class OpenAICompatProvider(BaseProvider):
             timeout_s=self.spec.timeout_s,
             key=self.connection_key(),
             secrets=secrets,
+            body_error=body_error,
         )
-        raise_for_body_error(data, secrets)
         return parse_embeddings(data, len(request.texts), latency)
 
     def _headers(self, request: CompletionRequest | EmbeddingRequest, api_key: str | None) -> dict[str, str]:
@@ -141,7 +139,7 @@ _ERROR_NAME_STATUS = {
 }
 
 
-def raise_for_body_error(data: dict[str, Any], secrets: tuple[str, ...]) -> None:
+def body_error(data: dict[str, Any]) -> BodyError | None:
     """Some gateways (OpenRouter, LiteLLM) answer 200 with ``{"error": {...}}``, at the top or in the first choice.
 
     A numeric ``code`` is taken as the HTTP status it names, a known ``code`` or ``type`` name as its status;
@@ -152,16 +150,16 @@ def raise_for_body_error(data: dict[str, Any], secrets: tuple[str, ...]) -> None
     if not error and isinstance(choices, list) and choices and isinstance(choices[0], dict):
         error = choices[0].get("error")
     if not error:
-        return
+        return None
     detail = error if isinstance(error, dict) else {"message": error}
-    message = redact(f"error in a 200 response: {str(detail.get('message', detail))[:300]}", secrets)
+    message = str(detail.get("message", detail))
     code = detail.get("code")
     if (isinstance(code, int) and not isinstance(code, bool)) or (isinstance(code, str) and code.isdigit()):
-        raise error_for_status(int(code), message)
+        return BodyError(int(code), message)
     for name in (code, detail.get("type")):
         if isinstance(name, str) and name in _ERROR_NAME_STATUS:
-            raise error_for_status(_ERROR_NAME_STATUS[name], message)
-    raise TransientProviderError(message, kind="error_payload")
+            return BodyError(_ERROR_NAME_STATUS[name], message)
+    return BodyError(None, message)
 
 
 def parse_completion(data: dict[str, Any], latency: float) -> Completion:

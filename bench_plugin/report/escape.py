@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from bench_plugin.text_safety import log_line as log_line  # one copy, on the ground floor, for http and providers
+from bench_plugin.text_safety import shown
 
 # a `_` between two letters or digits can neither open nor close emphasis (CommonMark's flanking rules)
 _EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
@@ -47,7 +48,7 @@ def markdown_text(text: Any) -> str:
         >>> markdown_text("<b>hi</b> ![](http://x/y.png) 2*3")
         '&lt;b&gt;hi&lt;/b&gt; !\\[\\](http://x/y.png) 2\\*3'
     """
-    flat = html.escape(one_line(text), quote=False)
+    flat = html.escape(shown(one_line(text)), quote=False)  # an ANSI escape would act on `cat report.md`
     flat = _INLINE_MARKUP.sub(lambda found: "\\" + found.group(), flat)
     flat = _EMPHASIS_UNDERSCORE.sub(r"\\_", flat)
     flat = _TRAILING_HASHES.sub(r"\1\\#\2", flat)
@@ -83,7 +84,7 @@ def markdown_code(text: Any) -> str:
         >>> markdown_code("a`b")
         '``a`b``'
     """
-    flat = one_line(text)
+    flat = shown(one_line(text))
     fence = "`" * (_longest_backtick_run(flat) + 1)
     edge = flat.startswith("`") or flat.endswith("`") or (flat[:1] == flat[-1:] == " " and flat.strip() != "")
     pad = " " if edge else ""
@@ -99,7 +100,7 @@ def markdown_fence(text: Any, info: str = "text") -> list[str]:
         text: shown verbatim by every CommonMark renderer.
         info: the info string (the language); ours, never untrusted.
     """
-    body = str(text)
+    body = shown(text)
     fence = "`" * max(3, _longest_backtick_run(body) + 1)
     return [f"{fence}{info}", body, fence]
 
