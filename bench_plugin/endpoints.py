@@ -9,8 +9,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from bench_plugin.frozen import freeze_fields
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a provider's ``base_url``, or None: http(s), a host, a port from 1 to 65535.
+
+    Found when the suite is read (``bench validate`` too), instead of as an error of every call.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a bracket left open, a port out of range or not a number
+        return f"not a usable URL: {exc}"
+    if parts.scheme not in ("http", "https"):
+        return "expected a URL that starts with http:// or https://"
+    if not parts.hostname:
+        return "the URL names no host"
+    if port == 0:
+        return "port 0 is no server's port"
+    return None
 
 
 @dataclass(frozen=True)

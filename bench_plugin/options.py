@@ -11,7 +11,7 @@ import pytest
 
 from bench_plugin.call_options import read_call_settings
 from bench_plugin.control_options import ControlOptions, read_control_options
-from bench_plugin.endpoints import PRESETS
+from bench_plugin.endpoints import PRESETS, url_problem
 from bench_plugin.errors import SuiteError
 from bench_plugin.run_history import RunSettings
 from bench_plugin.run_options import read_run_settings
@@ -138,6 +138,9 @@ def _base_urls(values: list[str]) -> dict[str, str]:
                 f"--bench-base-url: expected PROVIDER=URL such as vllm=http://127.0.0.1:8000/v1 (no user:password@: "
                 f"reports print the URL), got {value!r}"
             )
+        found = url_problem(url)
+        if found is not None:
+            raise pytest.UsageError(f"--bench-base-url {value}: {found}")
         urls[name] = url
     return urls
 

@@ -142,7 +142,10 @@ def _local_cost(base_url: str, model_id: str) -> Cost:
 @lru_cache(maxsize=256)
 def _is_local(base_url: str) -> bool:
     """Whether ``base_url`` is this machine or a private network: loopback, private IPs, a dotless host name."""
-    host = urlsplit(base_url).hostname or ""
+    try:
+        host = urlsplit(base_url).hostname or ""
+    except ValueError:  # not a usable URL: its calls fail, and there is no price to find
+        return True
     try:
         address = ipaddress.ip_address(host)
     except ValueError:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec, ThinkingSpec
+from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec, ThinkingSpec, url_problem
 from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.hints import choices_hint
 from bench_plugin.suite.keys import check_key
@@ -78,6 +78,14 @@ def build_providers(
     for name, url in base_urls.items():
         if name in providers:
             providers[name] = replace(providers[name], base_url=url)
+    for name, entry in loaded.data.get("providers", {}).items():
+        url = base_urls.get(name, entry.get("base_url"))
+        found = url_problem(url) if isinstance(url, str) and name not in base_urls else None
+        if found is not None:
+            key_path = ("providers", name, "base_url")
+            problems.setdefault(name, CaseError(
+                f"base_url {url!r}: {found}", path=loaded.display_path, line=loaded.lines.line_of(key_path),
+                key=format_key_path(key_path), hint="e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1"))
     for name, provider in providers.items():
         key_path = ("providers", name, "api_key_env")
         problem = check_key(provider, allowed=allowed_key_env, user_url=name in base_urls,

@@ -237,3 +237,28 @@ composite: "0.4*C + 0.3 T"
     result.stdout.fnmatch_lines(["*demo.yaml:4: composite: formula '0.4*C + 0.3 T': no operator between '0.3' "
                                  "and 'T' (write 0.3*T)", "    0.4*C + 0.3 T", "                ^"])
     assert "invalid syntax" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(("url", "why"), [
+    ("http://127.0.0.1:99999/v1", "Port out of range"),
+    ("http://[::1:18302/v1", "Invalid IPv6 URL"),
+    ("http://127.0.0.1:0/v1", "port 0"),
+])
+def test_an_unusable_base_url_is_found_by_validate_and_fails_its_cases_in_words(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], url: str, why: str
+) -> None:
+    """It used to pass validation and end each case with an internal error (an IndexError from asyncio)."""
+    text = (f"providers:\n  local: {{type: openai_compatible, base_url: '{url}'}}\n"
+            "models:\n  m: {provider: local, id: x}\ntasks:\n  - {id: t, prompt: hi}\n")
+    code, out = validate(pytester, capsys, text)
+    assert code == 1 and "providers.local.base_url" in out and why in out and "Traceback" not in out
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    assert why in result.stdout.str() and "internal error" not in result.stdout.str()
+
+
+def test_an_unusable_base_url_on_the_command_line_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/demo": suite()})
+    result = pytester.runpytest("suites", "--bench-base-url", "local=http://127.0.0.1:70000/v1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--bench-base-url local=http://127.0.0.1:70000/v1: not a usable URL*"])
