@@ -16,7 +16,7 @@ from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import ProviderError
 from bench_plugin.limits import CaseSlot, CircuitBreaker, Scope, estimate_tokens, is_missing_model
 from bench_plugin.providers.interface import Provider
-from bench_plugin.providers.retry import is_rate_limit, seconds_text
+from bench_plugin.providers.retry import DEFAULT_MAX_WAIT_S, is_rate_limit, seconds_text
 from bench_plugin.run_status import RunStatus
 
 
@@ -94,6 +94,7 @@ class AttemptGate:
                 breaker.check(endpoint.name)
                 model.check(model_scope.name)
                 await self._hold(held, model_scope.slots)
+                self._check_pause(request)
                 await model_scope.wait_pause(breaker, self._report)
                 async with contextlib.AsyncExitStack() as turns:  # let go once the tokens are taken
                     await model_scope.queue(turns, tokens, self._report)
@@ -130,6 +131,23 @@ class AttemptGate:
             for scope in (endpoint.scope, model_scope):
                 scope.give_back(tokens - used)  # the estimate, corrected by what the endpoint counted
         return completion
+
+    def _check_pause(self, request: CompletionRequest) -> None:
+        """Give up at once when the model's 429 pause lasts longer than a call may wait (``max_wait``).
+
+        The call that met the 429 gave up (an exhausted daily quota asks for hours); the model's other calls
+        sat out the whole pause instead.
+
+        Raises:
+            ProviderError: ``kind`` ``http_429``, not retried: no request was sent.
+        """
+        left = self._model.paused_until - self._model.clock()
+        max_wait = self.spec.max_wait_s or DEFAULT_MAX_WAIT_S
+        if left > max_wait:
+            raise ProviderError(
+                f"{self._model.name}: no call sent: the model is paused for {seconds_text(left)} s more after an "
+                f"HTTP 429, longer than the {seconds_text(max_wait)} s a call may wait (max_wait)",
+                status=429, kind="http_429")
 
     def _failed(self, exc: Exception) -> None:
         self._endpoint.breaker.failure(exc)

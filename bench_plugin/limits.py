@@ -187,16 +187,16 @@ class Scope:
         self.tokens = TokenBucket(limits.tpm, clock) if limits.tpm else None
         self.turn = asyncio.Lock() if self.requests or self.tokens else None
         self.paused_until = 0.0
-        self._clock = clock
+        self.clock = clock
 
     def pause(self, seconds: float) -> None:
         """Hold new attempts for ``seconds`` (the server's ``Retry-After`` on a 429)."""
-        self.paused_until = max(self.paused_until, self._clock() + seconds)
+        self.paused_until = max(self.paused_until, self.clock() + seconds)
 
     @property
     def paused(self) -> bool:
         """Whether a 429's pause holds new attempts now."""
-        return self.paused_until > self._clock()
+        return self.paused_until > self.clock()
 
     async def wait_turn(self, tokens: int, breaker: CircuitBreaker, report: WaitReporter) -> None:
         """Wait out a pause, then take one request and ``tokens`` from the buckets."""
@@ -208,7 +208,7 @@ class Scope:
 
     async def wait_pause(self, breaker: CircuitBreaker, report: WaitReporter) -> None:
         """Wait out a 429's pause (ends early, raising, when the breaker opens)."""
-        while (left := self.paused_until - self._clock()) > 0:
+        while (left := self.paused_until - self.clock()) > 0:
             with report("paused after HTTP 429", left):
                 await breaker.nap(left)
             breaker.check(self.name)

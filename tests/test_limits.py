@@ -275,6 +275,24 @@ async def test_a_429_pauses_the_model_and_fail_fast_opens_the_breaker_instead():
 
 
 @pytest.mark.asyncio
+async def test_a_pause_longer_than_max_wait_ends_the_models_other_calls_at_once():
+    """An exhausted daily quota (Retry-After: 86400): the model's other calls do not sit it out, unsent."""
+    request = CompletionRequest(model=MODEL, messages=())
+    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
+    model = Scope("p/m", Limits())
+    model.pause(86400)
+    provider, entry = Counting(), CallEntry.of(request)
+    with pytest.raises(ProviderError, match=r"p/m: no call sent: the model is paused for \d+ s more after an HTTP "
+                                            r"429, longer than the 300 s a call may wait \(max_wait\)") as info:
+        await asyncio.wait_for(complete_with_retries(gate(provider, endpoint, model, entry), request, max_retries=2),
+                               timeout=5)
+    assert info.value.kind == "http_429" and entry.attempts == 0 and provider.most == 0
+    short = Scope("p/m", Limits())
+    short.pause(0.05)  # a pause that fits is waited out
+    assert (await gate(Counting(), endpoint, short, CallEntry.of(request)).complete(request)).text == "ok"
+
+
+@pytest.mark.asyncio
 async def test_a_model_the_endpoint_does_not_have_ends_its_own_calls_only():
     endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(3))
     missing = CompletionRequest(model=replace(MODEL, id="typo"), messages=())

@@ -75,6 +75,22 @@ async def test_a_server_wait_beyond_what_is_left_gives_up_without_waiting():
     assert len(sleeps.delays) == 1
 
 
+class MostJitter(random.Random):
+    def uniform(self, a: float, b: float) -> float:
+        return b
+
+
+@pytest.mark.asyncio
+async def test_the_jitter_never_makes_a_call_give_up_a_wait_that_fits():
+    """9.5 s asked of 10 s left: the call waits (at most what is left), whatever jitter is drawn."""
+    provider = Failing(limited(9.5))
+    sleeps = Sleeps()
+
+    completion = await complete_with_retries(provider, REQUEST, max_retries=0, max_wait=10, sleep=sleeps,
+                                             rng=MostJitter())
+    assert completion.attempts == 2 and sleeps.delays == [10.0]
+
+
 @pytest.mark.asyncio
 async def test_rate_limits_are_not_retried_when_retry_rate_limits_is_off():
     provider = Failing(limited())

@@ -78,13 +78,14 @@ async def complete_with_retries(
                 raise
             limited = is_rate_limit(exc)
             failures += not limited
-            delay = _retry_delay(exc, attempt - 1, base_delay, max_delay, rng)
+            wait, jitter = _retry_delay(exc, attempt - 1, base_delay, max_delay, rng)
             out_of_tries = failures > max_retries or attempt >= MAX_ATTEMPTS or (limited and not retry_rate_limits)
-            if out_of_tries or delay > max_wait - waited:
+            if out_of_tries or wait > max_wait - waited:  # the jitter is ours: it never makes a call give up
                 final = _gave_up(exc, attempt, max_wait - waited if not out_of_tries else None, retry_rate_limits)
                 if final is exc:
                     raise
                 raise final from exc
+            delay = min(wait + jitter, max_wait - waited)
             # the error quotes the server and the suite: one line of the log, whatever they hold
             logger.info("retrying %s in %.2f s after attempt %d: %s", log_line(provider.spec.name), delay, attempt,
                         log_line(exc))
@@ -96,14 +97,16 @@ async def complete_with_retries(
         return dataclasses.replace(completion, attempts=attempt)
 
 
-def _retry_delay(exc: Exception, retry: int, base_delay: float, max_delay: float, rng: random.Random) -> float:
-    """Seconds to wait before retry number ``retry`` (0-based): the server's wait, else backoff, with jitter."""
+def _retry_delay(
+    exc: Exception, retry: int, base_delay: float, max_delay: float, rng: random.Random
+) -> tuple[float, float]:
+    """Seconds to wait before retry number ``retry`` (0-based), the server's wait or else backoff, and a jitter."""
     server_wait: float | None = getattr(exc, "retry_after", None)
     if isinstance(server_wait, (int, float)):
         # a little jitter so cases rejected together do not all come back in the same instant
-        return float(server_wait) + rng.uniform(0, min(1.0, 0.1 * server_wait))
+        return float(server_wait), rng.uniform(0, min(1.0, 0.1 * server_wait))
     backoff = min(max_delay, base_delay * 2.0**retry)
-    return backoff + rng.uniform(0, 0.25 * backoff)
+    return backoff, rng.uniform(0, 0.25 * backoff)
 
 
 def _gave_up(exc: Exception, attempts: int, wait_left: float | None, retry_rate_limits: bool) -> Exception:
