@@ -35,6 +35,7 @@ from bench_plugin.rejudge import (
 from bench_plugin.scoring.bind import CaseScoring, ScoringBinder
 from bench_plugin.scoring.context import ScoreSet, ScoringContext
 from bench_plugin.scoring.score import score_case
+from bench_plugin.suite.asked import asked_digest
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import Transcript
 
@@ -235,6 +236,7 @@ def build_record(
         started_at=started_at,
         error=error,
         case_index=case.index,
+        asked=asked_digest(case),
     )
 
 

@@ -24,7 +24,7 @@ INVALID = "invalid"  # the case itself is broken (suite problem): fails alone
 SKIPPED = "skipped"  # nothing to run, e.g. an offline replay with no recorded answer
 
 STATUSES = (PASSED, FAILED, UNSCORED, ERROR, INVALID, SKIPPED)
-_ONLY_WHEN_SET = ("rejudged", "judgments", "model_params")
+_ONLY_WHEN_SET = ("rejudged", "judgments", "model_params", "asked")
 
 # what the response cache did for a call (a ``call_log`` entry's ``cache``, absent when it was not asked):
 CACHE_HIT = "hit"  # answered from the cache: no call made, ``cost_usd`` 0
@@ -81,6 +81,9 @@ class CaseRecord:
         model_params: the request parameters the model was given (``temperature``, ``max_tokens``,
             ``seed``..., the suite's and ``--bench-model-arg``'s), so a figure says how it was sampled;
             left out when there are none.
+        asked: a digest of what a ``turns:``, ``phases:``, ``conversation:`` or ``tools:`` task asked beyond its
+            messages (``suite.asked``): resuming reuses the record only while the suite asks the same; left out
+            for other tasks.
     """
 
     nodeid: str
@@ -117,6 +120,7 @@ class CaseRecord:
     rejudged: dict[str, Any] | None = None
     judgments: list[dict[str, Any]] = field(default_factory=list)
     model_params: dict[str, Any] = field(default_factory=dict)
+    asked: str | None = None
     version: int = RECORD_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -204,7 +208,7 @@ _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(CaseRecord))
 _KNOWN_FIELDS = frozenset(_FIELD_NAMES)
 # what ``for_reports`` leaves out: fields no report file reads, and the texts of each turn
 _NOT_REPORTED = frozenset({"messages", "transcript", "response", "conversation", "finish_reason", "response_id",
-                           "duration_s", "rejudged", "judgments", "model_params"})
+                           "duration_s", "rejudged", "judgments", "model_params", "asked"})
 _SCORES_READ = ("components", "unscored_reason", "composite_detail")  # what ``for_reports`` keeps of ``scores``
 _TURN_READ = ("index", "format_valid")  # of a turn
 _USAGE_READ = ("input_tokens", "output_tokens", "cost_usd", "cost_note")  # and of ``usage`` (and its ``judge``)
@@ -229,7 +233,7 @@ _FIELD_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "usage": ((dict,), "an object"), "call_log": ((list,), "a list"), "latency_s": ((*_NUMBER, type(None)), "a number"),
     "duration_s": ((*_NUMBER, type(None)), "a number"), "started_at": ((str, type(None)), "text"),
     "error": ((dict, type(None)), "an object or null"), "case_index": ((int, type(None)), "a whole number"),
-    "judgments": ((list,), "a list"),
+    "judgments": ((list,), "a list"), "asked": ((str, type(None)), "text"),
 }
 _USAGE_NUMBERS = ("input_tokens", "output_tokens", "cost_usd", "calls")
 

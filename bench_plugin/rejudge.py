@@ -25,6 +25,7 @@ from bench_plugin.chat import Message, ToolCall
 from bench_plugin.engines.agent.view import transcript_text
 from bench_plugin.errors import CaseError
 from bench_plugin.record import CaseRecord
+from bench_plugin.suite.asked import asked_digest
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import AgentRun, CheckResult, ToolCallRecord, Transcript, TurnResult
 
@@ -188,9 +189,12 @@ def changed_since(case: CaseSpec, stored: CaseRecord) -> list[str]:
     given, which the record must say.
     """
     model_id = case.model.id if case.model else case.model_name
-    if stored.model_id == model_id and stored.messages == [message.to_dict() for message in case.messages]:
+    setup_changed = stored.asked is not None and stored.asked != asked_digest(case)
+    if stored.model_id == model_id and stored.messages == [message.to_dict() for message in case.messages] \
+            and not setup_changed:
         return []
-    what = "prompt" if stored.model_id == model_id else "model"
+    what = "model" if stored.model_id != model_id else "prompt" if not setup_changed else \
+        "turns" if case.turns is not None else "conversation" if case.conversation is not None else "tools or workspace"
     return [f"the suite's {what} changed since this answer was given: it was judged as the answer to the stored "
             "one (run the case again to judge an answer to the new one)"]
 

@@ -21,6 +21,7 @@ from bench_plugin import record as rec
 from bench_plugin.record import CaseRecord, record_problem
 from bench_plugin.rejudge import rejudge_problem
 from bench_plugin.store import parse_record_line
+from bench_plugin.suite.asked import asked_digest
 from bench_plugin.suite.spec import CaseSpec
 
 RUN = "run"  # send it to its model
@@ -57,6 +58,7 @@ class _Entry:
     error_kind: str | None
     fingerprint: str
     rejudge_problem: str | None
+    asked: str | None = None  # the record's ``asked``: a multi-turn, conversation or agent task's setup
 
 
 class RunHistory:
@@ -129,6 +131,8 @@ class RunHistory:
         if entry.fingerprint != fingerprint(case.model.id if case.model else case.model_name,
                                             [m.to_dict() for m in case.messages]):
             return RUN  # the prompt or the model changed since: its record is not this case's
+        if entry.asked is not None and entry.asked != asked_digest(case):
+            return RUN  # its turns, conversation or tools changed since (a record written before says nothing)
         return REUSE
 
     def rejudge_problem(self, nodeid: str) -> str:
@@ -165,7 +169,7 @@ def _entry(record: Mapping[str, Any], offset: int, length: int, path: Path, numb
         raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
     error = case.error or {}
     return _Entry(offset, length, case.status, error.get("kind"), fingerprint(case.model_id, case.messages),
-                  rejudge_problem(case))
+                  rejudge_problem(case), case.asked)
 
 
 def fingerprint(model_id: str, messages: list[dict[str, Any]]) -> str:

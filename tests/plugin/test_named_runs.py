@@ -258,6 +258,42 @@ def test_rejudging_an_answer_to_a_prompt_since_changed_says_so(
                                           "the new one)"]
 
 
+CONVERSATION = ("tasks:\n  - id: t\n    conversation: {mode: shared, seed: Hello, "
+                "participants: [{name: A}, {name: B, model: b}], max_turns: 2}\n")
+
+
+@pytest.mark.parametrize(("body", "edit"), [
+    (TURNS, ("first question", "another question")),
+    (CONVERSATION, ("seed: Hello", "seed: Goodbye")),
+    (CONVERSATION, ("{name: B, model: b}", "{name: B, model: c}")),
+], ids=["a-turn-reworded", "the-seed", "the-partner"])
+def test_a_case_whose_turns_or_conversation_changed_runs_again_and_a_rejudge_says_so(
+    pytester: pytest.Pytester, mock_server: MockServer, body: str, edit: tuple[str, str]
+) -> None:
+    """Their messages hold no question: the stored answers were reused for another one, and judged as its."""
+    model, partner = unique("a"), unique("b")
+    extra = (f"  b: {{provider: mock, id: {partner}, default: false}}\n"
+             f"  c: {{provider: mock, id: {partner}x, default: false}}\n")
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(mock_server, model, 8, body, extra_models=extra)})
+    pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE).assert_outcomes(passed=1)
+    pytester.makefile(".yaml", **{"suites/demo": judged_suite(
+        mock_server, model, 8, body.replace(*edit), extra_models=extra)})
+
+    rejudged = pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE)
+    rejudged.assert_outcomes(passed=1)
+    (note,) = run_records(pytester)["t[m-run1]"]["rejudged"]["notes"]
+    what = "turns" if body == TURNS else "conversation"
+    assert note.startswith(f"the suite's {what} changed since this answer was given")
+
+    calls = requests_for(mock_server, model)
+    resumed = pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE)
+    resumed.assert_outcomes(passed=1)
+    assert "reused from run r" not in resumed.stdout.str()
+    assert requests_for(mock_server, model) > calls, "the stored answers were reused for another question"
+    again = pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE)
+    again.stdout.fnmatch_lines(["*1 case reused from run r*"])  # asked the same now: reused
+
+
 def test_rejudged_turn_judges_see_what_the_model_was_sent(pytester: pytest.Pytester, mock_server: MockServer) -> None:
     model = unique("m")
     suite = judged_suite(mock_server, model, 8, TURNS, per_turn=True).replace(

@@ -1,0 +1,50 @@
+"""What a case asks beyond its messages (scripted turns, a conversation's setup, an agent's tools), as a digest.
+
+A named run reuses a finished case only while the suite asks it the same (``run_history``), and a re-judged
+case says when the suite asks something else now (``rejudge.changed_since``). A one-prompt case is told by its
+rendered messages and model id; a ``turns:``, ``phases:``, ``conversation:`` or ``tools:`` task has its
+questions elsewhere (its messages hold at most a system prompt): a turn reworded, a seed, a partner's model or
+a tool changed since would otherwise leave the stored answers standing for another question.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from bench_plugin.endpoints import ModelSpec
+from bench_plugin.suite.spec import CaseSpec
+
+_WHERE = frozenset({"key", "line", "copies", "readable"})
+"""Fields that say where something is written (a YAML line, a file on this machine), not what is asked."""
+
+
+def asked_digest(case: CaseSpec) -> str | None:
+    """A digest of the case's turns, conversation and agent setup; None for a case whose messages say it all."""
+    parts = {name: _plain(value) for name, value in
+             (("turns", case.turns), ("conversation", case.conversation), ("agent", case.agent)) if value is not None}
+    if not parts:
+        return None
+    text = json.dumps(parts, ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON data: a model by its id (its endpoint may move), without where things are written."""
+    if isinstance(value, ModelSpec):
+        return value.id
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name not in _WHERE}
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, PurePath):
+        return value.name
+    return repr(value) if not hasattr(value, "__dict__") else type(value).__name__
