@@ -234,6 +234,13 @@ class BenchReporter:
 
         records = in_case_order(self.store.report_records())
         try:
+            # under xdist the controller collected no suite: aggregates come from the files records name
+            leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
+            # what a continued run's leaderboards were given before this session: read before the file is rewritten
+            earlier: dict[str, list[CaseRecord]] = {}
+            if self.store.earlier and leaderboards:
+                for record in self.store.read_earlier(lambda r: r.path in leaderboards):
+                    earlier.setdefault(record.path, []).append(record)
             self.store.finalize([r.nodeid for r in records])  # the file keeps them all, tasks gone from a suite too
         except OSError as exc:
             self.stop_writing(exc, self.store.path, f"{self.store.path} keeps its {len(records)} cases, each a "
@@ -248,15 +255,14 @@ class BenchReporter:
             records = [r for r in records if r.nodeid not in gone]
         self._summary = summary_lines(records)  # what the terminal prints at its summary
         try:
-            # under xdist the controller collected no suite: aggregates come from the files records name
             aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
-            leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
             written = write_reports(records, self.output_dir, aggregates, leaderboards,
                                     whole=lambda path: self.store.read_records(
                                         lambda r: r.path == path and r.nodeid not in gone),
                                     # records of earlier sessions too (a resumed run): every model, every case
                                     selected=self._selected if not self.store.earlier else None,
-                                    left_out=self.left_out)
+                                    left_out=self.left_out,
+                                    earlier=lambda path: [r for r in earlier.get(path, ()) if r.nodeid not in gone])
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
             return

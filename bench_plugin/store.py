@@ -65,6 +65,8 @@ class ResultsStore:
         # run, where the record objects were 2.7 KB, held while pytest-html builds report.html
         self._reported = PackedRecords(squeeze_from=_LARGE_FROM)
         self.earlier = 0  # cases kept from the file when it was opened with keep_earlier
+        # their lines as the session found them (kept or re-run since), until finalize: what the run was before
+        self._earlier_spans: dict[str, tuple[int, int]] = {}
 
     @property
     def count(self) -> int:
@@ -92,17 +94,28 @@ class ResultsStore:
         records = (_record(CaseRecord.from_dict, data, self.path, number) for number, data in self._lines())
         return [record for record in records if select is None or select(record)]
 
-    def _lines(self) -> Iterator[tuple[int, dict[str, Any]]]:
+    def read_earlier(self, select: Callable[[CaseRecord], bool] | None = None) -> list[CaseRecord]:
+        """The whole records the file held when the session opened it, as they were (a case re-run since too).
+
+        Only until ``finalize`` rewrites the file: what an Elo leaderboard was given for the run before, so that
+        a session replacing some of its cases replaces their sessions instead of adding them again.
+        """
+        spans = self._earlier_spans.values()
+        records = (_record(CaseRecord.from_dict, data, self.path, number) for number, data in self._lines(spans))
+        return [record for record in records if select is None or select(record)]
+
+    def _lines(self, spans: Iterable[tuple[int, int]] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
         """(place in the store's order, the line's JSON object) of each case, one line at a time.
 
         Raises:
             OSError: the file cannot be read (``filename`` names it).
             ValueError: a line is not a case record (``path:line``).
         """
-        if not self._spans:
+        spans = self._spans.values() if spans is None else spans
+        if not spans:
             return
         with _naming(self.path), self.path.open("rb") as source:
-            for number, (offset, size) in enumerate(self._spans.values(), start=1):
+            for number, (offset, size) in enumerate(spans, start=1):
                 source.seek(offset)
                 data = parse_record_data(source.read(size).decode("utf-8", "replace"), self.path, number, last=False)
                 assert data is not None
@@ -160,6 +173,7 @@ class ResultsStore:
             self._spans.pop(nodeid, None)
             self._spans[nodeid] = (start, len(raw))
         self.earlier = len(self._spans)
+        self._earlier_spans = dict(self._spans)
         return len(complete)
 
     def append(self, record: Mapping[str, Any] | CaseRecord) -> None:
@@ -225,6 +239,7 @@ class ResultsStore:
         with _naming(self.path), (self.path.open("rb") if self._spans else contextlib.nullcontext()) as source:
             write_atomically(self.path, lines(source))
         self._spans = rewritten
+        self._earlier_spans = {}  # their places were in the file as it was
         self._size = sum(size for _, size in rewritten.values())
 
     def _file_is_sorted(self) -> bool:

@@ -75,6 +75,11 @@ def session_id(name: str, started: str | None, records: Sequence[CaseRecord]) ->
     return f"{name}@{started}#{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
+def _slot(session_id: str) -> str:
+    """What a session is of (``path::task@runN``, or a case's node id), without when it started and what it did."""
+    return session_id.rpartition("#")[0].rpartition("@")[0]
+
+
 def load_board(path: Path) -> dict[str, Any]:
     """The leaderboard saved at ``path``, or an empty one when there is none yet."""
     if not path.is_file():
@@ -83,8 +88,14 @@ def load_board(path: Path) -> dict[str, Any]:
     return board
 
 
-def update_leaderboard(spec: LeaderboardSpec, records: Sequence[CaseRecord], folder: Path) -> dict[str, Any]:
+def update_leaderboard(
+    spec: LeaderboardSpec, records: Sequence[CaseRecord], folder: Path, earlier: Sequence[CaseRecord] = ()
+) -> dict[str, Any]:
     """Add the run's new sessions to the saved leaderboard and write both files.
+
+    ``earlier``: the suite's records as the run held them before this session (a named run resumed, ``--lf``).
+    The sessions they gave and ``records`` no longer give (a case of theirs re-run, a model added to a task's
+    session) are taken off the board: they are replaced, not played twice.
 
     Returns:
         What ``report.md`` shows: ``json``, ``markdown`` (paths under the output folder), ``added`` (this
@@ -102,22 +113,33 @@ def update_leaderboard(spec: LeaderboardSpec, records: Sequence[CaseRecord], fol
     ours = sessions_from_records(spec, records)
     new = [session for session in ours if session["id"] not in known]
     rescored = {s["id"]: s["scores"] for s in ours if s["id"] in known and known[s["id"]].get("scores") != s["scores"]}
-    if rescored:  # re-judged: Elo is applied in order, so every session is applied again from the first
-        kept = [{**old, "scores": rescored.get(old.get("id"), old["scores"])} for old in board["sessions"]]
-        board = apply_sessions(empty_board(), [*kept, *new], spec.elo)
+    replaced = {s["id"] for s in sessions_from_records(spec, earlier)} - {s["id"] for s in ours} if earlier else set()
+    replaced &= known.keys()
+    if rescored or replaced:  # Elo is applied in order: every session is applied again from the first
+        # a replaced session's successor (the same task and run, or case) takes its place, as a rebuild orders them
+        successors = {_slot(session["id"]): session for session in new}
+        order: list[dict[str, Any]] = []
+        for old in board["sessions"]:
+            if old.get("id") in replaced:
+                successor = successors.pop(_slot(str(old["id"])), None)
+                order += [successor] if successor is not None else []
+            else:
+                order.append({**old, "scores": rescored.get(old.get("id"), old["scores"])})
+        placed = {id(session) for session in order}
+        board = apply_sessions(empty_board(), [*order, *(s for s in new if id(s) not in placed)], spec.elo)
     else:
         board = apply_sessions(board, new, spec.elo)
     target.mkdir(parents=True, exist_ok=True)
     write_atomically(target / JSON_FILE, json.dumps(board, indent=2, ensure_ascii=False) + "\n")
     write_atomically(target / MARKDOWN_FILE, render_leaderboard(board, spec))
-    ids = {session["id"] for session in ours}
+    ids = {session["id"] for session in new} | rescored.keys()  # this session's: played, or judged again
     ratings = []
     for model, elo in sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True):
         history = board["model_history"].get(model, [])
         changes = [entry["elo_change"] for entry in history if entry.get("session") in ids]
         change = round(sum(changes), spec.elo.decimals) if changes else None
         ratings.append({"model": model, "elo": elo, "change": change, "sessions": len(history)})
-    return {"json": f"{spec.dir}/{JSON_FILE}", "markdown": f"{spec.dir}/{MARKDOWN_FILE}", "added": len(ours),
+    return {"json": f"{spec.dir}/{JSON_FILE}", "markdown": f"{spec.dir}/{MARKDOWN_FILE}", "added": len(new),
             "total": len(board["sessions"]), "k": spec.elo.k, "initial": spec.elo.initial,
             "expected_from": spec.elo.expected_from, "ratings": ratings}
 

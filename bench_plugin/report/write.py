@@ -38,6 +38,7 @@ def write_reports(
     whole: Callable[[str], Sequence[CaseRecord]] | None = None,
     selected: Iterable[str] | None = None,
     left_out: Mapping[str, Mapping[str, int]] | None = None,
+    earlier: Callable[[str], Sequence[CaseRecord]] | None = None,
 ) -> dict[str, Path]:
     """Write summary.json, report.md and dashboard.html for ``records`` into ``folder``; return their paths.
 
@@ -58,6 +59,8 @@ def write_reports(
             model has. None (a merge, a rebuild, a run continuing earlier records): every model every case.
         left_out: earlier records not in ``records`` because their suite no longer has their task: suite path ->
             task -> cases. report.md and summary.json (``"left_out"``) say so.
+        earlier: the whole records of a suite as the run held them before this session (a continued run): the
+            leaderboard sessions they gave are replaced by those of ``records`` (``update_leaderboard``).
     """
     ordered = in_case_order(records)
     summary = summarize(ordered, None if selected is None else unfinished_cells(selected, ordered))
@@ -71,7 +74,8 @@ def write_reports(
         if board is not None:
             members = in_case_order(whole(suite["path"])) if whole is not None else \
                 [r for r in ordered if r.path == suite["path"]]
-            suite["leaderboard"] = update_leaderboard(board, members, folder)
+            before = earlier(suite["path"]) if earlier is not None else ()
+            suite["leaderboard"] = update_leaderboard(board, members, folder, in_case_order(before))
             paths[f"leaderboard:{suite['path']}"] = folder / suite["leaderboard"]["markdown"]
     # piece by piece: joined, the pieces of a 10,000-case summary were the largest thing the end of a run held
     write_atomically(paths["summary"], chain(summary_json(summary), ["\n"]))

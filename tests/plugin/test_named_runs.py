@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.cli import main
 from bench_plugin.mock.server import MockServer
 
 NO_CACHE = ("-p", "no:cacheprovider")
@@ -599,3 +600,48 @@ def test_records_of_a_suite_not_collected_stay_in_the_reports(pytester: pytest.P
     assert "left out of the reports" not in result.stdout.str()
     summary = json.loads((pytester.path / "bench-results" / "runs" / "r" / "summary.json").read_text())
     assert "left_out" not in summary and summary["totals"]["passed"] == 4
+
+
+ELO_SUITE = """\
+models:
+  alpha: {provider: scripted, script: [{reply: Paris}]}
+  beta: {provider: scripted, script: [{contains: "b?", reply: Lyon}, {reply: Paris}]}
+  gamma: {provider: scripted, script: [{contains: "a?", reply: Rome}, {reply: Paris}]}
+tasks:
+  - {id: a, prompt: "a?"}
+  - {id: b, prompt: "b?"}
+  - {id: c, prompt: "c?"}
+scorers:
+  - {name: C, type: contains, value: Paris}
+leaderboard: {of: C, sessions: cases, dir: elo}
+"""
+
+
+def board(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "elo" / "leaderboard.json").read_text())
+    return data
+
+
+@pytest.mark.parametrize("how", ["lf", "selections"])
+def test_a_continued_run_replaces_its_leaderboard_sessions_instead_of_playing_them_twice(
+    pytester: pytest.Pytester, how: str
+) -> None:
+    """--lf re-ran beta's failure, or a named run grew model by model: alpha's sessions were counted again."""
+    pytester.makefile(".yaml", **{"suites/demo": ELO_SUITE})
+    if how == "lf":
+        pytester.runpytest("suites").assert_outcomes(passed=7, failed=2)
+        result = pytester.runpytest("suites", "--lf")
+        result.assert_outcomes(failed=2)
+        folder = pytester.path / "bench-results"
+    else:
+        for models in ("alpha", "beta", "gamma"):
+            pytester.runpytest("suites", "--bench-run", "r", "-k", models, *NO_CACHE)
+        folder = pytester.path / "bench-results" / "runs" / "r"
+    kept = board(folder)
+    assert len(kept["sessions"]) == 3, [s["id"] for s in kept["sessions"]]
+    assert {model: len(history) for model, history in kept["model_history"].items()} == dict.fromkeys(
+        ("alpha", "beta", "gamma"), 3)
+    rebuilt = pytester.path / "rebuilt"
+    assert main(["report", str(folder / "results.jsonl"), "-o", str(rebuilt)]) == 0
+    assert board(rebuilt)["elo_ratings"] == kept["elo_ratings"], "the run and a rebuild of it disagree"
+    assert [s["scenario"] for s in board(rebuilt)["sessions"]] == [s["scenario"] for s in kept["sessions"]]
