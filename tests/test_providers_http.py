@@ -223,15 +223,27 @@ async def test_openai_malformed_body_is_transient(mock_server, pool, model_id, a
 
 
 @pytest.mark.asyncio
-async def test_openai_null_content_cut_short_is_an_empty_answer(mock_server, pool, model_id, api_key):
-    body = {"choices": [{"message": {"content": None}, "finish_reason": "length"}]}
+@pytest.mark.parametrize("reason", ["length", "content_filter"])
+async def test_openai_null_content_cut_short_is_an_empty_answer(mock_server, pool, model_id, api_key, reason):
+    """The token limit, or a content filter (OpenAI, Azure): what the model did, not a broken body to pay again."""
+    body = {"choices": [{"message": {"content": None}, "finish_reason": reason}]}
     mock_server.add_rule({"model": model_id, "body": body})
     provider = OpenAICompatProvider(openai_spec(mock_server), pool)
 
     completion = await provider.complete(make_request(provider.spec, model_id))
 
-    assert (completion.text, completion.finish_reason) == ("", "length")
+    assert (completion.text, completion.finish_reason) == ("", reason)
     assert completion.usage.input_tokens is None
+
+
+@pytest.mark.asyncio
+async def test_openai_refusal_without_content_is_the_answer(mock_server, pool, model_id, api_key):
+    body = {"choices": [{"message": {"content": None, "refusal": "I can't help with that."}, "finish_reason": "stop"}]}
+    mock_server.add_rule({"model": model_id, "body": body})
+    provider = OpenAICompatProvider(openai_spec(mock_server), pool)
+
+    completion = await provider.complete(make_request(provider.spec, model_id))
+    assert (completion.text, completion.finish_reason) == ("I can't help with that.", "stop")
 
 
 @pytest.mark.asyncio

@@ -35,7 +35,9 @@ from bench_plugin.providers.interface import (
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # a reply cut short or handed to tools may legitimately carry no text
-_EMPTY_CONTENT_REASONS = frozenset({"tool_calls", "length"})
+_EMPTY_CONTENT_REASONS = frozenset({"tool_calls", "length", "content_filter"})
+"""Why an answer may come without content: a tool call, the token limit, or (OpenAI, Azure) a content filter.
+The model's outcome, not a broken body: retried, it would be paid for again and filed as infrastructure."""
 
 
 class OpenAICompatProvider(BaseProvider):
@@ -173,7 +175,10 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         raise malformed("choices[0].message is missing")
     finish_reason = optional_str(choice.get("finish_reason"), "choices[0].finish_reason")
     content = message.get("content")
-    if content is None and finish_reason in _EMPTY_CONTENT_REASONS:
+    refusal = message.get("refusal")
+    if content is None and isinstance(refusal, str):
+        text = refusal  # OpenAI's structured outputs: the model declined, in words
+    elif content is None and finish_reason in _EMPTY_CONTENT_REASONS:
         text = ""
     elif content is None:
         raise malformed(f"choices[0].message.content is null (finish_reason {finish_reason!r})")
