@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from bench_plugin.journal import journals
 from bench_plugin.mock.server import main as serve
 from bench_plugin.nodes import CaseItem
 from bench_plugin.pricing import price_unknown
@@ -155,17 +156,24 @@ def _audit(options: argparse.Namespace) -> int:
 def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
     """The records of every file, each case once; None (the reason printed) when a file cannot be read.
 
-    A run's folder stands for its results.jsonl. What a file leaves out is said: none of its lines was a case,
-    or its last one was torn by a killed run.
+    A run's folder stands for its results.jsonl. A named run's journals beside a results file (a session killed
+    before it folded them in: ``journal.py``) are read after it, as resuming the run would. What a file leaves out
+    is said: none of its lines was a case, or its last one was torn by a killed run.
     """
     files = []
     for path in paths:
-        if path.is_dir():
-            if not (path / "results.jsonl").is_file():
-                print(f"bench: {path} is a folder without a results.jsonl: name the results files", file=sys.stderr)
-                return None
-            path = path / "results.jsonl"
-        files.append(path)
+        results = path / "results.jsonl" if path.is_dir() else path
+        found = journals(results)
+        if path.is_dir() and not results.is_file() and not found:
+            print(f"bench: {path} is a folder without a results.jsonl: name the results files", file=sys.stderr)
+            return None
+        if results.is_file() or not found:
+            files.append(results)
+        files += found
+        if found:
+            names = ", ".join(journal.name for journal in found)
+            print(f"bench: also read {names}: cases a session of the run finished before it was stopped "
+                  "(resuming the run folds them into its results.jsonl)", file=sys.stderr)
     try:
         records, duplicates, left_out = read_result_sets(files)
     except (OSError, ValueError) as exc:

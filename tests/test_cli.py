@@ -141,3 +141,22 @@ def test_audit_prints_the_audit_of_stored_results(tmp_path: Path, capsys: pytest
     assert out.out.startswith("# Audit\n") and "`s.yaml::t1[m-run1]`" in out.out
     assert "2 duplicate records left out" in out.err
     assert not (tmp_path / "report.md").exists()  # the audit writes nothing
+
+
+@pytest.mark.parametrize("with_results", [True, False], ids=["results-and-journal", "journal-only"])
+def test_merge_of_a_killed_named_run_reads_its_journals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], with_results: bool
+) -> None:
+    """A CI shard killed by a timeout: the cases it finished are in its journal, not yet in results.jsonl."""
+    run = tmp_path / "runs" / "nightly"
+    if with_results:
+        write_results(run / "results.jsonl", [case_record("t1", "m"), case_record("t2", "m", "error", None)])
+    # the journal of the killed session: t2 re-run (--bench-retry-errors) and t3 finished
+    write_results(run / "results.jsonl.4242.journal", [case_record("t2", "m"), case_record("t3", "m")])
+    assert main(["merge", str(run), "-o", str(tmp_path / "merged")]) == 0
+    err = capsys.readouterr().err
+    assert "also read results.jsonl.4242.journal: cases a session of the run finished before it was stopped" in err
+    merged = [json.loads(line) for line in (tmp_path / "merged" / "results.jsonl").read_text().splitlines()]
+    expected = ["t1", "t2", "t3"] if with_results else ["t2", "t3"]
+    assert sorted(r["task"] for r in merged) == expected
+    assert {r["task"]: r["status"] for r in merged}["t2"] == "passed"  # the journal's reading is the newer
