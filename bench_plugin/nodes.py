@@ -30,6 +30,7 @@ RECORD_KEY = pytest.StashKey[CaseRecord]()
 OUTPUTS_KEY = pytest.StashKey[OutputClaims]()  # which suite writes each output file (collected so far)
 REUSED_KEY = pytest.StashKey[str]()  # the run whose stored record the case reports again
 SETUP_PROBLEM_KEY = pytest.StashKey[str]()  # why the case could not start (shown alone, without a traceback)
+KEPT_KEY = pytest.StashKey[bool]()  # a case that cannot be re-judged: its stored record is kept as it is
 _MARKER_UNSAFE = re.compile(r"\W+")
 
 
@@ -151,6 +152,8 @@ class CaseItem(pytest.Item):
             history = state.history
             if history.decide(self.nodeid, self.case) == CANNOT_REJUDGE:
                 self.stash[SETUP_PROBLEM_KEY] = history.rejudge_problem(self.nodeid)
+                if self.nodeid in history:
+                    self.stash[KEPT_KEY] = True
                 pytest.fail(self.stash[SETUP_PROBLEM_KEY], pytrace=False)
             record = history.record(self.nodeid)
             self.stash[REUSED_KEY] = history.settings.name or ""
@@ -198,6 +201,8 @@ class CaseItem(pytest.Item):
         record = self.stash.get(RECORD_KEY, None)
         if record is None and call.when == "setup" and report.failed and SETUP_PROBLEM_KEY in self.stash:
             report.longrepr = self.stash[SETUP_PROBLEM_KEY]  # setup errors skip repr_failure
+            if KEPT_KEY in self.stash:  # selected, and its stored record stays as it was: the controller counts it
+                report.bench_kept = True  # type: ignore[attr-defined]
             return
         # an infrastructure failure ends in setup: ERROR, or XFAIL when the suite expects it
         if record is None or not (call.when == "call" or (call.when == "setup" and record.status == rec.ERROR)):

@@ -43,6 +43,7 @@ class BenchReporter:
         self._run = config.stash[STATE_KEY].history.settings
         self.reused = 0  # cases reported again from the named run's stored records
         self.rejudged = 0  # cases whose stored transcript was scored again
+        self.refused = 0  # selected cases that could not be re-judged: their stored records stay as they were
         self.appended = 0  # records this session wrote
         self.adopted = 0  # of those, cases that finished but were never reported (journal.py)
         self._now: set[str] = set()  # node ids reported this session (a named run's, to adopt the others)
@@ -123,6 +124,7 @@ class BenchReporter:
         """Stream each case's record to results.jsonl as it arrives (local and xdist reports alike)."""
         data = getattr(report, "bench_record", None)
         if data is None:
+            self.refused += bool(getattr(report, "bench_kept", False))
             return
         if self._html:  # built here, before pytest-html reads them, so records cross xdist only once
             from bench_plugin.report.html import extras_for  # start-up: only when an HTML report is written
@@ -293,6 +295,10 @@ class BenchReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the per-model summary and where the files went, or which file could not be written."""
         if not self._opened and self.write_error is None:
+            if self.refused:  # nothing was written: every selected case was refused
+                terminalreporter.section("bench summary")
+                for line in continuation_lines(self._run, 0, 0, 0, self.refused):
+                    terminalreporter.write_line(line)
             return
         from bench_plugin.report.summary import describe_cache_use  # start-up: see write_reports
 
@@ -311,12 +317,13 @@ class BenchReporter:
         for line in self.spend.describe(*budget):
             terminalreporter.write_line(log_line(line))
         kept = self.store.count - self.appended - self.reused if self._run.keep_earlier else 0
-        kept -= sum(sum(tasks.values()) for tasks in self.left_out.values())  # said apart below
+        kept -= sum(sum(tasks.values()) for tasks in self.left_out.values()) + self.refused  # said apart below
         if self.adopted:
             many = "s" * (self.adopted != 1)
             terminalreporter.write_line(f"{self.adopted} case{many} finished ahead of where pytest stopped: saved to "
                                         f"run {self._run.name} too, and reused when it resumes")
-        for line in continuation_lines(self._run, self.reused, self.rejudged, kept) + left_out_lines(self.left_out):
+        for line in continuation_lines(self._run, self.reused, self.rejudged, kept, self.refused) + \
+                left_out_lines(self.left_out):
             terminalreporter.write_line(log_line(line))
         if self.write_error is not None:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
@@ -396,12 +403,16 @@ def check_folder(folder: Path) -> None:
         ) from exc
 
 
-def continuation_lines(run: RunSettings, reused: int, rejudged: int, kept: int) -> list[str]:
+def continuation_lines(run: RunSettings, reused: int, rejudged: int, kept: int, refused: int = 0) -> list[str]:
     """What the session took from earlier results: cases reused from a named run, cases kept in results.jsonl."""
     lines = []
     if rejudged:
         lines.append(f"{rejudged} case{'s' * (rejudged != 1)} re-judged from stored transcripts (no call to the models "
                      "under test; earlier scores are kept in each record's judgments)")
+    if refused:
+        lines.append(f"{refused} selected case{'s' * (refused != 1)} could not be re-judged (ERROR above, saying why): "
+                     f"{'their' if refused != 1 else 'its'} stored record{'s' * (refused != 1)} kept as "
+                     f"{'they were' if refused != 1 else 'it was'}")
     if run.name is not None and reused:
         lines.append(f"{reused} case{'s' * (reused != 1)} reused from run {run.name} (not sent to a model again; "
                      "--bench-retry-errors re-runs infrastructure errors, --bench-fresh starts over)")

@@ -111,6 +111,10 @@ class RunHistory:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def __contains__(self, nodeid: object) -> bool:
+        """Whether the results file has a record of the case."""
+        return nodeid in self._entries
+
     def decide(self, nodeid: str, case: CaseSpec) -> str:
         """``RUN``, ``REUSE``, ``REJUDGE`` or ``CANNOT_REJUDGE`` for one selected case (the same answer every time)."""
         decision = self._decisions.get(nodeid)

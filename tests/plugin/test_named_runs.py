@@ -380,6 +380,9 @@ def test_rejudge_of_a_case_without_a_transcript_is_an_error_naming_why(
         "*cannot re-judge: *results.jsonl has no record of this case; run it first (without --bench-rejudge)*",
         "*cannot re-judge: its stored record has no transcript (error: http_500*",
     ])
+    result.stdout.fnmatch_lines(["*1 selected case could not be re-judged (ERROR above, saying why): its stored "
+                                 "record kept as it was*"])
+    assert "did not select" not in result.stdout.str()
     assert requests_for(mock_server, good) == 0
 
 
