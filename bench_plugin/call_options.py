@@ -107,6 +107,8 @@ def _limits(option: str, values: Sequence[str], keys: Sequence[str]) -> dict[str
             if key not in keys or not eq:
                 raise pytest.UsageError(f"{option}: {value!r}: expected KEY=VALUE with KEY one of {', '.join(keys)}, "
                                         f"got {pair.strip()!r}")
+            if key in limits.get(name, {}):  # the last would win in silence
+                raise pytest.UsageError(f"{option}: {name}: {key} given twice; give each limit once")
             limits.setdefault(name, {})[key] = _number(option, value, key, number)
     return limits
 

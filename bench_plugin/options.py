@@ -191,6 +191,7 @@ def check_names(
     if not (names or base_url_providers or limited_providers or limited_models) or not suite_files:
         return
     models: set[str] = set()
+    judges: set[str] = set()  # a judge's calls may be limited by its name too
     providers: set[str] = set(PRESETS)
     ids = {name for name in names or () if ":" in name}  # provider:model-id, of the suites and the command line
     for path in suite_files:
@@ -199,6 +200,7 @@ def check_names(
         except SuiteError:
             continue
         models.update(data.get("models") or {})
+        judges.update(data.get("judges") or {})
         providers.update(data.get("providers") or {})
         for section in ("models", "judges"):
             for name, entry in (data.get(section) or {}).items():
@@ -217,10 +219,10 @@ def check_names(
             raise pytest.UsageError(
                 f"{option}: unknown provider(s) {', '.join(unknown)}; choose from: {', '.join(sorted(providers))}"
             )
-    unknown = [n for n in limited_models if n not in models and n not in ids]
+    unknown = [n for n in limited_models if n not in models and n not in judges and n not in ids]
     if unknown:
         raise pytest.UsageError(
-            f"--bench-model-rate-limit: unknown model(s) {', '.join(unknown)}. Choose from the suites' models "
-            f"({', '.join(sorted(models)) or 'none'}) or their PROVIDER:MODEL-ID ({', '.join(sorted(ids)) or 'none'}), "
-            "or name the model with --bench-models PROVIDER:MODEL-ID too"
+            f"--bench-model-rate-limit: unknown model(s) {', '.join(unknown)}. Choose from the suites' models and "
+            f"judges ({', '.join(sorted(models | judges)) or 'none'}) or their PROVIDER:MODEL-ID "
+            f"({', '.join(sorted(ids)) or 'none'}), or name the model with --bench-models PROVIDER:MODEL-ID too"
         )

@@ -128,6 +128,8 @@ def describe(error: ValidationError) -> tuple[tuple[PathPart, ...], str, str | N
         return path, f"expected at most {value} items, got {len(instance)}", None
     if kind == "pattern" and path and path[-1] == "base_url":  # not quoted: it may hold a password
         return path, "expected an http:// or https:// URL without user:password@", _pattern_hint(path)
+    if kind == "pattern" and isinstance(schema, dict) and isinstance(schema.get("x-expected"), str):
+        return path, f"expected {schema['x-expected']}, got {_show(instance)}", None  # said in words, not a regex
     if kind == "pattern":
         return path, f"{_show(instance)} does not match the pattern {value}", _pattern_hint(path)
     if kind in ("oneOf", "anyOf") and _exactly_one_of(error):

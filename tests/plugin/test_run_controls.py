@@ -99,7 +99,8 @@ def test_rate_limit_options_have_their_new_names(pytester: pytest.Pytester) -> N
 @pytest.mark.parametrize(("args", "message"), [
     (["--bench-rate-limit", "ehco:rpm=60"], "*--bench-rate-limit: unknown provider(s) ehco; choose from:*echo*"),
     (["--bench-model-rate-limit", "c:rpm=60"],
-     "*--bench-model-rate-limit: unknown model(s) c. Choose from the suites' models (a, b) or their PROVIDER:*"),
+     "*--bench-model-rate-limit: unknown model(s) c. Choose from the suites' models and judges (a, b) or their*"),
+    (["--bench-rate-limit", "echo:rpm=5,rpm=10"], "*--bench-rate-limit: echo: rpm given twice; give each limit once*"),
     (["--bench-model-rate-limit", "echo:typo:rpm=60"], "*--bench-model-rate-limit: unknown model(s) echo:typo.*"),
 ])
 def test_a_misspelt_name_in_a_rate_limit_is_a_usage_error(
@@ -270,3 +271,22 @@ def test_first_cases_keeps_whole_cases_per_suite_and_model() -> None:
 def test_model_args_are_read_as_json_when_they_are_json() -> None:
     assert parse_model_args(["temperature=0.2", "max_tokens=100.0", "stop=END", "seed=3", "seed=4"]) == (
         ("temperature", 0.2), ("max_tokens", 100), ("stop", "END"), ("seed", 4))
+
+
+def test_a_judge_is_limited_by_its_name(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    """The guide says a model is named as in the suite: a judge's name was refused as unknown."""
+    judge = f"judge-{uuid.uuid4().hex[:8]}"
+    mock_server.add_rule({"model": judge, "reply": "Rating: [[8]]"})
+    pytester.makefile(".yaml", **{"suites/judged": f"""\
+providers:
+  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', max_retries: 0}}
+models:
+  m: {{provider: echo}}
+judges:
+  j: {{provider: mock, id: {judge}}}
+tasks:
+  - {{id: t, prompt: hello}}
+scorers:
+  - {{name: J, type: llm_judge, judge: j, prompt: 'Grade {{{{ answer }}}}'}}
+"""})
+    pytester.runpytest("suites", "--bench-model-rate-limit", "j:rpm=600").assert_outcomes(passed=1)

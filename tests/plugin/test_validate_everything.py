@@ -262,3 +262,17 @@ def test_an_unusable_base_url_on_the_command_line_is_a_usage_error(pytester: pyt
     result = pytester.runpytest("suites", "--bench-base-url", "local=http://127.0.0.1:70000/v1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--bench-base-url local=http://127.0.0.1:70000/v1: not a usable URL*"])
+
+
+@pytest.mark.parametrize(("headers", "message"), [
+    ('{"Bad Header": x}', "providers.local.headers: expected an HTTP header name (letters, digits and"),
+    ('{"X-Title": "a\\nb"}', "providers.local.headers.X-Title: expected a header value on one line"),
+])
+def test_a_header_no_request_can_carry_is_a_suite_error_not_an_infrastructure_failure(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], headers: str, message: str
+) -> None:
+    """It passed validation; every call then failed, retried three times as a connection failure."""
+    text = ("providers:\n  local: {type: openai_compatible, base_url: 'http://127.0.0.1:9/v1', "
+            f"headers: {headers}}}\nmodels:\n  m: {{provider: local, id: x}}\ntasks:\n  - {{id: t, prompt: hi}}\n")
+    code, out = validate(pytester, capsys, text)
+    assert code == 1 and message in out
