@@ -15,7 +15,7 @@ from typing import Any
 
 from bench_plugin import record as rec
 from bench_plugin.cache import HIT_COST
-from bench_plugin.call_log import CallLog
+from bench_plugin.call_log import CallEntry, CallLog
 from bench_plugin.catalog import Catalog
 from bench_plugin.chat import CallModel, Completion, EmbedTexts
 from bench_plugin.endpoints import ModelSpec
@@ -302,16 +302,34 @@ def with_calls(record: CaseRecord, calls: CallLog) -> CaseRecord:
     case's own, and ``error`` says which call it was and how many attempts it took.
     """
     usage = {**record.usage, "judge": calls.judge_usage()}
-    error = record.error
+    error, reason = record.error, record.reason
     failed = calls.failed_call()
     if failed is not None and record.status == rec.ERROR and error is not None:
+        index = calls.entries.index(failed) + 1
         error = {**error, "attempts": failed.attempts,
-                 "call": {"purpose": failed.purpose, "model": failed.model, "turn": failed.turn,
-                          "index": calls.entries.index(failed) + 1}}
-        if failed.purpose == "candidate":
+                 "call": {"purpose": failed.purpose, "model": failed.model, "turn": failed.turn, "index": index}}
+        if failed.purpose == "candidate" and failed.model == record.model:  # not a conversation partner's
             usage["calls"] = usage.get("calls", 0) + 1
             usage["attempts"] = usage.get("attempts", 0) + failed.attempts
-    return replace(record, usage=usage, error=error, call_log=calls.to_list())
+        words = failed_call_words(failed, index, record, bool(error.get("partial")))
+        reason = f"{reason} ({words})" if words else reason
+    return replace(record, usage=usage, error=error, reason=reason, call_log=calls.to_list())
+
+
+def failed_call_words(failed: CallEntry, index: int, record: CaseRecord, partial: bool) -> str:
+    """Which call ended the case, in words (``call 4, partner's turn 2; what was said before it is kept``).
+
+    Empty for the model's own answer to a one-prompt case: the reason says all there is.
+    """
+    if failed.purpose == "judge":
+        who = f"judge {failed.model}"
+    elif failed.model != record.model:
+        who = f"{failed.model}'s turn {failed.turn}" if failed.turn else failed.model
+    elif partial or failed.turn > 1:
+        who = f"turn {failed.turn}"
+    else:
+        return ""
+    return f"call {index}, {who}" + ("; what was said before it is kept" if partial else "")
 
 
 def _sum(values: Any) -> int | None:

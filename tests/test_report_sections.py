@@ -296,6 +296,18 @@ def test_the_audit_finds_the_planted_broken_task_and_disagreements() -> None:
     assert render_audit([]).startswith("# Audit\n\nNothing to report")
 
 
+def test_the_audit_blames_the_provider_and_model_of_the_call_that_failed() -> None:
+    """A conversation partner on its own provider failed: the case's own provider and model were named."""
+    failed = dataclasses.replace(
+        case("a", "t1", None, status="error"), provider="mock",
+        error={"kind": "http_500", "call": {"index": 2, "model": "partner", "purpose": "candidate", "turn": 2}},
+        call_log=[{"model": "a", "provider": "mock"}, {"model": "partner", "provider": "other", "error": {}}])
+    own = dataclasses.replace(case("b", "t1", None, status="error"), provider="mock", error={"kind": "timeout"})
+    found = {item["title"]: item["detail"] for item in audit([failed, own]) if item["kind"] == "infrastructure"}
+    assert found == {"http_500 errors from provider other": "1 case (partner)",
+                     "timeout errors from provider mock": "1 case (b)"}
+
+
 def test_zero_scores_that_are_common_answers_are_not_flagged() -> None:
     # a -1/0/1 stance scale: each model says 0 on a third of the tasks; two models agreeing on one is chance
     records = [case(m, f"t{i}", (0.0, 0.5, 1.0)[(i + j) % 3] if i != 4 else 0.0)

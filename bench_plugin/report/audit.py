@@ -128,19 +128,36 @@ def check_vs_judge(records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
 
 def infrastructure(records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
     """Infrastructure errors by provider and error class, largest cluster first."""
-    groups: dict[tuple[str, str], list[CaseRecord]] = {}
+    groups: dict[tuple[str, str], list[tuple[CaseRecord, str]]] = {}
     for record in records:
         if record.status == ERROR:
-            groups.setdefault((record.provider, error_class(record)), []).append(record)
+            provider, model = failing_call(record)
+            groups.setdefault((provider, error_class(record)), []).append((record, model))
     items = []
-    for (provider, kind), cases in groups.items():
-        models = sorted({record.model for record in cases})
+    for (provider, kind), found in groups.items():
+        cases = [record for record, _ in found]
+        models = sorted({model for _, model in found})
         items.append({
             "kind": "infrastructure", "title": f"{kind} errors from provider {provider}",
             "detail": f"{len(cases)} case{_s(len(cases))} ({', '.join(models)})",
             "cases": [record.nodeid for record in cases],
         })
     return sorted(items, key=lambda item: -len(item["cases"]))  # stable: ties keep first-seen order
+
+
+def failing_call(record: CaseRecord) -> tuple[str, str]:
+    """The provider and model of the call that ended an errored case: a conversation partner's, a judge's, its own.
+
+    The record's ``error.call`` names the failed call (its place in ``call_log``, from 1, which has its provider); a
+    case's own provider and model otherwise.
+    """
+    call = (record.error or {}).get("call")
+    if isinstance(call, Mapping):
+        index, model = call.get("index"), call.get("model")
+        entry = record.call_log[index - 1] if isinstance(index, int) and 0 < index <= len(record.call_log) else {}
+        provider = entry.get("provider") if isinstance(entry, Mapping) else None
+        return (str(provider) if provider else record.provider), (str(model) if model else record.model)
+    return record.provider, record.model
 
 
 def judge_spread(record: CaseRecord) -> tuple[float | None, bool]:

@@ -280,6 +280,9 @@ tasks:
     assert entries[-1]["event"] == "error" and "refused" in entries[-1]["content"]
     assert record["conversation"]["ended"] is None
     assert len(record["turns"]) == 2  # the model under test answered twice
+    # the reason the terminal, report.md and summary.json show names the call, and the partner's is not a's
+    assert record["reason"].endswith("(call 4, b's turn 2; what was said before it is kept)"), record["reason"]
+    assert record["usage"]["calls"] == 2
 
 
 def test_agent_failure_keeps_the_tool_calls_and_the_workspace(pytester: pytest.Pytester, server: MockServer) -> None:
