@@ -57,7 +57,11 @@ def render_markdown(
     if budget:
         many = "s were" if budget["not_run"] != 1 else " was"
         why = escape_cell(budget["reason"].removeprefix("not run: "))
-        lines += [f"**{budget['not_run']} case{many} not run**: {why}.", ""]
+        others = budget.get("budgets", 1) - 1
+        also = f"; {others} other refusal{'s' * (others != 1)} with other figures (shards, workers or sessions)" \
+            if others > 0 else ""
+        lines += [f"**{budget['not_run']} case{many} not run**: a budget was spent. The first refused: {why} "
+                  f"(spent when it was refused; cases already running finished after it){also}.", ""]
     left_out = summary.get("left_out")
     if left_out:
         lines += [describe_left_out(left_out), ""]

@@ -239,9 +239,10 @@ def describe_how_to_read() -> list[str]:
     return [
         "How to read this report: scores run from 0 to 1. A case is *scored* when it passed or failed; unscored "
         "cases (the grader could not decide), infrastructure errors, invalid and skipped cases are counted "
-        "(Cases) but left out of every mean and rate, the leaderboard's and the task table's included, except "
-        "the coverage-normalised score, where they count 0. Pass rate is passed / scored. Intervals are 95%. "
-        "Each section below the leaderboard says what it counts.",
+        "(Cases) but left out of every mean score and rate, the leaderboard's and the task table's included, "
+        "except the coverage-normalised score, where they count 0. A component's own column (C, J...) averages "
+        "every case where that component has a value, an unscored case's included. Pass rate is passed / "
+        "scored. Intervals are 95%. Each section below the leaderboard says what it counts.",
         "",
     ]
 

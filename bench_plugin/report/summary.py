@@ -113,7 +113,9 @@ def summarize(
         summary["cache"] = cache
     not_run = [record for record in records if (record.error or {}).get("kind") == "budget"]
     if not_run:  # skipped, and why: the terminal said it, and the files must too
-        summary["budget"] = {"not_run": len(not_run), "reason": not_run[0].reason}
+        # each session, shard or xdist worker refused with its own figures: how many different ones there were
+        summary["budget"] = {"not_run": len(not_run), "reason": not_run[0].reason,
+                             "budgets": len({record.reason for record in not_run})}
     summary["suites"] = [summarize_suite(suite, path, group, None if unfinished is None else unfinished.get(path, ()))
                          for (suite, path), group in groups.items()]
     return summary

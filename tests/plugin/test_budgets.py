@@ -65,7 +65,9 @@ def test_spent_dollar_budget_starts_no_new_case_and_reports_the_rest_as_not_run(
     summary = json.loads((pytester.path / "bench-results" / "summary.json").read_text())
     assert summary["budget"]["not_run"] == 4 and "the session budget of $5 is spent" in summary["budget"]["reason"]
     report = (pytester.path / "bench-results" / "report.md").read_text()
-    assert "**4 cases were not run**: the session budget of $5 is spent" in report
+    assert "**4 cases were not run**: a budget was spent. The first refused: the session budget of $5 is spent" \
+        in report and "(spent when it was refused; cases already running finished after it)." in report
+    assert summary["budget"]["budgets"] == 1
 
 
 def test_spent_token_budget_starts_no_new_case(pytester: pytest.Pytester, mock_server: MockServer) -> None:
