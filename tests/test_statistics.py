@@ -510,3 +510,10 @@ def test_fastchat_show_result_reference_tables_are_reproduced() -> None:
     bias = position_bias(games)
     assert (bias.first, bias.second, bias.n) == (79, 43, 122)
     assert bias.p_value < 0.01
+
+
+def test_dollar_totals_carry_no_float_noise() -> None:
+    from bench_plugin.report.stats import total
+
+    assert total([0.07, 0.07, 0.07]) == 0.21 and repr(total([0.1] * 3)) == "0.3"
+    assert total([2, None, 3]) == 5 and isinstance(total([2, 3]), int) and total([None]) is None

@@ -98,6 +98,6 @@ def leaderboard_figures(
             },
             "judge_input_tokens": None if tokens_in is None else int(tokens_in),
             "judge_output_tokens": None if tokens_out is None else int(tokens_out),
-            "judge_cost_usd": usage[model]["cost_usd"],
+            "judge_cost_usd": None if (cost := usage[model]["cost_usd"]) is None else round(cost, 10),
         }
     return out

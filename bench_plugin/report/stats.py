@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 
@@ -22,11 +23,16 @@ def mean(values: Iterable[float | None]) -> float | None:
 
 
 def total(values: Iterable[float | None]) -> float | None:
-    """Sum of the known values, or None when none is known (unknown cost is not zero cost)."""
+    """Sum of the known values, or None when none is known (unknown cost is not zero cost).
+
+    Dollars are summed exactly and kept to 1e-10 (``0.21``, not ``0.20999999999999996``); counts stay whole.
+    """
     present = known(values)
     if not present:
         return None
-    return sum(present)
+    if all(isinstance(value, int) for value in present):
+        return sum(present)
+    return round(math.fsum(present), 10)
 
 
 def rate(numerator: int, denominator: int) -> float | None:
