@@ -29,6 +29,7 @@ from bench_plugin.report.statistics import (
     wilcoxon_signed_rank,
     wilson_interval,
 )
+from bench_plugin.report.stats import total
 
 # ---------------------------------------------------------------------------------------------------
 # mean_ci
@@ -513,7 +514,5 @@ def test_fastchat_show_result_reference_tables_are_reproduced() -> None:
 
 
 def test_dollar_totals_carry_no_float_noise() -> None:
-    from bench_plugin.report.stats import total
-
     assert total([0.07, 0.07, 0.07]) == 0.21 and repr(total([0.1] * 3)) == "0.3"
     assert total([2, None, 3]) == 5 and isinstance(total([2, 3]), int) and total([None]) is None
