@@ -95,10 +95,10 @@ class AttemptGate:
                 model.check(model_scope.name)
                 await self._hold(held, model_scope.slots)
                 self._check_pause(request)
-                await model_scope.wait_pause(breaker, self._report)
+                await model_scope.wait_pause(breaker, self._model_report)
                 async with contextlib.AsyncExitStack() as turns:  # let go once the tokens are taken
-                    await model_scope.queue(turns, tokens, self._report)
-                    await model_scope.wait_ready(tokens, breaker, self._report)
+                    await model_scope.queue(turns, tokens, self._model_report)
+                    await model_scope.wait_ready(tokens, breaker, self._model_report)
                     await self._hold(held, endpoint.scope.slots)
                     await endpoint.scope.queue(turns, tokens, self._report)
                     await endpoint.scope.wait_ready(tokens, breaker, self._report)
@@ -158,11 +158,15 @@ class AttemptGate:
         elif isinstance(exc, ProviderError) and exc.retry_after:
             self._model.pause(exc.retry_after)
 
-    def _report(self, why: str, seconds: float) -> contextlib.AbstractContextManager[object]:
-        """Show a wait of the call's limits; its case lets its place go meanwhile."""
+    def _report(self, why: str, seconds: float, who: str | None = None) -> contextlib.AbstractContextManager[object]:
+        """Show a wait of the call's limits, under the endpoint's name (or ``who``); its case lets its place go."""
         if self._case_slot is not None:
             self._case_slot.let_go()
-        return self._status.waiting(self._endpoint.name, why, seconds)
+        return self._status.waiting(who or self._endpoint.name, why, seconds)
+
+    def _model_report(self, why: str, seconds: float) -> contextlib.AbstractContextManager[object]:
+        """A wait of the model's own limits (its pause, its buckets, a retry), shown as ``endpoint/model-id``."""
+        return self._report(why, seconds, self._model.name)
 
     async def _hold(self, held: contextlib.AsyncExitStack, slot: asyncio.Semaphore | None) -> None:
         """Take a slot of the model or of the endpoint; a case that must wait for it lets its place go."""
@@ -180,7 +184,7 @@ class AttemptGate:
 
     async def sleep(self, delay: float) -> None:
         """Wait before the next attempt; cut short when the endpoint's breaker opens."""
-        with self._report(self._why, delay):
+        with self._model_report(self._why, delay):
             await self._endpoint.breaker.nap(delay)
 
     def should_retry(self, exc: BaseException) -> bool:

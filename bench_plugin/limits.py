@@ -186,6 +186,7 @@ class Scope:
         self.requests = TokenBucket(limits.rpm, clock) if limits.rpm else None
         self.tokens = TokenBucket(limits.tpm, clock) if limits.tpm else None
         self.turn = asyncio.Lock() if self.requests or self.tokens else None
+        self.queued = 0  # calls waiting for ``turn`` (its holder not counted)
         self.paused_until = 0.0
         self.clock = clock
 
@@ -221,8 +222,16 @@ class Scope:
             delay, why = self.wait_time(tokens)
             buckets = ((self.requests, "rpm"), (self.tokens, "tpm"))
             limit = next(f"{kind} limit {_rate(bucket)}" for bucket, kind in buckets if bucket is not None)
-            with report(f"{why or limit}, queued", delay):
-                await held.enter_async_context(self.turn)
+            # each call ahead of it in the queue leaves first, one bucket's interval apart
+            ahead = self.queued + 1
+            interval = max(60.0 / self.limits.rpm if self.limits.rpm else 0.0,
+                           60.0 * tokens / self.limits.tpm if self.limits.tpm else 0.0)
+            self.queued += 1
+            try:
+                with report(f"{why or limit}, queued behind {ahead}", delay + ahead * interval):
+                    await held.enter_async_context(self.turn)
+            finally:
+                self.queued -= 1
         else:
             await held.enter_async_context(self.turn)
 

@@ -133,7 +133,8 @@ def _grouped(waits: Iterable[Wait], now: float) -> list[str]:
     groups: dict[tuple[str, str], list[float]] = {}
     for wait in waits:
         groups.setdefault((wait.provider, wait.why), []).append(max(0.0, wait.until - now))
+    # the time first: a line cut at the terminal's width keeps it
     return [
-        f"{provider} ({len(left)} call{'s' * (len(left) != 1)}): {why}, {max(left):.0f} s left"
+        f"{provider} ({len(left)} call{'s' * (len(left) != 1)}) {max(left):.0f} s: {why}"
         for (provider, why), left in sorted(groups.items())
     ]

@@ -566,3 +566,26 @@ def test_a_case_that_ends_while_it_waits_leaves_the_count() -> None:
     assert places.waiting == 1
     slot.end()
     assert places.waiting == 0 and places.free._value == 2
+
+
+@pytest.mark.asyncio
+async def test_a_call_queued_for_a_bucket_says_how_many_are_ahead_and_when_its_turn_comes():
+    """Four calls behind 30/min said '0 s left' each: the wait of the first, not theirs."""
+    scope = Scope("p/m", Limits(rpm=30))
+    scope.take(0)  # the bucket (one request's worth) is empty: the next leaves in 2 s
+    reports = Reports()
+    async with contextlib.AsyncExitStack() as holder:
+        await scope.queue(holder, 0, reports)  # the first holds the turn
+        waiting = [asyncio.ensure_future(_queued(scope, reports)) for _ in range(3)]
+        await asyncio.sleep(0.01)
+        assert [why for why, _ in reports.waits] == [f"rpm limit 30/min, queued behind {n}" for n in (1, 2, 3)]
+        assert [round(seconds) for _, seconds in reports.waits] == [4, 6, 8]
+        for task in waiting:
+            task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+    assert scope.queued == 0
+
+
+async def _queued(scope: Scope, reports: Reports) -> None:
+    async with contextlib.AsyncExitStack() as held:
+        await scope.queue(held, 0, reports)

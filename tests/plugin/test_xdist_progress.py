@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from pathlib import Path
@@ -28,8 +29,8 @@ def test_a_snapshot_crosses_as_plain_data_and_snapshots_add_up():
     assert (both.started, both.finished, both.errors, both.not_run) == (5, 3, 1, 1)
     now = sent["waits"][0][2] - 30  # the moment the first snapshot was taken
     assert both.line(10, now=now) == ("bench: 3/10 cases done, 2 in flight, 1 error, 1 not run; waiting: openai "
-                                      "(1 call): HTTP 429, server asked 30 s, 30 s left; openai (1 call): rpm limit "
-                                      "15/min, 0 s left")
+                                      "(1 call) 30 s: HTTP 429, server asked 30 s; openai (1 call) 0 s: rpm limit "
+                                      "15/min")
     with pytest.raises(ValueError, match="not a status snapshot"):
         StatusSnapshot.from_dict({"started": 1})
 
@@ -48,8 +49,8 @@ def test_the_controller_keeps_each_workers_newest_counters(pytester: pytest.Pyte
     board.take({"worker": "gw1", "seq": "x"})  # malformed: ignored
     (tmp_path / "gw1.json").write_text(json.dumps(message("gw1", 5, 2, 0, [["mock", "paused after HTTP 429", until]])))
     board.read_files()
-    assert board.line(None).startswith("bench: 3/8 cases done, 3 in flight, 0 errors; waiting: mock (1 call): "
-                                       "paused after HTTP 429, ")
+    assert board.line(None).startswith("bench: 3/8 cases done, 3 in flight, 0 errors; waiting: mock (1 call) ")
+    assert board.line(None).endswith(" s: paused after HTTP 429")
     board.pytest_testnodedown(SimpleNamespace(gateway=SimpleNamespace(id="gw1")), None)  # gone: nothing in flight
     assert board.line(None) == "bench: 3/8 cases done, 1 in flight, 0 errors"
     board.close()
@@ -103,8 +104,8 @@ def test_the_controller_shows_which_provider_waits_while_every_case_is_held(
     progress = [line for line in result.outlines if line.startswith("bench: ")]
     assert progress, result.outlines  # the workers' counters, drawn by the controller
     assert all(line.startswith(("bench: 0/2 cases done, ", "bench: 1/2 cases done, ")) for line in progress)
-    waits = [line for line in progress if "waiting: mock (" in line]
-    assert waits and "HTTP 429" in waits[0] and waits[0].endswith(" s left")
+    waits = [line for line in progress if f"waiting: mock/{model_id} (" in line]
+    assert waits and "HTTP 429" in waits[0] and re.search(r"\(\d calls?\) \d+ s: ", waits[0]), progress
 
 
 @pytest.mark.slow
