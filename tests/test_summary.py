@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from bench_plugin.record import CaseRecord
+from bench_plugin.report.markdown import render_markdown
 from bench_plugin.report.stats import mean, rate, total
 from bench_plugin.report.summary import summarize
 
@@ -152,6 +153,13 @@ def test_tokens_cost_and_latency_per_model(qa: dict[str, Any]) -> None:
     assert (claude["input_tokens"], claude["output_tokens"]) == (40, 10)
     assert claude["cost_usd"] is None  # unknown, not zero
     assert claude["mean_latency_s"] == pytest.approx(2.0)
+
+
+def test_the_suite_says_what_all_its_cases_used(qa: dict[str, Any]) -> None:
+    """The leaderboard had only per-model rows: a reviewer added them up by hand."""
+    assert qa["spend"] == {"input_tokens": 60, "output_tokens": 22, "cost_usd": pytest.approx(0.003),
+                           "judge_input_tokens": None, "judge_output_tokens": None, "judge_cost_usd": None}
+    assert "Used in all: the models 60 / 22 tokens in / out, $0.0030." in render_markdown(summarize(RECORDS))
 
 
 def test_task_rows_give_each_models_mean_composite(qa: dict[str, Any]) -> None:

@@ -90,6 +90,7 @@ def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
     if suite.get("path"):
         heading += f" ({code_span(suite['path'])})"
     lines = [f"## {heading}", "", *markdown_suite_warning(suite), describe_counts(suite["totals"]), ""]
+    lines += describe_suite_spend(suite.get("spend") or {})
     lines += ["### Leaderboard", "", *render_leaderboard(suite), "", *render_missing_costs(suite)]
     lines += render_intervals(suite)
     lines += [*render_differences(suite), *render_ratings(suite), *render_pairwise_table(suite)]
@@ -289,6 +290,21 @@ def format_score(value: float | None) -> str:
 def format_percent(value: float | None) -> str:
     """A rate (0 to 1) as a percentage with one decimal, or ``MISSING``."""
     return MISSING if value is None else f"{value * 100:.1f}%"
+
+
+def describe_suite_spend(spend: Mapping[str, Any]) -> list[str]:
+    """The suite's total use, the judges' apart: ``Used in all: tokens 1,200 / 300, $0.0100; judges 400 / 20, $0.0010``.
+
+    Nothing when no call reported tokens or had a price (offline providers).
+    """
+    parts = []
+    for who, prefix in (("the models", ""), ("judges", "judge_")):
+        tokens = (spend.get(f"{prefix}input_tokens"), spend.get(f"{prefix}output_tokens"))
+        cost = spend.get(f"{prefix}cost_usd")
+        if tokens == (None, None) and cost is None:
+            continue
+        parts.append(f"{who} {format_tokens(*tokens)} tokens in / out, {format_cost(cost)}")
+    return [f"Used in all: {'; '.join(parts)}.", ""] if parts else []
 
 
 def format_tokens(input_tokens: int | None, output_tokens: int | None) -> str:

@@ -165,6 +165,7 @@ def summarize_suite(
         "path": path,
         "components": components,
         "totals": count_statuses(records),
+        "spend": suite_spend(records),
         "models": models,
         "tasks": [summarize_task(task, group, list(by_model)) for task, group in by_task.items()],
         "turns": summarize_turns(records),
@@ -222,6 +223,20 @@ def describe_missing_cost(row: Mapping[str, Any]) -> list[str]:
             lines.append(f"{what} of {label} leaves out {missing['cases']} of {cases} cases, whose calls have no "
                          f"price: {missing['note']}.")
     return lines
+
+
+def suite_spend(records: Sequence[CaseRecord]) -> dict[str, Any]:
+    """What all of a suite's cases used: the models' tokens and cost, and the judges' apart (None: not reported)."""
+    judged = [judge_usage(record.usage or {}, record.components) for record in records]
+    judge_tokens = [total(usage.get(key) for usage in judged) for key in ("input_tokens", "output_tokens")]
+    return {
+        "input_tokens": token_total(records, "input_tokens"),
+        "output_tokens": token_total(records, "output_tokens"),
+        "cost_usd": total(usage_number(record, "cost_usd") for record in records),
+        "judge_input_tokens": None if judge_tokens[0] is None else int(judge_tokens[0]),
+        "judge_output_tokens": None if judge_tokens[1] is None else int(judge_tokens[1]),
+        "judge_cost_usd": total(usage["cost_usd"] for usage in judged),
+    }
 
 
 def describe_spend(records: Sequence[CaseRecord]) -> str:
