@@ -53,6 +53,7 @@ class PreparedCase:
     engine: Engine | None = None
     scoring: CaseScoring | None = None
     stored: CaseRecord | None = None
+    scored_by: str | None = None  # a named run's: how the case is scored (``suite.asked.scoring_digest``)
 
 
 class CasePreparer:
@@ -95,6 +96,8 @@ async def execute_case(
     notes: list[str] = []  # what a re-judgment could not do as the run did
     record = await _run_and_score(prepared, nodeid, call_model, embed, notes)
     record = record if calls is None else with_calls(record, calls)
+    if prepared.scored_by is not None:
+        record = replace(record, scored_by=prepared.scored_by)
     if prepared.stored is not None:
         at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         return judged_again(prepared.stored, record, at=at, notes=notes)

@@ -21,6 +21,7 @@ from bench_plugin.rejudge import judged_again
 from bench_plugin.run_history import CANNOT_REJUDGE, REJUDGE, REUSE
 from bench_plugin.session import STATE_KEY, BenchState
 from bench_plugin.suite.aggregates.outputs import OutputClaims
+from bench_plugin.suite.asked import scoring_digest
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.expand import expand_suite
 from bench_plugin.suite.loader import load_suite_file
@@ -31,6 +32,7 @@ OUTPUTS_KEY = pytest.StashKey[OutputClaims]()  # which suite writes each output 
 REUSED_KEY = pytest.StashKey[str]()  # the run whose stored record the case reports again
 SETUP_PROBLEM_KEY = pytest.StashKey[str]()  # why the case could not start (shown alone, without a traceback)
 KEPT_KEY = pytest.StashKey[bool]()  # a case that cannot be re-judged: its stored record is kept as it is
+SCORED_OTHERWISE_KEY = pytest.StashKey[bool]()  # a reused case scored otherwise than the suite says now
 _MARKER_UNSAFE = re.compile(r"\W+")
 
 
@@ -54,10 +56,13 @@ class SuiteFile(pytest.File):
         except SuiteError as exc:
             raise self.CollectError(collection_message(exc, self.config)) from None
         preparer = CasePreparer(catalog)
+        named = state.history.settings.name is not None  # a named run keeps how each case was scored
         # one MarkDecorator per name for the whole file: pytest keeps every item to the end of the session,
         # and a mark made per item was a quarter of an item's memory
         marks: dict[str, pytest.MarkDecorator] = {}
         for case in map(preparer.prepare, cases):
+            if named:
+                case = replace(case, scored_by=scoring_digest(case.spec))
             # An explicit nodeid: pytest >= 9.2 parses stored ids (--lf cache) into name + [params],
             # and a name with brackets only matches when the item's id is parsed the same way.
             nodeid = f"{self.nodeid}::{case.spec.case_id}"
@@ -157,6 +162,8 @@ class CaseItem(pytest.Item):
                 pytest.fail(self.stash[SETUP_PROBLEM_KEY], pytrace=False)
             record = history.record(self.nodeid)
             self.stash[REUSED_KEY] = history.settings.name or ""
+            if self._prepared is not None and history.scored_otherwise(self.nodeid, self._prepared.scored_by):
+                self.stash[SCORED_OTHERWISE_KEY] = True
         else:
             record = state.scheduler.result(self.nodeid, prepared)
         self.stash[RECORD_KEY] = record
@@ -213,6 +220,8 @@ class CaseItem(pytest.Item):
         del self.stash[RECORD_KEY]
         if REUSED_KEY in self.stash:  # the controller counts it and does not write it again
             report.bench_reused = self.stash[REUSED_KEY]  # type: ignore[attr-defined]
+            if SCORED_OTHERWISE_KEY in self.stash:  # its scores are the earlier scorers': the summary says so
+                report.bench_scored_otherwise = True  # type: ignore[attr-defined]
         properties = [
             junit_property("bench_model", record.model),
             junit_property("bench_task", record.task),

@@ -24,7 +24,7 @@ INVALID = "invalid"  # the case itself is broken (suite problem): fails alone
 SKIPPED = "skipped"  # nothing to run, e.g. an offline replay with no recorded answer
 
 STATUSES = (PASSED, FAILED, UNSCORED, ERROR, INVALID, SKIPPED)
-_ONLY_WHEN_SET = ("rejudged", "judgments", "model_params", "asked")
+_ONLY_WHEN_SET = ("rejudged", "judgments", "model_params", "asked", "scored_by")
 
 # what the response cache did for a call (a ``call_log`` entry's ``cache``, absent when it was not asked):
 CACHE_HIT = "hit"  # answered from the cache: no call made, ``cost_usd`` 0
@@ -84,6 +84,8 @@ class CaseRecord:
         asked: a digest of what a ``turns:``, ``phases:``, ``conversation:`` or ``tools:`` task asked beyond its
             messages (``suite.asked``): resuming reuses the record only while the suite asks the same; left out
             for other tasks.
+        scored_by: in a named run, a digest of how the case was scored (scorers, composite, threshold, judges:
+            ``suite.asked.scoring_digest``): a reused record scored otherwise than the suite now says is noted.
     """
 
     nodeid: str
@@ -121,6 +123,7 @@ class CaseRecord:
     judgments: list[dict[str, Any]] = field(default_factory=list)
     model_params: dict[str, Any] = field(default_factory=dict)
     asked: str | None = None
+    scored_by: str | None = None
     version: int = RECORD_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -208,7 +211,7 @@ _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(CaseRecord))
 _KNOWN_FIELDS = frozenset(_FIELD_NAMES)
 # what ``for_reports`` leaves out: fields no report file reads, and the texts of each turn
 _NOT_REPORTED = frozenset({"messages", "transcript", "response", "conversation", "finish_reason", "response_id",
-                           "duration_s", "rejudged", "judgments", "model_params", "asked"})
+                           "duration_s", "rejudged", "judgments", "model_params", "asked", "scored_by"})
 _SCORES_READ = ("components", "unscored_reason", "composite_detail")  # what ``for_reports`` keeps of ``scores``
 _TURN_READ = ("index", "format_valid")  # of a turn
 _USAGE_READ = ("input_tokens", "output_tokens", "cost_usd", "cost_note")  # and of ``usage`` (and its ``judge``)
@@ -234,6 +237,7 @@ _FIELD_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "duration_s": ((*_NUMBER, type(None)), "a number"), "started_at": ((str, type(None)), "text"),
     "error": ((dict, type(None)), "an object or null"), "case_index": ((int, type(None)), "a whole number"),
     "judgments": ((list,), "a list"), "asked": ((str, type(None)), "text"),
+    "scored_by": ((str, type(None)), "text"),
 }
 _USAGE_NUMBERS = ("input_tokens", "output_tokens", "cost_usd", "calls")
 

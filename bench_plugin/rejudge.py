@@ -265,5 +265,5 @@ def judged_again(stored: CaseRecord, fresh: CaseRecord, *, at: str, notes: Seque
         stored, status=fresh.status, reason=fresh.reason, scores=fresh.scores, composite=fresh.composite,
         threshold=fresh.threshold, error=error, turns=turns, usage=usage,
         call_log=[*own_calls, *fresh.call_log], rejudged={"at": at, "notes": list(notes)},
-        judgments=[*stored.judgments, earlier],
+        judgments=[*stored.judgments, earlier], scored_by=fresh.scored_by,
     )

@@ -44,6 +44,7 @@ class BenchReporter:
         self.reused = 0  # cases reported again from the named run's stored records
         self.rejudged = 0  # cases whose stored transcript was scored again
         self.refused = 0  # selected cases that could not be re-judged: their stored records stay as they were
+        self.scored_otherwise = 0  # reused cases scored otherwise than the suite says now
         self.appended = 0  # records this session wrote
         self.adopted = 0  # of those, cases that finished but were never reported (journal.py)
         self._now: set[str] = set()  # node ids reported this session (a named run's, to adopt the others)
@@ -132,6 +133,7 @@ class BenchReporter:
             extras, earlier = extras_for(data), getattr(report, "extras", None)
             report.extras = [*earlier, *extras] if earlier else extras  # type: ignore[attr-defined]
         self._record(data, reused=getattr(report, "bench_reused", None) is not None)
+        self.scored_otherwise += bool(getattr(report, "bench_scored_otherwise", False))
         self.config.hook.pytest_bench_case_recorded(config=self.config, record=data)
 
     def _record(self, data: dict[str, Any], reused: bool = False) -> None:
@@ -323,7 +325,7 @@ class BenchReporter:
             terminalreporter.write_line(f"{self.adopted} case{many} finished ahead of where pytest stopped: saved to "
                                         f"run {self._run.name} too, and reused when it resumes")
         for line in continuation_lines(self._run, self.reused, self.rejudged, kept, self.refused) + \
-                left_out_lines(self.left_out):
+                left_out_lines(self.left_out) + scored_otherwise_lines(self.scored_otherwise):
             terminalreporter.write_line(log_line(line))
         if self.write_error is not None:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
@@ -419,6 +421,16 @@ def continuation_lines(run: RunSettings, reused: int, rejudged: int, kept: int, 
     if kept > 0:
         lines.append(f"results.jsonl also keeps {kept} earlier case{'s' * (kept != 1)} this session did not select")
     return lines
+
+
+def scored_otherwise_lines(cases: int) -> list[str]:
+    """What the terminal says of reused cases whose scores the suite's scorers would not give now."""
+    if not cases:
+        return []
+    many = cases != 1
+    return [f"{cases} reused case{'s' * many} {'were' if many else 'was'} scored by other scorers, a composite or a "
+            f"threshold than the suite has now: {'their' if many else 'its'} scores are the earlier ones "
+            "(--bench-rejudge scores them again)"]
 
 
 def records_of_tasks_gone(

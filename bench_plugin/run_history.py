@@ -59,6 +59,7 @@ class _Entry:
     fingerprint: str
     rejudge_problem: str | None
     asked: str | None = None  # the record's ``asked``: a multi-turn, conversation or agent task's setup
+    scored_by: str | None = None  # the record's ``scored_by``: how it was scored
 
 
 class RunHistory:
@@ -139,6 +140,14 @@ class RunHistory:
             return RUN  # its turns, conversation or tools changed since (a record written before says nothing)
         return REUSE
 
+    def scored_otherwise(self, nodeid: str, scored_by: str | None) -> bool:
+        """Whether the case's stored record was scored otherwise than ``scored_by`` says it is now.
+
+        A scorer added, a rubric or a formula changed; False when either does not say (a record written before).
+        """
+        entry = self._entries.get(nodeid)
+        return entry is not None and None not in (entry.scored_by, scored_by) and entry.scored_by != scored_by
+
     def rejudge_problem(self, nodeid: str) -> str:
         """Why a case cannot be judged again (``CANNOT_REJUDGE``), for its error."""
         entry = self._entries.get(nodeid)
@@ -173,7 +182,7 @@ def _entry(record: Mapping[str, Any], offset: int, length: int, path: Path, numb
         raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
     error = case.error or {}
     return _Entry(offset, length, case.status, error.get("kind"), fingerprint(case.model_id, case.messages),
-                  rejudge_problem(case), case.asked)
+                  rejudge_problem(case), case.asked, case.scored_by)
 
 
 def fingerprint(model_id: str, messages: list[dict[str, Any]]) -> str:

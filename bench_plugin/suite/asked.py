@@ -1,10 +1,11 @@
-"""What a case asks beyond its messages (scripted turns, a conversation's setup, an agent's tools), as a digest.
+"""Digests of what a case asks beyond its messages (turns, a conversation, tools) and of how it is scored.
 
 A named run reuses a finished case only while the suite asks it the same (``run_history``), and a re-judged
 case says when the suite asks something else now (``rejudge.changed_since``). A one-prompt case is told by its
 rendered messages and model id; a ``turns:``, ``phases:``, ``conversation:`` or ``tools:`` task has its
 questions elsewhere (its messages hold at most a system prompt): a turn reworded, a seed, a partner's model or
-a tool changed since would otherwise leave the stored answers standing for another question.
+a tool changed since would otherwise leave the stored answers standing for another question. How a case is
+scored (``scoring_digest``) tells a named run that a reused record holds the scores of earlier scorers.
 """
 
 from __future__ import annotations
@@ -29,6 +30,18 @@ def asked_digest(case: CaseSpec) -> str | None:
              (("turns", case.turns), ("conversation", case.conversation), ("agent", case.agent)) if value is not None}
     if not parts:
         return None
+    text = json.dumps(parts, ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def scoring_digest(case: CaseSpec) -> str:
+    """A digest of how the case is scored: its scorers, composite, pass threshold and judges' model ids.
+
+    A named run keeps it in each record (``scored_by``): a record reused after a scorer was added, a rubric or a
+    formula changed, is said to hold the earlier scoring (``--bench-rejudge`` scores it again).
+    """
+    parts = {"scorers": _plain(case.scorers), "composite": _plain(case.composite), "threshold": case.pass_threshold,
+             "judges": {name: model.id for name, model in sorted(case.judges.items())}}
     text = json.dumps(parts, ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 

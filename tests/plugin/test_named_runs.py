@@ -648,3 +648,22 @@ def test_a_continued_run_replaces_its_leaderboard_sessions_instead_of_playing_th
     assert main(["report", str(folder / "results.jsonl"), "-o", str(rebuilt)]) == 0
     assert board(rebuilt)["elo_ratings"] == kept["elo_ratings"], "the run and a rebuild of it disagree"
     assert [s["scenario"] for s in board(rebuilt)["sessions"]] == [s["scenario"] for s in kept["sessions"]]
+
+
+def test_a_reused_case_scored_by_earlier_scorers_says_so_until_it_is_rejudged(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    """A scorer added and the composite changed: the resumed run mixed old and new scoring in silence."""
+    model = run_judged_once(pytester, mock_server)
+    first = run_records(pytester)["t[m-run1]"]
+    assert first["scored_by"]
+    changed = judged_suite(mock_server, model, 8, SINGLE, extra_scorers="  - {name: L, type: length, max: 1000}\n")
+    pytester.makefile(".yaml", **{"suites/demo": changed})
+    result = pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*1 reused case was scored by other scorers, a composite or a threshold than the "
+                                 "suite has now: its scores are the earlier ones (--bench-rejudge scores them again)*"])
+    pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", *NO_CACHE).assert_outcomes(passed=1)
+    again = pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE)
+    assert "scored by other scorers" not in again.stdout.str()
+    assert [c["name"] for c in run_records(pytester)["t[m-run1]"]["scores"]["components"]] == ["J", "L"]
