@@ -8,7 +8,7 @@ import gc
 import signal
 import threading
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from bench_plugin.cache import cache_problem
 from bench_plugin.call_options import add_call_options
 from bench_plugin.case_limit import first_cases
 from bench_plugin.control_options import ControlOptions, add_control_options
+from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.env_file import ENV_FILE_KEY, env_file_path, load_env_file
 from bench_plugin.http import allow_open_files
 from bench_plugin.journal import journal_path
@@ -32,6 +33,7 @@ from bench_plugin.session import STATE_KEY, SUITE_TASKS_OUTPUT, BenchState
 from bench_plugin.shards import share_from_workerinput, split_shard, worker_share
 from bench_plugin.suite.agent.spec import DEFAULT_SANDBOX_IMAGE, SANDBOX_BACKENDS
 from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
+from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.xdist_progress import distributes
 
 
@@ -298,7 +300,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         # the items and specs live to the end of the session: out of the garbage collector's way, whose full
         # passes would scan them again and again while the cases run (half their cost, a tenth of all CPU)
         _freeze(session.config)
+        state.runner.declare(called_endpoints(prepared.spec for _, prepared in cases))
         state.scheduler.plan(cases)
+
+
+def called_endpoints(cases: Iterable[CaseSpec]) -> set[ProviderSpec]:
+    """The endpoints of the models, judges and conversation partners the cases call (``Runner.declare``)."""
+    found: set[ProviderSpec] = set()
+    for case in cases:
+        models = [case.model, *case.judges.values()]
+        if case.conversation is not None:
+            models += [participant.model for participant in case.conversation.participants]
+        found.update(model.provider for model in models if model is not None)
+    return found
 
 
 def repeated(items: list[pytest.Item]) -> frozenset[int]:

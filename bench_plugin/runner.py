@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -148,6 +148,7 @@ class Runner:
         self._specs: dict[ProviderSpec, ProviderSpec] = {}
         self._providers: dict[ProviderSpec, Provider] = {}
         self._endpoints: dict[str, Endpoint] = {}
+        self._declared: set[ProviderSpec] = set()  # every endpoint the planned cases may call (``declare``)
         self._model_scopes: dict[tuple[str, str, str], Scope] = {}
         self._futures: set[concurrent.futures.Future[CaseRecord]] = set()
         self._starts: list[Callable[[], None]] = []  # cases submitted that the loop has not taken yet (_take_starts)
@@ -157,6 +158,14 @@ class Runner:
         self.journal = CaseJournal(self.settings.journal) if self.settings.journal is not None else None
         # calls in flight by cache key: an identical call waits for the answer instead of paying for another one
         self._answering: dict[str, asyncio.Future[Completion | None]] = {}
+
+    def declare(self, specs: Iterable[ProviderSpec]) -> None:
+        """Name the endpoints the planned cases call, before the first call.
+
+        Providers that share a server keep the strictest of their limits, whichever of them is called first (a
+        ``--bench-rate-limit`` on either holds); before, the first one called set them.
+        """
+        self._declared.update(specs)
 
     def submit(self, case: PreparedCase, nodeid: str) -> concurrent.futures.Future[CaseRecord]:
         """Start a case now; the future resolves to its record (it never raises for case problems)."""
@@ -397,13 +406,25 @@ class Runner:
 
     def _endpoint(self, provider: Provider, spec: ProviderSpec) -> Endpoint:
         key = provider.connection_key()
-        if key not in self._endpoints:  # the first spec seen for an endpoint sets its limits
-            limits = shared_by(Limits(provider.max_concurrency(), spec.rpm, spec.tpm), self.settings.processes)
+        if key not in self._endpoints:  # the strictest limits of the providers on this server (``declare``)
+            limits = strictest([provider, *self._sharing(key, spec.type)])
+            limits = shared_by(limits, self.settings.processes)
             threshold = self.settings.breaker_threshold
             if threshold is None:
                 threshold = max(BREAKER_THRESHOLD, 2 * min(limits.concurrency or self.concurrency, self.concurrency))
             self._endpoints[key] = Endpoint(key, spec.name, Scope(spec.name, limits), CircuitBreaker(threshold))
         return self._endpoints[key]
+
+    def _sharing(self, key: str, kind: str) -> list[Provider]:
+        """The declared providers of type ``kind`` on the server ``key`` (one that cannot be made fails its cases)."""
+        found = []
+        for spec in self._declared:
+            if spec.type == kind:
+                with contextlib.suppress(Exception):
+                    provider = self._provider(self._effective(spec))
+                    if provider.connection_key() == key:
+                        found.append(provider)
+        return found
 
     def _model_scope(self, endpoint: Endpoint, request: CompletionRequest) -> Scope:
         model = request.model
@@ -495,6 +516,17 @@ class Runner:
             await provider.aclose()
         if self._http is not None:
             await self._http.aclose()
+
+
+def strictest(providers: Iterable[Provider]) -> Limits:
+    """The lowest concurrency, rpm and tpm that any of ``providers`` declares (None where none does)."""
+    def lowest(values: Iterable[float | None]) -> Any:
+        given = [value for value in values if value]
+        return min(given) if given else None
+
+    found = list(providers)
+    return Limits(lowest(p.max_concurrency() for p in found), lowest(p.spec.rpm for p in found),
+                  lowest(p.spec.tpm for p in found))
 
 
 def _settle(future: concurrent.futures.Future[CaseRecord], task: asyncio.Task[CaseRecord]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import uuid
 from typing import Any
 
@@ -290,3 +291,30 @@ scorers:
   - {{name: J, type: llm_judge, judge: j, prompt: 'Grade {{{{ answer }}}}'}}
 """})
     pytester.runpytest("suites", "--bench-model-rate-limit", "j:rpm=600").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("limited", ["p1", "p2"])
+def test_providers_sharing_a_server_keep_the_strictest_limit_whichever_is_called_first(
+    pytester: pytest.Pytester, mock_server: MockServer, limited: str
+) -> None:
+    """A --bench-rate-limit on the provider called second was ignored: the first one called set the server's limits."""
+    a, b = f"a-{uuid.uuid4().hex[:8]}", f"b-{uuid.uuid4().hex[:8]}"
+    for model in (a, b):
+        mock_server.add_rule({"model": model, "delay": 0.3})
+    url = mock_server.openai_base_url
+    pytester.makefile(".yaml", **{"suites/shared": f"""\
+providers:
+  p1: {{type: openai_compatible, base_url: '{url}', max_retries: 0}}
+  p2: {{type: openai_compatible, base_url: '{url}/', max_retries: 0}}
+models:
+  a: {{provider: p1, id: {a}}}
+  b: {{provider: p2, id: {b}}}
+matrix:
+  n: [1, 2, 3]
+tasks:
+  - {{id: 't{{{{ n }}}}', prompt: 'Say {{{{ n }}}}'}}
+"""})
+    started = time.monotonic()
+    result = pytester.runpytest("suites", "--bench-concurrency", "8", "--bench-rate-limit", f"{limited}:concurrency=1")
+    result.assert_outcomes(passed=6)
+    assert time.monotonic() - started >= 6 * 0.3, "the six 0.3 s calls did not go one at a time"
