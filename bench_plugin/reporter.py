@@ -332,7 +332,9 @@ class BenchReporter:
             if self._write_note:  # ours failed; else another plugin's report did, after ours were written
                 terminalreporter.write_line(log_line(self._write_note), red=True)
                 return
-        logs = [f"{FOLDER}/"] if self.conversations.written else []
+        # a continued run's logs are there from its earlier sessions, whether or not this one wrote any
+        kept_logs = self._run.keep_earlier and (self.output_dir / FOLDER).is_dir()
+        logs = [f"{FOLDER}/"] if self.conversations.written or kept_logs else []
         files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files, *logs])
         terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({files})")
 
