@@ -39,7 +39,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] == "mock-server":
         return serve(args[1:])
     parser = _parser()
+    given = []
+    if args and args[0] == "validate":  # the run's options go to pytest, after the paths
+        options_at = next((i for i, arg in enumerate(args[1:], start=1) if arg.startswith("-") and arg not in
+                           ("-h", "--help")), len(args))
+        args, given = args[:options_at], args[options_at:]
     options = parser.parse_args(args)
+    options.pytest_options = given
     if options.command is None:
         parser.print_help()
         return 2
@@ -50,7 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bench", description="bench_plugin: LLM benchmarks as pytest suites.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    validate = commands.add_parser("validate", help="check suites without calling any model")
+    validate = commands.add_parser(
+        "validate", help="check suites without calling any model",
+        usage="bench validate [PATHS...] [--bench-* and pytest options of the run]",
+        epilog="Options after the paths are the run's (e.g. --bench-allow-key-env NAME, --bench-models, "
+               "--bench-base-url, --bench-rate-limit): they are checked, and the suites checked with them.")
     validate.add_argument("paths", nargs="*", default=["suites"], help="suite files or folders (default: suites)")
     validate.set_defaults(run=_validate)
     report = commands.add_parser("report", help="rebuild every report from stored results, calling no model")
@@ -85,8 +95,10 @@ def _validate(options: argparse.Namespace) -> int:
     # -s: our lines go to this process's stdout; without the terminal plugin ours are the only lines;
     # pytest-asyncio is not needed to collect and would warn about its own settings
     args = [*(str(f) for f in files), "--collect-only", "-s", "--continue-on-collection-errors",
-            "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:asyncio"]
-    pytest.main(args, plugins=[validation])
+            "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:asyncio", *options.pytest_options]
+    code = pytest.main(args, plugins=[validation])
+    if code == pytest.ExitCode.USAGE_ERROR:  # an option the run would refuse: pytest said which
+        return 2
     return 1 if validation.problems else 0
 
 

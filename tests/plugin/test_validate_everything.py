@@ -276,3 +276,18 @@ def test_a_header_no_request_can_carry_is_a_suite_error_not_an_infrastructure_fa
             f"headers: {headers}}}\nmodels:\n  m: {{provider: local, id: x}}\ntasks:\n  - {{id: t, prompt: hi}}\n")
     code, out = validate(pytester, capsys, text)
     assert code == 1 and message in out
+
+
+def test_validate_takes_the_runs_options_after_the_paths(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its own hint said to allow a key with --bench-allow-key-env, which validate refused as unrecognized."""
+    pytester.makefile(".yaml", **{"suites/demo": (
+        "providers:\n  local: {type: openai_compatible, base_url: 'http://127.0.0.1:9/v1', api_key_env: MY_KEY}\n"
+        "models:\n  m: {provider: local, id: x}\ntasks:\n  - {id: t, prompt: hi}\n")})
+    suites = str(pytester.path / "suites")
+    assert main(["validate", suites]) == 1
+    assert "allow it with --bench-allow-key-env MY_KEY" in capsys.readouterr().err
+    assert main(["validate", suites, "--bench-allow-key-env", "MY_KEY"]) == 0
+    assert main(["validate", suites, "--bench-models", "nosuch"]) == 2
+    assert "--bench-models: unknown model(s) nosuch" in capsys.readouterr().err
