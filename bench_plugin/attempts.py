@@ -54,8 +54,8 @@ class AttemptGate:
         session_slots: the session-wide cap on calls in flight.
         status: where waits are shown.
         fail_fast: a 429 ends the endpoint's calls (``--bench-fail-fast``).
-        case_slot: the place of the call's case among the cases in flight: let go while the call waits for the
-            model's and the endpoint's limits (or between attempts), taken again before the session's slot.
+        case_slot: the place of the call's case among the cases at work: given to the next case when the call
+            waits for the model's or the endpoint's limits (or between attempts).
     """
 
     def __init__(
@@ -102,8 +102,6 @@ class AttemptGate:
                     await self._hold(held, endpoint.scope.slots)
                     await endpoint.scope.queue(turns, tokens, self._report)
                     await endpoint.scope.wait_ready(tokens, breaker, self._report)
-                    if self._case_slot is not None and not self._case_slot.held:
-                        await self._case_slot.regain()  # it let its place go while it waited
                     await _hold(held, self._session_slots)
                     if model_scope.paused:
                         continue  # its slots and turns go back while it waits

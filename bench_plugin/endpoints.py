@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+
 from bench_plugin.frozen import freeze_fields
 
 
@@ -30,6 +32,10 @@ def url_problem(url: str) -> str | None:
         return "the URL names no host"
     if port == 0:
         return "port 0 is no server's port"
+    try:  # what the call would meet: httpx's own reading (an IPv6 host such as [::1]] passes urlsplit)
+        httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        return f"not a usable URL: {exc}"
     return None
 
 

@@ -228,7 +228,7 @@ class Scope:
                            60.0 * tokens / self.limits.tpm if self.limits.tpm else 0.0)
             self.queued += 1
             try:
-                with report(f"{why or limit}, queued behind {ahead}", delay + ahead * interval):
+                with report(f"{why or limit}, queued", delay + ahead * interval):  # one group on the line
                     await held.enter_async_context(self.turn)
             finally:
                 self.queued -= 1
@@ -270,19 +270,22 @@ class Scope:
 
 
 class CasePlaces:
-    """The places of the cases in flight (``--bench-concurrency``): a running case holds one while it works.
+    """The places of the cases starting and at work (``--bench-concurrency``): a new case takes one to start.
 
-    A case whose calls wait for their limits (a 429's pause, an rpm or tpm bucket, a model's or an endpoint's
-    slots, the wait before a retry) lets its place go until they let it go (``CaseSlot``): a case kept its place
-    while it waited, and when most places waited for one model, the other models' cases could not start.
+    A case whose call waits for its limits (a 429's pause, an rpm or tpm bucket, a model's or an endpoint's slot,
+    the wait before a retry) gives its place to the next case, and goes on without one (``CaseSlot``): a case kept
+    its place while it waited, and when most places waited for one model, the other models' cases could not start.
+    It does not take a place again: waiting for one while holding a bucket's turn or a slot, behind cases that
+    waited for that turn while holding places, could stop the run, and it would wait behind the cases started in
+    the meantime. Calls stay bounded: every attempt still takes one of the session's call slots.
 
     Args:
-        size: how many cases may work at once.
+        size: how many cases may start and work at once while none waits.
     """
 
     def __init__(self, size: int) -> None:
         self.free = asyncio.Semaphore(size)
-        self.waiting = 0  # running cases that let their place go while their calls wait
+        self.waiting = 0  # running cases that gave their place up when a call of theirs waited
         self.on_let_go: Callable[[], None] | None = None  # told (in the loop) each time a case lets its place go
 
     def slot(self) -> CaseSlot:
@@ -291,13 +294,12 @@ class CasePlaces:
 
 
 class CaseSlot:
-    """One case's place among ``CasePlaces``: taken as it starts, let go while its calls wait, taken again after."""
+    """One case's place among ``CasePlaces``: taken as it starts, given up for good when a call of its waits."""
 
     def __init__(self, places: CasePlaces) -> None:
         self._places = places
         self.held = False
         self._let_go = False
-        self._regaining: asyncio.Lock | None = None  # one case's calls in parallel (a panel) regain it once
 
     async def take(self) -> None:
         """Wait for a place as the case starts."""
@@ -305,7 +307,7 @@ class CaseSlot:
         self.held = True
 
     def let_go(self) -> None:
-        """Give the place to another case while this one's calls wait for their limits (nothing if it has none)."""
+        """Give the place to the next case: a call of this one waits for its limits (nothing if it has none)."""
         if not self.held:
             return
         self.held, self._let_go = False, True
@@ -313,18 +315,6 @@ class CaseSlot:
         self._places.waiting += 1
         if self._places.on_let_go is not None:
             self._places.on_let_go()
-
-    async def regain(self) -> None:
-        """Take a place again, once the limits let a call go (at once when the case holds one)."""
-        if self.held:
-            return
-        if self._regaining is None:
-            self._regaining = asyncio.Lock()
-        async with self._regaining:
-            if not self.held:
-                await self._places.free.acquire()
-                self.held, self._let_go = True, False
-                self._places.waiting -= 1
 
     def end(self) -> None:
         """The case is over: its place, or its count among the waiting, goes."""

@@ -299,8 +299,6 @@ class Runner:
             if slot is not None and not answered.done():
                 slot.let_go()  # the call it waits for may itself wait for its limits
             completion = await asyncio.shield(answered)  # a waiter cut short leaves the call alone
-            if slot is not None:
-                await slot.regain()
             if completion is None:
                 return None  # it failed (failures are never shared): this call tries for itself
             hit = replace(completion, attempts=0, cached=True)

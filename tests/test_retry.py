@@ -92,6 +92,16 @@ async def test_the_jitter_never_makes_a_call_give_up_a_wait_that_fits():
 
 
 @pytest.mark.asyncio
+async def test_earlier_jitter_does_not_use_up_max_wait():
+    """Three 1 s waits asked of a 3 s max_wait: the jitter of the first two made the third give up."""
+    provider = Failing(limited(1.0), limited(1.0), limited(1.0))
+    sleeps = Sleeps()
+    completion = await complete_with_retries(provider, REQUEST, max_retries=0, max_wait=3, sleep=sleeps,
+                                             rng=MostJitter())
+    assert completion.attempts == 4 and sleeps.delays == [1.1, 1.1, 1.0]
+
+
+@pytest.mark.asyncio
 async def test_rate_limits_are_not_retried_when_retry_rate_limits_is_off():
     provider = Failing(limited())
 

@@ -80,19 +80,20 @@ async def complete_with_retries(
             failures += not limited
             wait, jitter = _retry_delay(exc, attempt - 1, base_delay, max_delay, rng)
             out_of_tries = failures > max_retries or attempt >= MAX_ATTEMPTS or (limited and not retry_rate_limits)
-            if out_of_tries or wait > max_wait - waited:  # the jitter is ours: it never makes a call give up
+            # the jitter is ours: only the waits asked for (or the backoff) count against max_wait
+            if out_of_tries or wait > max_wait - waited:
                 final = _gave_up(exc, attempt, max_wait - waited if not out_of_tries else None, retry_rate_limits)
                 if final is exc:
                     raise
                 raise final from exc
-            delay = min(wait + jitter, max_wait - waited)
+            delay = wait + min(jitter, max(0.0, max_wait - waited - wait))
             # the error quotes the server and the suite: one line of the log, whatever they hold
             logger.info("retrying %s in %.2f s after attempt %d: %s", log_line(provider.spec.name), delay, attempt,
                         log_line(exc))
             if on_retry is not None:
                 on_retry(exc, delay, attempt)
             await sleep(delay)
-            waited += delay
+            waited += wait
             continue
         return dataclasses.replace(completion, attempts=attempt)
 

@@ -98,9 +98,10 @@ def update_leaderboard(
     session) are taken off the board: they are replaced, not played twice.
 
     Returns:
-        What ``report.md`` shows: ``json``, ``markdown`` (paths under the output folder), ``added`` (this
-        run's sessions), ``total``, ``k``, ``initial``, ``expected_from`` and ``ratings`` (best first:
-        ``model``, ``elo``, ``change`` over this run's sessions or None, ``sessions``).
+        What ``report.md`` shows: ``json``, ``markdown`` (paths under the output folder), ``added`` (sessions
+        new to the board), ``replaced`` (sessions played again in place of earlier ones of the run), ``total``,
+        ``k``, ``initial``, ``expected_from`` and ``ratings`` (best first: ``model``, ``elo``, ``change`` over
+        this run's sessions or None, ``sessions``).
 
     Raises:
         OSError: a file cannot be written, or the leaderboard's ``dir`` leads out of ``folder``.
@@ -133,15 +134,17 @@ def update_leaderboard(
     write_atomically(target / JSON_FILE, json.dumps(board, indent=2, ensure_ascii=False) + "\n")
     write_atomically(target / MARKDOWN_FILE, render_leaderboard(board, spec))
     ids = {session["id"] for session in new} | rescored.keys()  # this session's: played, or judged again
+    gone = {_slot(str(session_id)) for session_id in replaced}
+    again = sum(1 for session in new if _slot(session["id"]) in gone)  # played in place of an earlier one
     ratings = []
     for model, elo in sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True):
         history = board["model_history"].get(model, [])
         changes = [entry["elo_change"] for entry in history if entry.get("session") in ids]
         change = round(sum(changes), spec.elo.decimals) if changes else None
         ratings.append({"model": model, "elo": elo, "change": change, "sessions": len(history)})
-    return {"json": f"{spec.dir}/{JSON_FILE}", "markdown": f"{spec.dir}/{MARKDOWN_FILE}", "added": len(new),
-            "total": len(board["sessions"]), "k": spec.elo.k, "initial": spec.elo.initial,
-            "expected_from": spec.elo.expected_from, "ratings": ratings}
+    return {"json": f"{spec.dir}/{JSON_FILE}", "markdown": f"{spec.dir}/{MARKDOWN_FILE}",
+            "added": len(new) - again, "replaced": again, "total": len(board["sessions"]), "k": spec.elo.k,
+            "initial": spec.elo.initial, "expected_from": spec.elo.expected_from, "ratings": ratings}
 
 
 def _trend(change: float) -> str:

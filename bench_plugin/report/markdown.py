@@ -231,7 +231,8 @@ def render_panel(panel: Mapping[str, Any]) -> list[str]:
 
 def render_elo(board: Mapping[str, Any]) -> list[str]:
     """The Elo leaderboard after this run (``report.leaderboard``): ratings, this run's change, sessions."""
-    counts = (f"{board['added']} session{'s' * (board['added'] != 1)} added this run, {board['total']} in all; "
+    again = f" ({board['replaced']} played again in place of earlier ones)" if board.get("replaced") else ""
+    counts = (f"{board['added']} session{'s' * (board['added'] != 1)} added this run{again}, {board['total']} in all; "
               f"K={board['k']:g}, start {board['initial']:g}, expected scores from {board['expected_from']}.")
     lines = [f"### Elo leaderboard ({code_span(board['markdown'])})", "", counts, "",
              table_row(["Rank", "Model", "Elo", "Change this run", "Sessions"]),

@@ -224,3 +224,52 @@ def test_a_model_waiting_for_its_limits_does_not_hold_up_the_other_models(
     # the fast model's 8 calls all came before the slow one's third (its first after a 1.5 s pause, or after
     # two 0.5 s intervals of its rpm, or two 0.2 s answers one at a time)
     assert max(i for i, model in enumerate(arrived) if model == fast) < slow_calls[2], arrived
+
+
+def test_a_case_with_parallel_judges_on_limited_models_does_not_stop_the_run(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    """A panel's two judges on limited models: the run stopped for good.
+
+    One judge's call took the case's place back while the other's held a bucket's turn, behind cases that held
+    places while queued for that turn.
+    """
+    model, judge = unique("m"), unique("judge")
+    mock_server.add_rule({"model": judge, "reply": "Score: 7"})
+    pytester.makefile(".yaml", **{"suites/panel": (
+        f"providers:\n  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', "
+        "max_retries: 0}\n"
+        f"models:\n  m: {{provider: mock, id: {model}}}\n"
+        f"judges:\n  j1: {{provider: mock, id: {judge}, concurrency: 1}}\n"
+        f"  j2: {{provider: mock, id: {judge}, rpm: 120}}\n"
+        "matrix:\n  n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n"
+        "tasks:\n  - id: 'q-{{ n }}'\n    prompt: 'Question {{ n }}'\n    scorers:\n"
+        "      - {name: P, type: llm_judge_panel, judges: [j1, j2], prompt: 'Rate: {{ answer }}',"
+        " parse: {regex: 'Score: (\\d+)'}}\n"
+        "pass_threshold: 0\n"
+    )})
+    result = pytester.runpytest_subprocess("suites", "-p", "no:cacheprovider", "--bench-concurrency", "3",
+                                           timeout=60)
+    result.assert_outcomes(passed=10)
+
+
+def test_a_short_pause_does_not_starve_its_cases_past_their_wall_budget(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    """A case that gave its place up for a 1.5 s pause did not get it back in its 4 s budget.
+
+    It waited behind every case started meanwhile to take its place back.
+    """
+    paused, slow = unique("paused"), unique("slow")
+    mock_server.add_rule({"model": paused, "status": 429, "retry_after": 1.5, "times": 1})
+    mock_server.add_rule({"model": slow, "delay": 0.5})
+    rows = ", ".join(str(n) for n in range(16))
+    pytester.makefile(".yaml", **{"suites/two": (
+        f"providers:\n  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', max_retries: 0}}\n"
+        f"models:\n  a: {{provider: mock, id: {paused}}}\n  b: {{provider: mock, id: {slow}}}\n"
+        f"matrix:\n  n: [{rows}]\n"
+        "tasks:\n  - {id: 'q-{{ n }}', prompt: 'Q {{ n }}'}\n"
+    )})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-concurrency", "2",
+                                "--bench-case-timeout", "4")
+    result.assert_outcomes(passed=32)

@@ -243,6 +243,8 @@ composite: "0.4*C + 0.3 T"
     ("http://127.0.0.1:99999/v1", "Port out of range"),
     ("http://[::1:18302/v1", "Invalid IPv6 URL"),
     ("http://127.0.0.1:0/v1", "port 0"),
+    ("http://[::1]]:18408/v1", "Invalid IPv6 address"),
+    ("http://[::1]x:18408/v1", "Invalid port"),
 ])
 def test_an_unusable_base_url_is_found_by_validate_and_fails_its_cases_in_words(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], url: str, why: str
@@ -267,6 +269,7 @@ def test_an_unusable_base_url_on_the_command_line_is_a_usage_error(pytester: pyt
 @pytest.mark.parametrize(("headers", "message"), [
     ('{"Bad Header": x}', "providers.local.headers: expected an HTTP header name (letters, digits and"),
     ('{"X-Title": "a\\nb"}', "providers.local.headers.X-Title: expected a header value on one line"),
+    ('{"X-Title": "café"}', "providers.local.headers.X-Title: expected a header value on one line"),
 ])
 def test_a_header_no_request_can_carry_is_a_suite_error_not_an_infrastructure_failure(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], headers: str, message: str
