@@ -278,18 +278,11 @@ def test_a_judge_is_limited_by_its_name(pytester: pytest.Pytester, mock_server: 
     """The guide says a model is named as in the suite: a judge's name was refused as unknown."""
     judge = f"judge-{uuid.uuid4().hex[:8]}"
     mock_server.add_rule({"model": judge, "reply": "Rating: [[8]]"})
-    pytester.makefile(".yaml", **{"suites/judged": f"""\
-providers:
-  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', max_retries: 0}}
-models:
-  m: {{provider: echo}}
-judges:
-  j: {{provider: mock, id: {judge}}}
-tasks:
-  - {{id: t, prompt: hello}}
-scorers:
-  - {{name: J, type: llm_judge, judge: j, prompt: 'Grade {{{{ answer }}}}'}}
-"""})
+    suite = (f"providers:\n  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}'}}\n"
+             f"models:\n  m: {{provider: echo}}\njudges:\n  j: {{provider: mock, id: {judge}}}\n"
+             "tasks:\n  - {id: t, prompt: hello}\n"
+             "scorers:\n  - {name: J, type: llm_judge, judge: j, prompt: 'Grade {{ answer }}'}\n")
+    pytester.makefile(".yaml", **{"suites/judged": suite})
     pytester.runpytest("suites", "--bench-model-rate-limit", "j:rpm=600").assert_outcomes(passed=1)
 
 
