@@ -221,11 +221,15 @@ class Runner:
             repeats: Counter[str] = Counter()  # identical calls of this case, each its own cache entry
             deadline = time.monotonic() + self.settings.case_timeout_s if self.settings.case_timeout_s else None
 
+            # a case with a wall budget keeps its place while it waits: its clock runs from its start, and started
+            # ahead to wait for a limit it would spend its budget queuing (``--bench-case-timeout``)
+            giving = slot if deadline is None else None
+
             async def call(request: CompletionRequest) -> Completion:
-                return await self._bounded_call(request, log.start(request), deadline, repeats, slot)
+                return await self._bounded_call(request, log.start(request), deadline, repeats, giving)
 
             async def embed(request: EmbeddingRequest) -> Embeddings:
-                return await self._bounded_embed(request, log, deadline, slot)
+                return await self._bounded_embed(request, log, deadline, giving)
 
             record = await execute_case(case, nodeid, call, calls=log, embed=embed)
             if self.journal is not None:
