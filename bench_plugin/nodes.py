@@ -52,7 +52,7 @@ class SuiteFile(pytest.File):
             cases = expand_suite(suite, state.expand_options)
             # all suites write into one output folder: a second suite naming a file stops here
             self.config.stash.setdefault(OUTPUTS_KEY, OutputClaims()).claim(self.nodeid, suite.outputs)
-            state.note_tasks(self.nodeid, frozenset(case.task for case in cases))
+            state.note_tasks(self.nodeid, cases)
         except SuiteError as exc:
             raise self.CollectError(collection_message(exc, self.config)) from None
         preparer = CasePreparer(catalog)

@@ -27,7 +27,6 @@ from bench_plugin.run_history import RunSettings
 from bench_plugin.session import STATE_KEY, SUITE_TASKS_OUTPUT
 from bench_plugin.store import ResultsStore
 from bench_plugin.suite.discover import SUITE_SUFFIXES
-from bench_plugin.suite.spec import parse_case_nodeid
 
 
 class BenchReporter:
@@ -252,21 +251,23 @@ class BenchReporter:
             return
         if self._run.name is not None and self._run.results is not None and self._finished:
             delete_journals(self._run.results)  # every record they hold is in results.jsonl
-        gone = {r.nodeid: r for r in records_of_tasks_gone(records, self._state.suite_tasks)} if self.store.earlier \
-            else {}
-        if gone:  # a task removed or renamed: its earlier records no longer describe the suite
-            self.left_out = count_by_task(gone.values())
-            records = [r for r in records if r.nodeid not in gone]
+        # a task removed or renamed: its earlier records no longer describe the suite
+        self.left_out = tasks_gone(records, self._state.suite_tasks) if self.store.earlier else {}
+
+        def kept(record: CaseRecord) -> bool:
+            return record.task not in self.left_out.get(record.path, ())
+
+        if self.left_out:
+            records = [r for r in records if kept(r)]
         self._summary = summary_lines(records)  # what the terminal prints at its summary
         try:
             aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
             written = write_reports(records, self.output_dir, aggregates, leaderboards,
-                                    whole=lambda path: self.store.read_records(
-                                        lambda r: r.path == path and r.nodeid not in gone),
+                                    whole=lambda path: self.store.read_records(lambda r: r.path == path and kept(r)),
                                     # records of earlier sessions too (a resumed run): every model, every case
                                     selected=self._selected if not self.store.earlier else None,
                                     left_out=self.left_out,
-                                    earlier=lambda path: [r for r in earlier.get(path, ()) if r.nodeid not in gone])
+                                    earlier=lambda path: [r for r in earlier.get(path, ()) if kept(r)])
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
             return
@@ -435,31 +436,19 @@ def scored_otherwise_lines(cases: int) -> list[str]:
             "(--bench-rejudge scores them again)"]
 
 
-def records_of_tasks_gone(
-    records: Iterable[CaseRecord], suite_tasks: Mapping[str, Collection[str]]
-) -> list[CaseRecord]:
-    """The records of tasks that a suite collected this session no longer has (removed, or renamed).
+def tasks_gone(records: Iterable[CaseRecord], suite_tasks: Mapping[str, Collection[str]]) -> dict[str, dict[str, int]]:
+    """Suite path -> task -> how many records, of the tasks that a suite collected this session no longer has.
 
     Only suites collected this session are judged (``BenchState.suite_tasks``): a record of a suite the session
     did not read, or of a model or a run the session did not select, still describes its suite.
     """
-    gone = []
+    gone: dict[str, dict[str, int]] = {}
     for record in records:
-        parsed = parse_case_nodeid(record.nodeid)
-        if parsed is not None and parsed[0] in suite_tasks and parsed[1] not in suite_tasks[parsed[0]]:
-            gone.append(record)
+        tasks = suite_tasks.get(record.path)
+        if tasks is not None and record.task not in tasks:
+            counts = gone.setdefault(record.path, {})
+            counts[record.task] = counts.get(record.task, 0) + 1
     return gone
-
-
-def count_by_task(records: Iterable[CaseRecord]) -> dict[str, dict[str, int]]:
-    """Suite path -> task -> how many of ``records`` are of it, in the records' order."""
-    counts: dict[str, dict[str, int]] = {}
-    for record in records:
-        parsed = parse_case_nodeid(record.nodeid)
-        if parsed is not None:
-            tasks = counts.setdefault(parsed[0], {})
-            tasks[parsed[1]] = tasks.get(parsed[1], 0) + 1
-    return counts
 
 
 def left_out_lines(left_out: Mapping[str, Mapping[str, int]], shown: int = 5) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -17,6 +18,7 @@ from bench_plugin.schedule import Scheduler
 from bench_plugin.shards import Shard
 from bench_plugin.suite.build import BuildOptions
 from bench_plugin.suite.expand import ExpandOptions
+from bench_plugin.suite.spec import CaseSpec
 
 
 @dataclass
@@ -55,10 +57,10 @@ class BenchState:
             self._markers.add(name)
             config.addinivalue_line("markers", f"{name}: bench_plugin case marker")
 
-    def note_tasks(self, path: str, tasks: frozenset[str]) -> None:
+    def note_tasks(self, path: str, cases: Iterable[CaseSpec]) -> None:
         """Keep a collected suite's tasks, when the session continues earlier records (the others need none)."""
         if self.history.settings.keep_earlier:
-            self.suite_tasks[path] = tasks
+            self.suite_tasks[path] = frozenset(case.task for case in cases)
 
     def wait_until_quiet(self, timeout: float) -> bool:
         """Wait for the runner's loop to be quiet (``Runner.wait_until_quiet``); True at once when none was started."""

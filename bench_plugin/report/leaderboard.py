@@ -116,6 +116,7 @@ def update_leaderboard(
     rescored = {s["id"]: s["scores"] for s in ours if s["id"] in known and known[s["id"]].get("scores") != s["scores"]}
     replaced = {s["id"] for s in sessions_from_records(spec, earlier)} - {s["id"] for s in ours} if earlier else set()
     replaced &= known.keys()
+    again = 0  # sessions played in place of an earlier one of the run
     if rescored or replaced:  # Elo is applied in order: every session is applied again from the first
         # a replaced session's successor (the same task and run, or case) takes its place, as a rebuild orders them
         successors = {_slot(session["id"]): session for session in new}
@@ -124,18 +125,16 @@ def update_leaderboard(
             if old.get("id") in replaced:
                 successor = successors.pop(_slot(str(old["id"])), None)
                 order += [successor] if successor is not None else []
+                again += successor is not None
             else:
                 order.append({**old, "scores": rescored.get(old.get("id"), old["scores"])})
-        placed = {id(session) for session in order}
-        board = apply_sessions(empty_board(), [*order, *(s for s in new if id(s) not in placed)], spec.elo)
+        board = apply_sessions(empty_board(), [*order, *successors.values()], spec.elo)
     else:
         board = apply_sessions(board, new, spec.elo)
     target.mkdir(parents=True, exist_ok=True)
     write_atomically(target / JSON_FILE, json.dumps(board, indent=2, ensure_ascii=False) + "\n")
     write_atomically(target / MARKDOWN_FILE, render_leaderboard(board, spec))
     ids = {session["id"] for session in new} | rescored.keys()  # this session's: played, or judged again
-    gone = {_slot(str(session_id)) for session_id in replaced}
-    again = sum(1 for session in new if _slot(session["id"]) in gone)  # played in place of an earlier one
     ratings = []
     for model, elo in sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True):
         history = board["model_history"].get(model, [])

@@ -160,12 +160,11 @@ def summarize_suite(
     by_model = group_by(records, "model")
     by_task = group_by(records, "task")
     models = [summarize_model(model, group, components) for model, group in by_model.items()]
-    return {
+    summary = {
         "suite": suite,
         "path": path,
         "components": components,
         "totals": count_statuses(records),
-        "spend": suite_spend(records),
         "models": models,
         "tasks": [summarize_task(task, group, list(by_model)) for task, group in by_task.items()],
         "turns": summarize_turns(records),
@@ -174,9 +173,11 @@ def summarize_suite(
         "errors": list_cases(records, ERROR),
         "unscored": list_cases(records, UNSCORED),
         "invalid": list_cases(records, INVALID),
-        **suite_statistics(path, records, components, models, unfinished),
+        **suite_statistics(path, records, components, models, unfinished),  # adds the judges' usage to the rows
         **sandbox_section(records),  # flagged in every report: agent commands that ran without a sandbox
     }
+    summary["spend"] = suite_spend(models)
+    return summary
 
 
 def summarize_model(model: str, records: Sequence[CaseRecord], components: Sequence[str]) -> dict[str, Any]:
@@ -225,18 +226,10 @@ def describe_missing_cost(row: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def suite_spend(records: Sequence[CaseRecord]) -> dict[str, Any]:
-    """What all of a suite's cases used: the models' tokens and cost, and the judges' apart (None: not reported)."""
-    judged = [judge_usage(record.usage or {}, record.components) for record in records]
-    judge_tokens = [total(usage.get(key) for usage in judged) for key in ("input_tokens", "output_tokens")]
-    return {
-        "input_tokens": token_total(records, "input_tokens"),
-        "output_tokens": token_total(records, "output_tokens"),
-        "cost_usd": total(usage_number(record, "cost_usd") for record in records),
-        "judge_input_tokens": None if judge_tokens[0] is None else int(judge_tokens[0]),
-        "judge_output_tokens": None if judge_tokens[1] is None else int(judge_tokens[1]),
-        "judge_cost_usd": total(usage["cost_usd"] for usage in judged),
-    }
+def suite_spend(model_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What all of a suite's cases used: its leaderboard rows' tokens and cost summed, the judges' apart."""
+    keys = ("input_tokens", "output_tokens", "cost_usd", "judge_input_tokens", "judge_output_tokens", "judge_cost_usd")
+    return {key: total(row.get(key) for row in model_rows) for key in keys}
 
 
 def describe_spend(records: Sequence[CaseRecord]) -> str:
