@@ -28,10 +28,7 @@ def asked_digest(case: CaseSpec) -> str | None:
     """A digest of the case's turns, conversation and agent setup; None for a case whose messages say it all."""
     parts = {name: _plain(value) for name, value in
              (("turns", case.turns), ("conversation", case.conversation), ("agent", case.agent)) if value is not None}
-    if not parts:
-        return None
-    text = json.dumps(parts, ensure_ascii=False, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return _digest(parts) if parts else None
 
 
 def scoring_digest(case: CaseSpec) -> str:
@@ -42,6 +39,10 @@ def scoring_digest(case: CaseSpec) -> str:
     """
     parts = {"scorers": _plain(case.scorers), "composite": _plain(case.composite), "threshold": case.pass_threshold,
              "judges": {name: model.id for name, model in sorted(case.judges.items())}}
+    return _digest(parts)
+
+
+def _digest(parts: Mapping[str, Any]) -> str:
     text = json.dumps(parts, ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
