@@ -6,7 +6,6 @@ and what its outcome tells the endpoint's shared state, is here, so retries and 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from dataclasses import dataclass, field
 
@@ -14,7 +13,7 @@ from bench_plugin.call_log import CallEntry
 from bench_plugin.chat import Completion, CompletionRequest
 from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import ProviderError
-from bench_plugin.limits import CaseSlot, CircuitBreaker, Scope, estimate_tokens, is_missing_model
+from bench_plugin.limits import CaseSlot, CircuitBreaker, RankedSlots, Scope, estimate_tokens, is_missing_model
 from bench_plugin.providers.interface import Provider
 from bench_plugin.providers.retry import DEFAULT_MAX_WAIT_S, is_rate_limit, seconds_text
 from bench_plugin.run_status import RunStatus
@@ -55,7 +54,8 @@ class AttemptGate:
         status: where waits are shown.
         fail_fast: a 429 ends the endpoint's calls (``--bench-fail-fast``).
         case_slot: the place of the call's case among the cases at work: given to the next case when the call
-            waits for the model's or the endpoint's limits (or between attempts).
+            waits for the model's or the endpoint's limits (or between attempts). Its rank puts the call ahead of
+            those of cases started after it in every queue (None: a call outside any case, first).
     """
 
     def __init__(
@@ -65,7 +65,7 @@ class AttemptGate:
         model: Scope,
         entry: CallEntry,
         *,
-        session_slots: asyncio.Semaphore | None,
+        session_slots: RankedSlots | None,
         status: RunStatus,
         fail_fast: bool = False,
         case_slot: CaseSlot | None = None,
@@ -73,6 +73,7 @@ class AttemptGate:
         self._provider, self._endpoint, self._model, self._entry = provider, endpoint, model, entry
         self._session_slots, self._status, self._fail_fast = session_slots, status, fail_fast
         self._case_slot = case_slot
+        self._rank = case_slot.rank if case_slot is not None else -1
         self.spec: ProviderSpec = provider.spec
         self._why = "retry"
 
@@ -89,6 +90,7 @@ class AttemptGate:
         endpoint, breaker, model_scope = self._endpoint, self._endpoint.breaker, self._model
         model = endpoint.model_breaker(request.model.id)
         tokens = estimate_tokens(request) if endpoint.scope.tokens or model_scope.tokens else 0
+        rank = self._rank
         while True:
             async with contextlib.AsyncExitStack() as held:
                 breaker.check(endpoint.name)
@@ -97,12 +99,12 @@ class AttemptGate:
                 self._check_pause(request)
                 await model_scope.wait_pause(breaker, self._model_report)
                 async with contextlib.AsyncExitStack() as turns:  # let go once the tokens are taken
-                    await model_scope.queue(turns, tokens, self._model_report)
+                    await model_scope.queue(turns, tokens, self._model_report, rank)
                     await model_scope.wait_ready(tokens, breaker, self._model_report)
                     await self._hold(held, endpoint.scope.slots)
-                    await endpoint.scope.queue(turns, tokens, self._report)
+                    await endpoint.scope.queue(turns, tokens, self._report, rank)
                     await endpoint.scope.wait_ready(tokens, breaker, self._report)
-                    await _hold(held, self._session_slots)
+                    await _hold(held, self._session_slots, rank)
                     if model_scope.paused:
                         continue  # its slots and turns go back while it waits
                     breaker.check(endpoint.name)
@@ -166,11 +168,11 @@ class AttemptGate:
         """A wait of the model's own limits (its pause, its buckets, a retry), shown as ``endpoint/model-id``."""
         return self._report(why, seconds, self._model.name)
 
-    async def _hold(self, held: contextlib.AsyncExitStack, slot: asyncio.Semaphore | None) -> None:
+    async def _hold(self, held: contextlib.AsyncExitStack, slot: RankedSlots | None) -> None:
         """Take a slot of the model or of the endpoint; a case that must wait for it lets its place go."""
         if slot is not None and slot.locked() and self._case_slot is not None:
             self._case_slot.let_go()
-        await _hold(held, slot)
+        await _hold(held, slot, self._rank)
 
     def on_retry(self, exc: Exception, delay: float, attempts: int) -> None:
         """Name the wait that follows a failed attempt, for the progress line."""
@@ -202,7 +204,8 @@ class AttemptGate:
         return None
 
 
-async def _hold(held: contextlib.AsyncExitStack, slot: asyncio.Semaphore | None) -> None:
-    """Take ``slot`` (None: no cap) until ``held`` closes."""
+async def _hold(held: contextlib.AsyncExitStack, slot: RankedSlots | None, rank: float) -> None:
+    """Take ``slot`` (None: no cap) until ``held`` closes, behind the waiting calls of cases older than ``rank``."""
     if slot is not None:
-        await held.enter_async_context(slot)
+        await slot.acquire(rank)
+        held.callback(slot.release)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -96,6 +98,57 @@ class TokenBucket:
         self.level = min(self.capacity, self.level + amount)
 
 
+class RankedSlots:
+    """A semaphore that serves its waiters the oldest case first (lowest ``rank``), then in the order they came.
+
+    asyncio's ``Semaphore`` and ``Lock`` serve whoever asked first: a case's later calls (its judges, its next
+    turn) queued for a model's limits behind the first calls of every case started after it, so under a rate
+    limit few cases finished until most had started, and ``-x`` or a kill found many half done. A slot let go
+    passes straight to the best waiter, so a newcomer never takes it ahead of the queue.
+
+    Args:
+        value: how many holders at once (1: a lock).
+    """
+
+    def __init__(self, value: int = 1) -> None:
+        self._value = value
+        self._waiters: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._arrivals = itertools.count()
+
+    def locked(self) -> bool:
+        """Whether an ``acquire`` now would wait."""
+        return self._value == 0
+
+    def ahead_of(self, rank: float) -> int:
+        """How many waiters go before a newcomer of ``rank``: those of a lower rank or of the same."""
+        return sum(1 for waiter_rank, _, future in self._waiters if waiter_rank <= rank and not future.done())
+
+    async def acquire(self, rank: float = 0) -> None:
+        """Take a slot, waiting behind the waiters of a lower rank and those of this rank that came before."""
+        if self._value > 0:
+            self._value -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (rank, next(self._arrivals), future))
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release()  # handed the slot as it was cancelled: the next waiter has it
+            else:
+                future.cancel()  # left in the heap, skipped when its turn comes
+            raise
+
+    def release(self) -> None:
+        """Let a slot go: to the best waiter still waiting, or back to the free ones."""
+        while self._waiters:
+            _, _, future = heapq.heappop(self._waiters)
+            if not future.done():
+                future.set_result(None)
+                return
+        self._value += 1
+
+
 class CircuitBreaker:
     """Opens after ``threshold`` consecutive infrastructure failures of one endpoint, and stays open.
 
@@ -175,18 +228,18 @@ def is_missing_model(exc: BaseException) -> bool:
 class Scope:
     """The live state of one scope's limits: its slots, buckets and the pause a 429 asked for.
 
-    ``turn`` queues the calls that wait for the buckets (first come, first served); a call holds it from its
-    wait until it takes its tokens, just before it leaves (``AttemptGate.complete``), never while it is sent.
+    ``turn`` queues the calls that wait for the buckets (the oldest case first, ``RankedSlots``); a call holds it
+    from its wait until it takes its tokens, just before it leaves (``AttemptGate.complete``), never while it is
+    sent.
     """
 
     def __init__(self, name: str, limits: Limits, clock: Clock = time.monotonic) -> None:
         self.name = name
         self.limits = limits
-        self.slots = asyncio.Semaphore(limits.concurrency) if limits.concurrency else None
+        self.slots = RankedSlots(limits.concurrency) if limits.concurrency else None
         self.requests = TokenBucket(limits.rpm, clock) if limits.rpm else None
         self.tokens = TokenBucket(limits.tpm, clock) if limits.tpm else None
-        self.turn = asyncio.Lock() if self.requests or self.tokens else None
-        self.queued = 0  # calls waiting for ``turn`` (its holder not counted)
+        self.turn = RankedSlots() if self.requests or self.tokens else None
         self.paused_until = 0.0
         self.clock = clock
 
@@ -199,11 +252,11 @@ class Scope:
         """Whether a 429's pause holds new attempts now."""
         return self.paused_until > self.clock()
 
-    async def wait_turn(self, tokens: int, breaker: CircuitBreaker, report: WaitReporter) -> None:
+    async def wait_turn(self, tokens: int, breaker: CircuitBreaker, report: WaitReporter, rank: float = 0) -> None:
         """Wait out a pause, then take one request and ``tokens`` from the buckets."""
         await self.wait_pause(breaker, report)
         async with contextlib.AsyncExitStack() as held:
-            await self.queue(held, tokens, report)
+            await self.queue(held, tokens, report, rank)
             await self.wait_ready(tokens, breaker, report)
             self.take(tokens)
 
@@ -214,26 +267,27 @@ class Scope:
                 await breaker.nap(left)
             breaker.check(self.name)
 
-    async def queue(self, held: contextlib.AsyncExitStack, tokens: int, report: WaitReporter) -> None:
-        """Take this scope's ``turn`` until ``held`` closes; the calls queued for it are waiting, and say so."""
+    async def queue(self, held: contextlib.AsyncExitStack, tokens: int, report: WaitReporter, rank: float = 0) -> None:
+        """Take this scope's ``turn`` until ``held`` closes; the calls queued for it are waiting, and say so.
+
+        ``rank``: the call's case, oldest first (``RankedSlots``).
+        """
         if self.turn is None:
             return
         if self.turn.locked():
             delay, why = self.wait_time(tokens)
             buckets = ((self.requests, "rpm"), (self.tokens, "tpm"))
             limit = next(f"{kind} limit {_rate(bucket)}" for bucket, kind in buckets if bucket is not None)
-            # each call ahead of it in the queue leaves first, one bucket's interval apart
-            ahead = self.queued + 1
+            # each call ahead of it in the queue (and the one holding the turn) leaves first, one bucket's
+            # interval apart; calls of older cases that come later go ahead of it too
+            ahead = self.turn.ahead_of(rank) + 1
             interval = max(60.0 / self.limits.rpm if self.limits.rpm else 0.0,
                            60.0 * tokens / self.limits.tpm if self.limits.tpm else 0.0)
-            self.queued += 1
-            try:
-                with report(f"{why or limit}, queued", delay + ahead * interval):  # one group on the line
-                    await held.enter_async_context(self.turn)
-            finally:
-                self.queued -= 1
+            with report(f"{why or limit}, queued", delay + ahead * interval):  # one group on the line
+                await self.turn.acquire(rank)
         else:
-            await held.enter_async_context(self.turn)
+            await self.turn.acquire(rank)
+        held.callback(self.turn.release)
 
     def wait_time(self, tokens: int) -> tuple[float, str | None]:
         """Seconds until the buckets let a call of ``tokens`` go, and which limit holds it (None: none)."""
@@ -287,17 +341,28 @@ class CasePlaces:
         self.free = asyncio.Semaphore(size)
         self.waiting = 0  # running cases that gave their place up when a call of theirs waited
         self.on_let_go: Callable[[], None] | None = None  # told (in the loop) each time a case lets its place go
+        self._ranks = itertools.count()
 
-    def slot(self) -> CaseSlot:
-        """A new case's place, not taken yet."""
-        return CaseSlot(self)
+    def slot(self, gives: bool = True) -> CaseSlot:
+        """A new case's place, not taken yet, ranked after every case's before it.
+
+        ``gives``: whether the case gives its place up while a call of its waits (not under a wall budget: started
+        ahead to wait for a limit, cases spent their budget queuing, ``--bench-case-timeout``).
+        """
+        return CaseSlot(self, next(self._ranks), gives)
 
 
 class CaseSlot:
-    """One case's place among ``CasePlaces``: taken as it starts, given up for good when a call of its waits."""
+    """One case's place among ``CasePlaces``: taken as it starts, given up for good when a call of its waits.
 
-    def __init__(self, places: CasePlaces) -> None:
+    ``rank`` orders its calls among those of other cases that wait for the same limits: the case started first
+    goes first (``RankedSlots``).
+    """
+
+    def __init__(self, places: CasePlaces, rank: int = 0, gives: bool = True) -> None:
         self._places = places
+        self.rank = rank
+        self.gives = gives
         self.held = False
         self._let_go = False
 
@@ -308,7 +373,7 @@ class CaseSlot:
 
     def let_go(self) -> None:
         """Give the place to the next case: a call of this one waits for its limits (nothing if it has none)."""
-        if not self.held:
+        if not self.held or not self.gives:
             return
         self.held, self._let_go = False, True
         self._places.free.release()

@@ -34,7 +34,16 @@ from bench_plugin.endpoints import ProviderSpec
 from bench_plugin.errors import CaseError, ProviderError
 from bench_plugin.http import HttpPool
 from bench_plugin.journal import CaseJournal
-from bench_plugin.limits import CasePlaces, CaseSlot, CircuitBreaker, Limits, Scope, SessionBudget, shared_by
+from bench_plugin.limits import (
+    CasePlaces,
+    CaseSlot,
+    CircuitBreaker,
+    Limits,
+    RankedSlots,
+    Scope,
+    SessionBudget,
+    shared_by,
+)
 from bench_plugin.pricing import call_cost
 from bench_plugin.providers.interface import Provider, apply_system_policy
 from bench_plugin.providers.registry import PROVIDER_TYPES, ProviderFactory, create_provider
@@ -143,7 +152,7 @@ class Runner:
         self._lock = threading.Lock()
         self._places: CasePlaces | None = None  # the cases in flight: made with the loop
         self.on_case_waits: Callable[[], None] | None = None  # told, in the loop, when a case lets its place go
-        self.call_slots: asyncio.Semaphore | None = None
+        self.call_slots: RankedSlots | None = None
         self._http: HttpPool | None = None
         self._specs: dict[ProviderSpec, ProviderSpec] = {}
         self._providers: dict[ProviderSpec, Provider] = {}
@@ -207,7 +216,9 @@ class Runner:
     async def _run_case(self, case: PreparedCase, nodeid: str) -> CaseRecord:
         assert self._places is not None
         status = self.settings.status
-        slot = self._places.slot()
+        # a case with a wall budget keeps its place while it waits: its clock runs from its start, and started
+        # ahead to wait for a limit it would spend its budget queuing (``--bench-case-timeout``)
+        slot = self._places.slot(gives=not self.settings.case_timeout_s)
         await slot.take()
         try:
             spent = self.budget.exhausted()
@@ -221,15 +232,11 @@ class Runner:
             repeats: Counter[str] = Counter()  # identical calls of this case, each its own cache entry
             deadline = time.monotonic() + self.settings.case_timeout_s if self.settings.case_timeout_s else None
 
-            # a case with a wall budget keeps its place while it waits: its clock runs from its start, and started
-            # ahead to wait for a limit it would spend its budget queuing (``--bench-case-timeout``)
-            giving = slot if deadline is None else None
-
             async def call(request: CompletionRequest) -> Completion:
-                return await self._bounded_call(request, log.start(request), deadline, repeats, giving)
+                return await self._bounded_call(request, log.start(request), deadline, repeats, slot)
 
             async def embed(request: EmbeddingRequest) -> Embeddings:
-                return await self._bounded_embed(request, log, deadline, giving)
+                return await self._bounded_embed(request, log, deadline, slot)
 
             record = await execute_case(case, nodeid, call, calls=log, embed=embed)
             if self.journal is not None:
@@ -483,7 +490,7 @@ class Runner:
         self._loop = loop
         self._places = CasePlaces(self.concurrency)
         self._places.on_let_go = lambda: self.on_case_waits() if self.on_case_waits is not None else None
-        self.call_slots = asyncio.Semaphore(self.concurrency)
+        self.call_slots = RankedSlots(self.concurrency)
         self._http = HttpPool(size=self.concurrency)
         ready.set()
         loop.run_forever()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from bench_plugin.limits import (
     CasePlaces,
     CircuitBreaker,
     Limits,
+    RankedSlots,
     Scope,
     SessionBudget,
     TokenBucket,
@@ -564,6 +566,47 @@ def test_a_case_that_ends_while_it_waits_leaves_the_count() -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_slot_let_go_goes_to_the_oldest_cases_waiter_then_to_the_first_come():
+    """A case's later call (its judge, its next turn) queued behind the first calls of every case started after it."""
+    slots = RankedSlots(1)
+    served: list[str] = []
+
+    async def call(name: str, rank: int) -> None:
+        await slots.acquire(rank)
+        served.append(name)
+        await asyncio.sleep(0)
+        slots.release()
+
+    await slots.acquire(0)  # held: everyone below waits
+    waiting = [asyncio.ensure_future(call(name, rank))
+               for name, rank in [("case 5", 5), ("case 3", 3), ("case 3 again", 3), ("case 1's judge", 1)]]
+    await asyncio.sleep(0)
+    assert slots.locked() and slots.ahead_of(3) == 3, "case 1's and both of case 3's go before another of case 3"
+    slots.release()
+    await asyncio.gather(*waiting)
+    assert served == ["case 1's judge", "case 3", "case 3 again", "case 5"]
+    assert not slots.locked()
+
+
+@pytest.mark.asyncio
+async def test_a_waiter_cancelled_as_its_slot_came_passes_it_on():
+    slots = RankedSlots(1)
+    await slots.acquire(0)
+    first = asyncio.ensure_future(slots.acquire(1))
+    second = asyncio.ensure_future(slots.acquire(2))
+    quitter = asyncio.ensure_future(slots.acquire(0))  # cancelled before its turn: skipped
+    await asyncio.sleep(0)
+    quitter.cancel()
+    slots.release()  # handed to ``first``, which is cancelled before it runs
+    first.cancel()
+    await asyncio.gather(first, quitter, return_exceptions=True)
+    await asyncio.wait_for(second, timeout=1)  # the slot went on to it
+    assert slots.locked() and slots.ahead_of(math.inf) == 0
+    slots.release()
+    assert not slots.locked()
+
+
+@pytest.mark.asyncio
 async def test_a_call_queued_for_a_bucket_says_how_many_are_ahead_and_when_its_turn_comes():
     """Four calls behind 30/min said '0 s left' each: the wait of the first, not theirs; now each counts those ahead."""
     scope = Scope("p/m", Limits(rpm=30))
@@ -578,7 +621,7 @@ async def test_a_call_queued_for_a_bucket_says_how_many_are_ahead_and_when_its_t
         for task in waiting:
             task.cancel()
         await asyncio.gather(*waiting, return_exceptions=True)
-    assert scope.queued == 0
+    assert scope.turn is not None and scope.turn.ahead_of(math.inf) == 0, "the cancelled left the queue"
 
 
 async def _queued(scope: Scope, reports: Reports) -> None:

@@ -226,6 +226,40 @@ def test_a_model_waiting_for_its_limits_does_not_hold_up_the_other_models(
     assert max(i for i, model in enumerate(arrived) if model == fast) < slow_calls[2], arrived
 
 
+def test_a_cases_judge_goes_ahead_of_the_first_calls_of_later_cases(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    """Calls waiting for one endpoint's slot go oldest case first.
+
+    First come, first served, every case's judge queued behind the first calls of all the cases started after it:
+    six cases on one slot made six answers, then six verdicts, and no case finished before the seventh call.
+    """
+    model, judge = unique("m"), unique("judge")
+    mock_server.add_rule({"model": model, "delay": 0.05})
+    mock_server.add_rule({"model": judge, "delay": 0.05, "reply": "Score: 7"})
+    pytester.makefile(".yaml", **{"suites/judged": (
+        f"providers:\n  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', "
+        "max_retries: 0, concurrency: 1}\n"
+        f"models:\n  m: {{provider: mock, id: {model}}}\n"
+        f"judges:\n  j: {{provider: mock, id: {judge}}}\n"
+        "matrix:\n  n: [1, 2, 3, 4, 5, 6]\n"
+        "tasks:\n  - {id: 'q-{{ n }}', prompt: 'Question {{ n }}'}\n"
+        "scorers:\n  - {name: J, type: llm_judge, judge: j, prompt: 'Rate: {{ answer }}',"
+        " parse: {regex: 'Score: (\\d+)'}}\n"
+        "pass_threshold: 0\n"
+    )})
+    before = len(mock_server.requests)
+    pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-concurrency", "6").assert_outcomes(passed=6)
+    arrived = [(r["model"], r["body"]["messages"][-1]["content"]) for r in mock_server.requests[before:]]
+    first_verdict = next(i for i, (who, _) in enumerate(arrived) if who == judge)
+    assert "Question 1" in arrived[first_verdict][1], arrived
+    assert first_verdict < 3, arrived  # after case 1's answer and the call that took the slot meanwhile
+    # every verdict comes before the answer of any case two or more after its own
+    answers = [i for i, (who, _) in enumerate(arrived) if who == model]
+    verdicts = [i for i, (who, _) in enumerate(arrived) if who == judge]
+    assert all(verdict < answers[min(n + 2, 5)] or n >= 4 for n, verdict in enumerate(verdicts)), arrived
+
+
 def test_a_case_with_parallel_judges_on_limited_models_does_not_stop_the_run(
     pytester: pytest.Pytester, mock_server: MockServer
 ) -> None:
