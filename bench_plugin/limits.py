@@ -13,7 +13,7 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from bench_plugin.chat import CompletionRequest, Usage
@@ -338,7 +338,7 @@ class CasePlaces:
     """
 
     def __init__(self, size: int) -> None:
-        self.free = asyncio.Semaphore(size)
+        self.free = RankedSlots(size)  # a case taking its place again goes ahead of the cases not started yet
         self.waiting = 0  # running cases that gave their place up when a call of theirs waited
         self.on_let_go: Callable[[], None] | None = None  # told (in the loop) each time a case lets its place go
         self._ranks = itertools.count()
@@ -368,8 +368,21 @@ class CaseSlot:
 
     async def take(self) -> None:
         """Wait for a place as the case starts."""
-        await self._places.free.acquire()
+        await self._places.free.acquire(self.rank)
         self.held = True
+
+    @contextlib.asynccontextmanager
+    async def at_work(self) -> AsyncIterator[None]:
+        """Hold a place while the block runs (an agent's program): one taken again first if the case gave its up.
+
+        It waits for it ahead of the cases not started yet, and keeps it until a call of its waits again. It holds
+        nothing else meanwhile (no call slot, no bucket's turn), so waiting for a place cannot stop the run.
+        """
+        if not self.held and self._let_go:
+            await self._places.free.acquire(self.rank)
+            self.held, self._let_go = True, False
+            self._places.waiting -= 1
+        yield
 
     def let_go(self) -> None:
         """Give the place to the next case: a call of this one waits for its limits (nothing if it has none)."""

@@ -44,6 +44,7 @@ from bench_plugin.limits import (
     SessionBudget,
     shared_by,
 )
+from bench_plugin.places import placed
 from bench_plugin.pricing import call_cost
 from bench_plugin.providers.interface import Provider, apply_system_policy
 from bench_plugin.providers.registry import PROVIDER_TYPES, ProviderFactory, create_provider
@@ -238,7 +239,8 @@ class Runner:
             async def embed(request: EmbeddingRequest) -> Embeddings:
                 return await self._bounded_embed(request, log, deadline, slot)
 
-            record = await execute_case(case, nodeid, call, calls=log, embed=embed)
+            with placed(slot.at_work):  # an agent's programs run in a place (``places.at_work``)
+                record = await execute_case(case, nodeid, call, calls=log, embed=embed)
             if self.journal is not None:
                 self.journal.write(record)
             status.case_finished(record.status)

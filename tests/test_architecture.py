@@ -9,7 +9,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "bench_plugin"
 # what each stage may import, besides itself; anything not listed is a higher floor
-GROUND = {"errors", "chat", "endpoints", "transcript", "json_text", "registry", "hints", "frozen", "text_safety"}
+GROUND = {"errors", "chat", "endpoints", "transcript", "json_text", "registry", "hints", "frozen", "text_safety",
+          "places"}
 ALLOWED = {
     "suite": GROUND,
     "providers": GROUND | {"suite", "http"},

@@ -554,6 +554,35 @@ def test_a_case_gives_its_place_to_the_next_when_a_call_of_its_waits() -> None:
     asyncio.run(scenario())
 
 
+def test_a_case_that_gave_its_place_up_takes_one_again_to_work_ahead_of_cases_not_started() -> None:
+    async def scenario() -> None:
+        places = CasePlaces(1)
+        older, newer = places.slot(), places.slot()
+        await older.take()
+        older.let_go()  # a call of its waited
+        await newer.take()
+        latest = places.slot()
+        starting = asyncio.ensure_future(latest.take())
+        working: list[str] = []
+
+        async def work() -> None:
+            async with older.at_work():
+                working.append("older")
+
+        again = asyncio.ensure_future(work())
+        await asyncio.sleep(0)
+        assert (working, places.waiting) == ([], 1), "no place free: it waits"
+        newer.end()
+        await again
+        assert (working, older.held, places.waiting, starting.done()) == (["older"], True, 0, False)
+        older.end()
+        await starting  # then the case not started yet
+        latest.end()
+        assert not places.free.locked()
+
+    asyncio.run(scenario())
+
+
 def test_a_case_that_ends_while_it_waits_leaves_the_count() -> None:
     places = CasePlaces(2)
     slot = places.slot()

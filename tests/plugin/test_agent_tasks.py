@@ -70,6 +70,42 @@ tasks:
         assert last == {"role": "tool", "tool_call_id": calls[1]["id"], "content": "wrote 2 bytes to note.md"}
 
 
+def test_agents_run_as_many_programs_at_once_as_cases_may_work(
+    pytester: pytest.Pytester, mock_server: MockServer,
+) -> None:
+    """Cases whose calls waited for their model's one slot gave their places up and ran their commands anyway.
+
+    Eight 0.4 s commands ran at once under ``--bench-concurrency 2``: a command's wall-clock timeout measured the
+    crowd. A case now takes a place again to run a program.
+    """
+    model = f"agent-{uuid.uuid4().hex[:8]}"
+    command = 'python3 -c "import time; print(time.time()); time.sleep(0.4); print(time.time())"'
+    mock_server.add_rule({"model": model, "tool_result": ".", "reply": "done", "delay": 0.05})
+    mock_server.add_rule({"model": model, "delay": 0.05,
+                          "tool_calls": [{"name": "run_command", "arguments": {"command": command}}]})
+    found = run(pytester, f"""
+providers:
+  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', max_retries: 0}}
+models:
+  agent: {{provider: mock, id: {model}, concurrency: 1}}
+matrix:
+  n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+tasks:
+  - id: 'job-{{{{ n }}}}'
+    prompt: Run it.
+    tools: [{{type: command, allow: [python3], timeout: 10}}]
+    scorers:
+      - {{name: C, type: completion, checks: [{{answer: true, contains: done}}]}}
+""", "--bench-sandbox", "none", "--bench-concurrency", "2", passed=10)
+    spans = []
+    for record in found.values():
+        (call,) = record["agent"]["tool_calls"]
+        start, end = (float(t) for t in re.findall(r"^\d+\.\d+$", call["output"], re.M))
+        spans.append((start, end))
+    at_once = max(sum(start <= moment < end for start, end in spans) for moment, _ in spans)
+    assert at_once <= 2, sorted(spans)
+
+
 ISOLATION = """
 models:
   agent:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bench_plugin.engines.agent.sandbox.launch import CommandResult, Launch
 from bench_plugin.engines.agent.sandbox.process import run_launch
+from bench_plugin.places import at_work
 from bench_plugin.suite.agent.spec import SandboxLimits
 
 
@@ -39,8 +40,10 @@ class Sandbox(ABC):
         Raises:
             ToolFailure: when the program does not exist or cannot be started.
         """
-        return await run_launch(self.launch(argv, workspace, network=network), argv, workspace,
-                                timeout_s=timeout_s, limits=self.limits, isolated=self.isolated)
+        launch = self.launch(argv, workspace, network=network)
+        async with at_work():  # in one of the places of the cases at work, as many programs at most
+            return await run_launch(launch, argv, workspace, timeout_s=timeout_s, limits=self.limits,
+                                    isolated=self.isolated)
 
     @property
     def isolated(self) -> bool:
