@@ -13,7 +13,7 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench_plugin.chat import CompletionRequest, Usage
@@ -371,9 +371,8 @@ class CaseSlot:
         await self._places.free.acquire(self.rank)
         self.held = True
 
-    @contextlib.asynccontextmanager
-    async def at_work(self) -> AsyncIterator[None]:
-        """Hold a place while the block runs (an agent's program): one taken again first if the case gave its up.
+    async def take_again(self) -> None:
+        """Hold a place from now on (to run an agent's program): one taken again first if the case gave its up.
 
         It waits for it ahead of the cases not started yet, and keeps it until a call of its waits again. It holds
         nothing else meanwhile (no call slot, no bucket's turn), so waiting for a place cannot stop the run.
@@ -382,7 +381,6 @@ class CaseSlot:
             await self._places.free.acquire(self.rank)
             self.held, self._let_go = True, False
             self._places.waiting -= 1
-        yield
 
     def let_go(self) -> None:
         """Give the place to the next case: a call of this one waits for its limits (nothing if it has none)."""

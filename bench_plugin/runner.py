@@ -239,7 +239,7 @@ class Runner:
             async def embed(request: EmbeddingRequest) -> Embeddings:
                 return await self._bounded_embed(request, log, deadline, slot)
 
-            with placed(slot.at_work):  # an agent's programs run in a place (``places.at_work``)
+            with placed(slot.take_again):  # an agent's programs run in a place (``places.take_place``)
                 record = await execute_case(case, nodeid, call, calls=log, embed=embed)
             if self.journal is not None:
                 self.journal.write(record)

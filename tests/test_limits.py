@@ -566,8 +566,8 @@ def test_a_case_that_gave_its_place_up_takes_one_again_to_work_ahead_of_cases_no
         working: list[str] = []
 
         async def work() -> None:
-            async with older.at_work():
-                working.append("older")
+            await older.take_again()
+            working.append("older")
 
         again = asyncio.ensure_future(work())
         await asyncio.sleep(0)

@@ -106,6 +106,37 @@ tasks:
     assert at_once <= 2, sorted(spans)
 
 
+def test_waiting_for_a_place_to_run_a_command_counts_against_the_agents_time_budget(
+    pytester: pytest.Pytester, mock_server: MockServer,
+) -> None:
+    """A command given the budget's time left before it waited for a place ran the case 3.6 s past max_seconds: 2."""
+    model = f"agent-{uuid.uuid4().hex[:8]}"
+    mock_server.add_rule({"model": model, "tool_result": ".", "reply": "done", "delay": 0.05})
+    mock_server.add_rule({"model": model, "delay": 0.05, "tool_calls": [
+        {"name": "run_command", "arguments": {"command": 'python3 -c "import time; time.sleep(30)"'}}]})
+    found = run(pytester, f"""
+providers:
+  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', max_retries: 0}}
+models:
+  agent: {{provider: mock, id: {model}, concurrency: 1}}
+matrix:
+  n: [1, 2, 3, 4, 5, 6]
+tasks:
+  - id: 'job-{{{{ n }}}}'
+    prompt: Run it.
+    budget: {{max_seconds: 1.5}}
+    tools: [{{type: command, allow: [python3], timeout: 30}}]
+    scorers:
+      - {{name: C, type: completion, checks: [{{answer: true, contains: done}}]}}
+""", "--bench-sandbox", "none", "--bench-concurrency", "2", "--bench-cache", "off", failed=6)
+    for record in found.values():
+        assert record["duration_s"] < 2.5, (record["nodeid"], record["duration_s"])
+        (call,) = record["agent"]["tool_calls"]
+        assert "timed out" in call["output"] or "waited for a place" in call["output"], call["output"]
+    outputs = [record["agent"]["tool_calls"][0]["output"] for record in found.values()]
+    assert any("waited for a place" in output for output in outputs), outputs
+
+
 ISOLATION = """
 models:
   agent:

@@ -7,6 +7,7 @@ failed call whose result tells the model what went wrong, and a record entry.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from bench_plugin.engines.agent.families import BUILTIN_FAMILIES, classify_comma
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.scripted_tools import scripted_result
 from bench_plugin.errors import ToolFailure
+from bench_plugin.places import take_place
 from bench_plugin.suite.agent.spec import ToolSpec
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import ToolCallRecord
@@ -47,8 +49,13 @@ class Toolbox:
         self.sandbox = sandbox
 
     async def call(self, call: ToolCall, *, step: int, turn: int, time_left_s: float) -> ToolCallRecord:
-        """Carry out one call; ``time_left_s`` (the case's budget) caps a command's timeout."""
+        """Carry out one call; ``time_left_s`` (the case's budget) caps a command's timeout.
+
+        A command first takes the case's place among the cases at work (``places.take_place``), within the budget;
+        its timeout and ``duration_s`` count from then.
+        """
         started = time.perf_counter()
+        deadline = started + time_left_s
         tool = self.tools.get(call.name)
         arguments: Any = call.arguments
         try:
@@ -56,7 +63,10 @@ class Toolbox:
             if tool is None:
                 raise ToolFailure(f"there is no tool named {call.name!r}; tools: {', '.join(self.tools) or 'none'}")
             check_arguments(tool, arguments)
-            output, error = await self._run(tool, arguments, time_left_s)
+            if tool.type == "command":
+                await _take_place_by(deadline)
+                started = time.perf_counter()
+            output, error = await self._run(tool, arguments, deadline - started)
             ok = error is None
         except ToolFailure as exc:
             ok, output, error = False, f"error: {exc}", str(exc)
@@ -91,6 +101,20 @@ class Toolbox:
             return classify_command(command) if command else ("execute", False)
         family, mutating = classify_name(name, command)
         return family, tool.mutating if tool is not None and tool.mutating is not None else mutating
+
+
+async def _take_place_by(deadline: float) -> None:
+    """Take the case's place to run a program, waiting no later than ``deadline`` (``time.perf_counter``).
+
+    Raises:
+        ToolFailure: the case's budget ran out first; the command is not run.
+    """
+    try:
+        # at least as long as a command's own shortest timeout (``_run``): a place free now is taken at once
+        await asyncio.wait_for(take_place(), timeout=max(0.01, deadline - time.perf_counter()))
+    except asyncio.TimeoutError:
+        raise ToolFailure("not run: the case's max_seconds budget ran out while it waited for a place among the "
+                          "cases at work (--bench-concurrency)") from None
 
 
 def parse_arguments(text: str) -> dict[str, Any]:

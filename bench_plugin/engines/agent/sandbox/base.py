@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bench_plugin.engines.agent.sandbox.launch import CommandResult, Launch
 from bench_plugin.engines.agent.sandbox.process import run_launch
-from bench_plugin.places import at_work
+from bench_plugin.places import take_place
 from bench_plugin.suite.agent.spec import SandboxLimits
 
 
@@ -41,9 +41,9 @@ class Sandbox(ABC):
             ToolFailure: when the program does not exist or cannot be started.
         """
         launch = self.launch(argv, workspace, network=network)
-        async with at_work():  # in one of the places of the cases at work, as many programs at most
-            return await run_launch(launch, argv, workspace, timeout_s=timeout_s, limits=self.limits,
-                                    isolated=self.isolated)
+        await take_place()  # in one of the places of the cases at work: as many programs at most (a final check's)
+        return await run_launch(launch, argv, workspace, timeout_s=timeout_s, limits=self.limits,
+                                isolated=self.isolated)
 
     @property
     def isolated(self) -> bool:
