@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# C0 and C1 controls, DEL, line/paragraph separators, bidirectional overrides and isolates
-_LOG_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls, DEL, line/paragraph separators, bidirectional marks, overrides and isolates
+_LOG_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _LOG_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # the same but line breaks (CR, LF and the separators) and tabs, which a file shows as they are (``shown``)
-_SHOWN_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SHOWN_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def log_line(text: Any) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.report.html import HtmlReportHooks, extras_for, format_transcript
+from bench_plugin.report.html import HtmlReportHooks, case_view, extras_for, format_transcript
 
 PAYLOAD = "<script>alert(1)</script>"
 
@@ -229,3 +229,12 @@ def test_header_columns_go_after_the_test_column_wherever_it_is() -> None:
         "Run",
         "Components",
     ]
+
+
+def test_control_characters_of_an_answer_are_shown_not_obeyed_in_the_case_view() -> None:
+    """A bidirectional override made the browser show ``safe\u202etxt.exe`` reordered, as ``safeexe.txt``."""
+    record = {"messages": [{"role": "user", "content": "name a file"}], "response": "safe\u202etxt.exe\u061c \x1b[2J",
+              "transcript": [{"role": "assistant", "content": "safe\u202etxt.exe\u061c \x1b[2J"}]}
+    view = case_view(record)
+    assert "\u202e" not in view and "\u061c" not in view and "\x1b" not in view
+    assert "safe\\u202etxt.exe\\u061c \\x1b[2J" in view

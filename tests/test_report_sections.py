@@ -176,13 +176,34 @@ def test_score_tallies_give_fastchats_table() -> None:
     records = three_models(tasks=30)
     tallies = score_tallies(records, ["a", "b", "c"])
     verdicts: tuple[Verdict, ...] = ("model_1", "model_2", "tie")
-    games = [PairwiseGame(a, b, verdict, verdict) for a, b, *counts in tallies
+    games = [PairwiseGame(a, b, verdict, verdict) for a, b, *counts, _unit in tallies
              for verdict, count in zip(verdicts, counts, strict=True) for _ in range(count)]
     rated = rate_tallies(tallies, seed=0, n_boot=50)
     expected = [{k: round(v, 6) if isinstance(v, float) else v for k, v in vars(row).items()}
                 for row in fastchat_win_rates(games)]
     assert rated["win_rates"] == expected
     assert rated["games"] == len(games)
+
+
+def test_ratings_draw_tasks_when_runs_repeat_and_cases_when_they_do_not() -> None:
+    once = [case(model, f"t{i}", score) for i in range(6) for model, score in (("a", 0.9), ("b", 0.1 * i))]
+    thrice = [case(r.model, r.task, r.composite, run=run) for r in once for run in (1, 2, 3)]
+    assert rate_tallies(score_tallies(once, ["a", "b"]), seed=0, n_boot=20)["units"] == 6
+    rated = rate_tallies(score_tallies(thrice, ["a", "b"]), seed=0, n_boot=20)
+    assert (rated["units"], rated["games"]) == (6, 18)  # 18 games, 6 tasks drawn whole
+
+
+def test_the_summary_keeps_the_wilson_interval_report_md_shows_for_a_pass_rate() -> None:
+    """8 of 8: the bootstrap drew 8 of 8 every time, and the dashboard showed [100%, 100%] beside report.md's Wilson."""
+    records = [case("a", f"t{i}", 0.9) for i in range(8)]
+    records += [case("b", f"t{i}", 0.9 if i % 2 else 0.1) for i in range(8)]
+    summary = summarize(records)
+    rates = {row["model"]: row["intervals"]["pass_rate"] for row in summary["suites"][0]["models"]}
+    assert (rates["a"]["ci_low"], rates["a"]["ci_high"], rates["a"]["method"]) == (0.675592, 1.0, "wilson")
+    assert (rates["b"]["ci_low"], rates["b"]["ci_high"]) == (0.215216, 0.784784)
+    assert "| 100.0% (8 of 8) [67.6%, 100.0%] |" in render_markdown(summary)
+    repeated = summarize([case("a", f"t{i}", 0.9, run=run) for i in range(4) for run in (1, 2)])
+    assert "method" not in repeated["suites"][0]["models"][0]["intervals"]["pass_rate"]  # tasks drawn whole
 
 
 def test_the_summary_is_plain_json() -> None:

@@ -400,6 +400,30 @@ def test_bradley_terry_bootstrap_is_seeded_and_narrows_with_more_games() -> None
     assert math.isfinite(sweep["A"]) and sweep["A"] > sweep["B"] + 1000
 
 
+def test_bradley_terry_bootstrap_draws_whole_clusters_when_games_go_together() -> None:
+    """Three runs of a task agree: drawn game by game, the interval claimed three times the tasks there are."""
+    per_task = [1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0]  # A's result on 8 tasks, the same in each of 3 runs
+    games = [("A", "B", outcome) for outcome in per_task for _ in range(3)]
+    tasks = [task for task in range(8) for _ in range(3)]
+    by_game = bradley_terry(games, n_boot=400, seed=3).ratings[0]
+    by_task = bradley_terry(games, n_boot=400, seed=3, clusters=tasks).ratings[0]
+    assert by_task.rating == by_game.rating
+    ratio = (by_task.ci_high - by_task.ci_low) / (by_game.ci_high - by_game.ci_low)
+    assert 1.4 < ratio < 2.2  # about sqrt(3)
+    lone = bradley_terry(games[:3], n_boot=50, clusters=[0, 0, 0]).ratings[0]
+    assert math.isnan(lone.ci_low) and math.isnan(lone.ci_high), "one task drawn again is no interval"
+
+
+def test_a_virtual_tie_keeps_a_clean_sweep_finite_and_moves_big_samples_little() -> None:
+    sweep = bradley_terry([("A", "C", 1.0), ("B", "C", 1.0), ("A", "B", 0.5)], n_boot=200, prior_games=1.0)
+    ratings = sweep.as_dict()
+    assert ratings["A"] == pytest.approx(ratings["B"]) and 150 < ratings["A"] - ratings["C"] < 600
+    assert all(math.isfinite(entry.ci_low) and entry.ci_high < 1500 for entry in sweep.ratings)
+    many = [("strong", "weak", 1.0)] * 300 + [("strong", "weak", 0.0)] * 100
+    gap = bradley_terry(many, n_boot=0, prior_games=1.0).as_dict()
+    assert gap["strong"] - gap["weak"] == pytest.approx(400 * math.log10(3), abs=2.0)  # 190.85 without it
+
+
 # ---------------------------------------------------------------------------------------------------
 # FastChat pairwise win rates and position bias
 

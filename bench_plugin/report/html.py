@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from bench_plugin.record import ERROR, INVALID, SKIPPED, UNSCORED
+from bench_plugin.text_safety import shown
 
 # (column key, header text); the key names the CSS class and pytest-html's sort key
 COLUMNS = (("model", "Model"), ("task", "Task"), ("score", "Score"), ("run", "Run"), ("components", "Components"))
@@ -164,8 +165,8 @@ def extras_for(record: Mapping[str, Any], *, linked: bool = False) -> list[dict[
     if not linked:
         return [_extra("html", case_view(record), "Case")]
     # a model-to-model conversation's response is its transcript, with speakers and events
-    shown = record.get("response") if record.get("conversation") else None
-    extras = [text_extra(str(shown) if shown else format_transcript(record), "Transcript")]
+    conversation = record.get("response") if record.get("conversation") else None
+    extras = [text_extra(str(conversation) if conversation else format_transcript(record), "Transcript")]
     components = (record.get("scores") or {}).get("components") or []
     for component in components:
         name = component["name"]
@@ -287,8 +288,12 @@ def _cut(text: str) -> str:
 
 
 def _text(value: Any) -> str:
-    """Any value as element text: ``&``, ``<`` and ``>`` escaped (quotes need no escaping outside attributes)."""
-    return html.escape(str(value), quote=False)
+    """Any value as element text: ``&``, ``<`` and ``>`` escaped (quotes need no escaping outside attributes).
+
+    Control characters are shown (``text_safety.shown``), as in every other report: a bidirectional override in an
+    answer (``safe\u202etxt.exe``) made the browser show it reordered.
+    """
+    return html.escape(shown(str(value)), quote=False)
 
 
 def format_transcript(record: Mapping[str, Any]) -> str:

@@ -12,7 +12,8 @@ Per model of a suite (rows of a ``CaseTable``):
 - ``judge_mean``: per case, the mean of its judge components; over the cases where a judge scored.
 - ``components``: each component over the cases where it has a value (as the plain means).
 
-Each comes with its bootstrap standard error and 95% interval (``case_table``).
+Each comes with its bootstrap standard error and 95% interval (``case_table``); the pass rate's interval is
+Wilson's when cases are the units (runs do not repeat).
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.record import PASSED
+from bench_plugin.record import PASSED, CaseRecord
+from bench_plugin.report.bootstrap import rounded
 from bench_plugin.report.case_data import SCORED, judge_usage, judge_value, number
 from bench_plugin.report.case_table import CaseTable, Columns, math_nan
+from bench_plugin.report.statistics import wilson_interval
 
 
 def add_leaderboard_columns(
@@ -92,7 +95,7 @@ def leaderboard_figures(
             "intervals": {
                 "mean_composite": estimates.get(("mean_composite", model)),
                 "normalised": estimates.get(("normalised", model)),
-                "pass_rate": estimates.get(("pass_rate", model)),
+                "pass_rate": _pass_rate(estimates.get(("pass_rate", model)), records, table.clustered),
                 "judge_mean": estimates.get(("judge_mean", model)) if judges else None,
                 "components": {name: estimates.get(("component", model, name)) for name in components},
             },
@@ -101,3 +104,21 @@ def leaderboard_figures(
             "judge_cost_usd": None if (cost := usage[model]["cost_usd"]) is None else round(cost, 10),
         }
     return out
+
+
+def _pass_rate(
+    estimate: dict[str, Any] | None, records: Sequence[CaseRecord], clustered: bool
+) -> dict[str, Any] | None:
+    """The pass rate's estimate; when cases are the units, with the Wilson interval (``"method": "wilson"``).
+
+    A bootstrap of 8 passes in 8 cases draws 8 of 8 every time: [100%, 100%]. The dashboard showed that while
+    report.md gave Wilson's [67.6%, 100%]; both now read this one.
+    """
+    if estimate is None or clustered:
+        return estimate
+    passed = sum(1 for record in records if record.status == PASSED)
+    found = wilson_interval(passed, sum(1 for record in records if record.status in SCORED))
+    if found is None:
+        return estimate
+    # Wilson's interval has no standard error: the bootstrap's (0 for 8 of 8) would contradict it
+    return {**estimate, "se": None, "ci_low": rounded(found.low), "ci_high": rounded(found.high), "method": "wilson"}

@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench_plugin.report.escape import markdown_cell
-from bench_plugin.report.statistics import wilson_interval
 
 MISSING = "—"
 MAX_PAIR_ROWS = 45  # ten models; beyond that the matrix alone says it
@@ -108,7 +107,7 @@ def render_intervals(suite: Mapping[str, Any]) -> list[str]:
             interval(clean),
             number(clean.get("se")),
             interval(found.get("normalised")),
-            _pass_rate(model, found.get("pass_rate"), clustered),
+            _pass_rate(model, found.get("pass_rate")),
         ]
         cells += [interval(found.get("judge_mean"))] if judge_column else []
         if usage:
@@ -130,14 +129,11 @@ def render_intervals(suite: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _pass_rate(model: Mapping[str, Any], estimate: Mapping[str, Any] | None, clustered: bool) -> str:
+def _pass_rate(model: Mapping[str, Any], estimate: Mapping[str, Any] | None) -> str:
+    """The pass rate with its interval as the summary has it (Wilson's, or the cluster bootstrap's: ``_pass_rate``)."""
     scored = model["passed"] + model["failed"]
     text = f"{percent(model['pass_rate'])} ({model['passed']} of {scored})"
-    if clustered:
-        bounds = (estimate or {}).get("ci_low"), (estimate or {}).get("ci_high")
-    else:
-        wilson = wilson_interval(model["passed"], scored)
-        bounds = (None, None) if wilson is None else (wilson.low, wilson.high)
+    bounds = (estimate or {}).get("ci_low"), (estimate or {}).get("ci_high")
     if bounds[0] is not None and bounds[1] is not None:
         text += f" [{percent(bounds[0])}, {percent(bounds[1])}]"
     return text
@@ -216,7 +212,10 @@ def render_ratings(suite: Mapping[str, Any]) -> list[str]:
         "",
         f"How to read: each case two models both finished with a score is one game between them ({found['games']} "
         "games): the higher score wins, equal scores tie. Bradley-Terry ratings (mean 1000; 400 points = 10 times "
-        f"the odds of winning) with 95% bootstrap intervals over games ({found['n_boot']} resamples); win, loss "
+        "the odds of winning; each model also counts one virtual tie against a model rated 1000, so that one that "
+        "won or lost every game is rated finitely) with 95% bootstrap intervals that draw whole cases, or whole "
+        f"tasks when runs repeat, as the other intervals do ({found['n_boot']} resamples; none from fewer than two, "
+        "nor for a model that won or lost every game: no resample can vary it); win, loss "
         "and tie counts and rates as FastChat's `show_result.py` computes them (each rate over the model's "
         "games; the adjusted rate counts a tie as half a win).",
         "",

@@ -107,8 +107,8 @@ def _denominator(entry: Mapping[str, Any], suite: Mapping[str, Any]) -> str:
 def _render_ratings(entry: Mapping[str, Any]) -> list[str]:
     lines = [
         f"Bradley-Terry ratings over the {entry.get('comparisons', entry['games'])} games (a tie is half a win; mean "
-        f"1000, 400 points per factor 10 in the odds; 95% percentile bootstrap over games, {entry['n_boot']} "
-        "replicates):",
+        "1000, 400 points per factor 10 in the odds; one virtual tie per model against a model rated 1000; 95% "
+        f"percentile bootstrap drawing whole cases, or tasks when runs repeat, {entry['n_boot']} replicates):",
         "",
         "| model | rating | 95% CI | games |",
         "| --- | ---: | ---: | ---: |",

@@ -10,14 +10,15 @@ Two sources of games, each rated on its own:
   winner in both orders, anything else is a tie, a failed call drops the game), plus how often the
   judge picked the answer it was shown first (``statistics.position_bias``).
 
-Ratings come from ``statistics.bradley_terry`` (400-point scale, mean 1000, percentile bootstrap over
-games) and the table from ``statistics.fastchat_win_rates`` (FastChat's ``show_result.py``).
+Ratings come from ``statistics.bradley_terry`` (400-point scale, mean 1000, one virtual tie per model against
+the mean, percentile bootstrap over the report's resampling units: cases, or tasks when runs repeat) and the
+table from ``statistics.fastchat_win_rates`` (FastChat's ``show_result.py``).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.bootstrap import N_BOOT, rounded, seed_for
-from bench_plugin.report.case_data import CaseKey, case_key, score_of
+from bench_plugin.report.case_data import CaseKey, case_key, runs_repeat, score_of
 from bench_plugin.report.statistics import (
     BradleyTerryResult,
     PairwiseGame,
@@ -40,32 +41,55 @@ _ORDER_1: dict[str | None, Verdict] = {"first": "model_1", "second": "model_2", 
 _ORDER_2: dict[str | None, Verdict] = {"first": "model_2", "second": "model_1", "tie": "tie", None: "error"}
 
 
-def score_tallies(records: Sequence[CaseRecord], models: Sequence[str]) -> list[tuple[str, str, int, int, int]]:
-    """Per pair of models (in ``models`` order): wins, losses and ties over the cases both have a score on.
+Tally = tuple[str, str, int, int, int, Hashable]
+"""``(model, other, wins, losses, ties, unit)``: one pair of models on one resampling unit."""
+
+PRIOR_GAMES = 1.0
+"""Virtual ties of each rated model against a reference at the mean (``statistics.bradley_terry``): a model that
+won every game of a small run had a rating set by the fit's numerical penalty alone, 2,000 points above the
+others from three games."""
+
+
+def resampling_unit(record: CaseRecord, by_task: bool) -> Hashable:
+    """What a rating's bootstrap draws, as the report's other intervals do: the case, or its task when runs repeat."""
+    return record.task if by_task else case_key(record)
+
+
+def score_tallies(records: Sequence[CaseRecord], models: Sequence[str]) -> list[Tally]:
+    """Per pair of models (in ``models`` order) and resampling unit: wins, losses and ties over the cases both scored.
 
     The higher composite wins, equal composites tie; each case is one game.
     """
     order = {model: index for index, model in enumerate(models)}
+    by_task = runs_repeat(records)
     keys: dict[CaseKey, int] = {}
+    units: dict[int, Hashable] = {}
     found: list[tuple[int, int, float]] = []
     for record in records:
         score = score_of(record)
         if score is not None and record.model in order:
-            found.append((keys.setdefault(case_key(record), len(keys)), order[record.model], score))
+            row = keys.setdefault(case_key(record), len(keys))
+            units.setdefault(row, resampling_unit(record, by_task))
+            found.append((row, order[record.model], score))
     grid = np.full((len(keys), len(models)), np.nan)
     for row, column, score in reversed(found):  # the first record of a case wins, as everywhere else
         grid[row, column] = score
-    tallies = []
+    unit_keys = list(dict.fromkeys(units[row] for row in range(len(keys))))
+    unit_index = {unit: index for index, unit in enumerate(unit_keys)}
+    unit_of = np.array([unit_index[units[row]] for row in range(len(keys))], dtype=np.int64)
+    tallies: list[Tally] = []
     for first, second in itertools.combinations(range(len(models)), 2):
         both = ~np.isnan(grid[:, first]) & ~np.isnan(grid[:, second])
-        mine, theirs = grid[both, first], grid[both, second]
-        wins, losses = int((mine > theirs).sum()), int((mine < theirs).sum())
-        if both.any():
-            tallies.append((models[first], models[second], wins, losses, int(both.sum()) - wins - losses))
+        mine, theirs, at = grid[both, first], grid[both, second], unit_of[both]
+        wins, losses, games = (np.bincount(at, weights=weights, minlength=len(unit_keys)).astype(np.int64)
+                               for weights in ((mine > theirs).astype(float), (mine < theirs).astype(float), None))
+        tallies += [(models[first], models[second], int(wins[unit]), int(losses[unit]),
+                     int(games[unit] - wins[unit] - losses[unit]), unit_keys[unit])
+                    for unit in np.flatnonzero(games).tolist()]
     return tallies
 
 
-def rate_tallies(tallies: Sequence[tuple[str, str, int, int, int]], seed: int, n_boot: int = N_BOOT) -> dict[str, Any]:
+def rate_tallies(tallies: Sequence[Tally], seed: int, n_boot: int = N_BOOT) -> dict[str, Any]:
     """Ratings and FastChat's table of score comparisons, from their tallies (see ``rate_games``).
 
     The same figures as ``rate_games`` over one game per case whose two orders agree, without
@@ -73,14 +97,17 @@ def rate_tallies(tallies: Sequence[tuple[str, str, int, int, int]], seed: int, n
     """
     comparisons: list[tuple[str, str, float | None]] = []
     counts: list[int] = []
+    units: list[Hashable] = []
     tally: dict[str, list[int]] = {}
-    for first, second, wins, losses, ties in tallies:
+    for first, second, wins, losses, ties, unit in tallies:
         comparisons += [(first, second, 1.0), (first, second, 0.0), (first, second, 0.5)]
         counts += [wins, losses, ties]
+        units += [unit] * 3
         for model, won, lost in ((first, wins, losses), (second, losses, wins)):
             row = tally.setdefault(model, [0, 0, 0])
             row[0], row[1], row[2] = row[0] + won, row[1] + lost, row[2] + ties
-    fitted = bradley_terry(comparisons, n_boot=n_boot, seed=seed, counts=counts)
+    fitted = bradley_terry(comparisons, n_boot=n_boot, seed=seed, counts=counts, clusters=units,
+                           prior_games=PRIOR_GAMES)
     rows: list[dict[str, Any]] = []
     for model, (win, loss, tie) in tally.items():
         total = win + loss + tie
@@ -90,17 +117,18 @@ def rate_tallies(tallies: Sequence[tuple[str, str, int, int, int]], seed: int, n
     rows.sort(key=lambda row: (-(row["win_rate_adjusted"] or 0.0), row["model"]))
     games = sum(counts)
     return {"games": games, "dropped": 0, "comparisons": fitted.n_comparisons, "n_boot": n_boot,
-            "bradley_terry": _ratings(fitted), "win_rates": rows}
+            "units": len(set(units)), "bradley_terry": _ratings(fitted), "win_rates": rows}
 
 
-def pairwise_games(records: Sequence[CaseRecord]) -> dict[str, list[PairwiseGame]]:
-    """Per pairwise component, one game per judged case: the case's model against the other answer.
+def pairwise_games(records: Sequence[CaseRecord]) -> dict[str, list[tuple[PairwiseGame, Hashable]]]:
+    """Per pairwise component, one game per judged case, with its resampling unit (``resampling_unit``).
 
-    The other answer is named by its label; a label that is a suite model's label becomes that model.
-    A case judged against its own model is left out.
+    A game is the case's model against the other answer. The other answer is named by its label; a label
+    that is a suite model's label becomes that model. A case judged against its own model is left out.
     """
     by_label = {record.model_label or record.model: record.model for record in records}
-    games: dict[str, list[PairwiseGame]] = {}
+    by_task = runs_repeat(records)
+    games: dict[str, list[tuple[PairwiseGame, Hashable]]] = {}
     for record in records:
         for name, component in record.components.items():
             found = component.get("pairwise")
@@ -110,28 +138,32 @@ def pairwise_games(records: Sequence[CaseRecord]) -> dict[str, list[PairwiseGame
             verdicts = {order.get("order"): order.get("verdict") for order in found.get("orders") or []}
             if other == record.model:
                 continue
-            games.setdefault(name, []).append(
-                PairwiseGame(record.model, other, _ORDER_1.get(verdicts.get(1), "error"),
-                             _ORDER_2.get(verdicts.get(2), "error"))
-            )
+            game = PairwiseGame(record.model, other, _ORDER_1.get(verdicts.get(1), "error"),
+                                _ORDER_2.get(verdicts.get(2), "error"))
+            games.setdefault(name, []).append((game, resampling_unit(record, by_task)))
     return games
 
 
-def rate_games(games: Sequence[PairwiseGame], seed: int, n_boot: int = N_BOOT) -> dict[str, Any]:
+def rate_games(games: Sequence[PairwiseGame], seed: int, n_boot: int = N_BOOT,
+               units: Sequence[Hashable] | None = None) -> dict[str, Any]:
     """Bradley-Terry ratings and FastChat's table of one set of games.
 
+    ``units``: each game's resampling unit (its case, or its task when runs repeat); None: each game its own.
+
     Returns:
-        ``{"games", "dropped" (a failed call in either order), "comparisons" (games rated), "n_boot",
+        ``{"games", "dropped" (a failed call in either order), "comparisons" (games rated), "n_boot", "units",
         "bradley_terry": [{"model", "rating", "ci_low", "ci_high", "games"}], "win_rates": [{"model",
         "win", "loss", "tie", "win_rate", "loss_rate", "win_rate_adjusted"}]}``.
     """
     outcomes = [(game.model_1, game.model_2, _outcome(game)) for game in games]
-    fitted = bradley_terry(outcomes, n_boot=n_boot, seed=seed)
+    clusters = list(units) if units is not None else list(range(len(games)))
+    fitted = bradley_terry(outcomes, n_boot=n_boot, seed=seed, clusters=clusters, prior_games=PRIOR_GAMES)
     return {
         "games": len(games),
         "dropped": sum(1 for game in games if "error" in (game.g1_winner, game.g2_winner)),
         "comparisons": fitted.n_comparisons,
         "n_boot": n_boot,
+        "units": len(set(clusters)),
         "bradley_terry": _ratings(fitted),
         "win_rates": [{key: rounded(value) if isinstance(value, float) else value for key, value in asdict(row).items()}
                       for row in fastchat_win_rates(games)],
@@ -164,8 +196,9 @@ def summarize_ratings(path: str, records: Sequence[CaseRecord], models: Sequence
     """
     tallies = score_tallies(records, models) if len(models) >= 2 else []
     pairwise = []
-    for name, games in pairwise_games(records).items():
-        rated = rate_games(games, seed_for(path, "pairwise", name))
+    for name, found in pairwise_games(records).items():
+        games = [game for game, _ in found]
+        rated = rate_games(games, seed_for(path, "pairwise", name), units=[unit for _, unit in found])
         bias = position_bias(games)
         rated.update(component=name, position_bias={
             "first": bias.first, "second": bias.second, "n": bias.n, "rate": rounded(bias.rate),

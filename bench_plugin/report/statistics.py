@@ -826,18 +826,21 @@ def bradley_terry(
     anchor: str | None = None,
     l2: float = 1e-6,
     counts: Sequence[int] | None = None,
+    clusters: Sequence[Hashable] | None = None,
+    prior_games: float = 0.0,
 ) -> BradleyTerryResult:
     """Fit Bradley-Terry ratings (as LMSYS/FastChat's MLE Elo) with percentile-bootstrap CIs.
 
     ``P(a beats b) = 1 / (1 + base ** ((r_b - r_a) / scale))``. A tie is half a win for each side
-    (FastChat's convention). Bootstrap replicates resample the comparisons with replacement, refit,
-    and re-anchor the same way, so a CI is the spread of that model's anchored rating.
+    (FastChat's convention). Bootstrap replicates resample the comparisons with replacement (or whole
+    ``clusters``), refit, and re-anchor the same way, so a CI is the spread of that model's anchored rating.
 
     Args:
         comparisons: ``(model_a, model_b, outcome)`` with outcome 1 (a wins), 0 (b wins), 0.5 (tie);
             any value in [0, 1] is a fractional win for a. A None/NaN outcome (e.g. a failed judge
             call) drops the comparison.
-        n_boot: bootstrap replicates (0 for no CIs: they are NaN).
+        n_boot: bootstrap replicates (0 for no CIs: they are NaN, as with fewer than two ``clusters`` and for a
+            model rated alike in every replicate, where the bootstrap measures nothing).
         seed: an int seed or a numpy Generator.
         confidence: nominal coverage of the CIs, in (0, 1).
         scale: rating points per factor ``base`` in the odds.
@@ -847,6 +850,13 @@ def bradley_terry(
         l2: L2 penalty on the natural-scale strengths; keeps undefeated/winless models finite.
         counts: optional, how many times each comparison happened (the same as repeating it that
             many times, without building the rows): 10,000 identical games cost one entry.
+        clusters: optional, the cluster of each comparison (e.g. its task): replicates draw whole clusters
+            with replacement, as the other intervals of a report draw tasks, since the games of one task
+            (its runs, the pairs of models on it) are not independent. None: every game is its own.
+        prior_games: virtual ties each model plays against a reference rated at the mean (0: the plain MLE).
+            The MLE has no finite value for a model that won (or lost) every game, and a resample with such
+            a model gave a bound set by ``l2`` alone (thousands of points); one virtual tie keeps both
+            finite and moves a model with n games by about 1/n of its distance to the mean.
 
     Returns:
         A :class:`BradleyTerryResult` (with no ratings when there is no usable comparison).
@@ -859,6 +869,10 @@ def bradley_terry(
     comparisons = list(comparisons)
     if counts is not None and (len(counts) != len(comparisons) or any(count < 0 for count in counts)):
         raise ValueError(f"counts needs one count >= 0 per comparison, got {len(counts)} for {len(comparisons)}")
+    if clusters is not None and len(clusters) != len(comparisons):
+        raise ValueError(f"clusters needs one cluster per comparison, got {len(clusters)} for {len(comparisons)}")
+    cluster_of: dict[Hashable, int] = {}
+    row_clusters: list[int] = []
     rows: list[tuple[str, str, float]] = []
     row_counts: list[int] = []
     for entry, (model_a, model_b, outcome) in enumerate(comparisons):
@@ -872,6 +886,8 @@ def bradley_terry(
             raise ValueError(f"an outcome must lie in [0, 1], got {outcome}")
         rows.append((model_a, model_b, float(outcome)))
         row_counts.append(count)
+        if clusters is not None:
+            row_clusters.append(cluster_of.setdefault(clusters[entry], len(cluster_of)))
     models = sorted({name for row in rows for name in row[:2]})
     if anchor is not None and rows and anchor not in models:
         raise ValueError(f"anchor model {anchor!r} has no comparison")
@@ -920,17 +936,39 @@ def bradley_terry(
         row_kind, weights=np.array(row_counts, dtype=np.float64), minlength=len(kind_index)
     ).astype(np.float64)
     total = int(sum(row_counts))
+    n_models = len(models)
+    # the virtual ties: a pair per model with the reference (one more strength, fitted and dropped)
+    with_reference = np.concatenate([first, np.arange(n_models)]), np.concatenate([second, np.full(n_models, n_models)])
+
+    def fit(won: FloatArray, lost: FloatArray) -> FloatArray:
+        if not prior_games:
+            return _bt_fit(n_models, first, second, won, lost, l2)
+        virtual = np.full((len(won), n_models), 0.5 * prior_games)
+        both = _bt_fit(n_models + 1, *with_reference, np.hstack([won, virtual]), np.hstack([lost, virtual]), l2)
+        return both[:, :n_models]
+
     won, lost = won_lost(kind_counts[None, :], kinds, kind_wins)
-    ratings = to_ratings(_bt_fit(len(models), first, second, won, lost, l2))[0]
+    ratings = to_ratings(fit(won, lost))[0]
     lows = np.full(len(models), math.nan)
     highs = np.full(len(models), math.nan)
-    if n_boot > 0:
+    if n_boot > 0 and (clusters is None or len(cluster_of) >= 2):  # one cluster drawn again is no spread at all
         rng = _rng(seed)
-        draws = rng.multinomial(total, kind_counts / total, size=n_boot).astype(np.float64)
+        if clusters is None:
+            draws = rng.multinomial(total, kind_counts / total, size=n_boot).astype(np.float64)
+        else:  # each cluster's games by kind, weighed by how often the replicate drew the cluster
+            by_cluster = np.zeros((len(cluster_of), len(kind_index)), dtype=np.float64)
+            np.add.at(by_cluster, (np.array(row_clusters, dtype=np.int64), row_kind),
+                      np.array(row_counts, dtype=np.float64))
+            picks = rng.multinomial(len(cluster_of), np.full(len(cluster_of), 1.0 / len(cluster_of)), size=n_boot)
+            draws = picks.astype(np.float64) @ by_cluster
         won, lost = won_lost(draws, kinds, kind_wins)
-        replicates = to_ratings(_bt_fit(len(models), first, second, won, lost, l2))
+        replicates = to_ratings(fit(won, lost))
         alpha = 1.0 - confidence
         lows, highs = np.quantile(replicates, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+        # every replicate alike (a model that won every game of every cluster): the bootstrap cannot measure
+        # the uncertainty, and a zero-width interval would claim there is none
+        same = np.ptp(replicates, axis=0) < 1e-9
+        lows[same], highs[same] = math.nan, math.nan
     entries = sorted(
         (
             ModelRating(model, float(ratings[i]), float(lows[i]), float(highs[i]), int(games[i]))

@@ -17,7 +17,8 @@ summary.json holds, report.md renders and the dashboard reads. Its shape::
             "cost_usd", "cost_known_cases", "cost_missing", "mean_latency_s",
             "expected", "scored", "missing", "coverage",          # scored / expected cases
             "intervals": {"mean_composite", "normalised", "pass_rate", "judge_mean": estimate | None,
-                          "components": {name: estimate | None}},
+                          "components": {name: estimate | None}},  # pass_rate: Wilson's bounds,
+                                                    # "method": "wilson", when the unit is the case
             "judge_input_tokens", "judge_output_tokens", "judge_cost_usd", "judge_cost_missing"}],
         "tasks": [...], "turns": {...}, "panels": [...],
         "failures" / "errors" / "unscored" / "invalid": [{"nodeid", "model", "task", "reason"}],
