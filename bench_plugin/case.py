@@ -148,6 +148,11 @@ async def _run_and_score(
         error = {"kind": "sandbox", "type": type(exc).__name__, "message": str(exc)}
         return build_record(case, nodeid, rec.ERROR, f"sandbox: {exc}", transcript=transcript, error=error,
                             started_at=started_at, duration_s=time.perf_counter() - started)
+    except SystemExit as exc:  # code of the project's (an engine from conftest.py) called sys.exit(): this case ends
+        message = f"the case's code called sys.exit({exc.code!r}), which ends this case, not the run"
+        error = {"kind": "suite", "type": "SystemExit", "message": message, "traceback": traceback.format_exc()}
+        return build_record(case, nodeid, rec.INVALID, message, transcript=transcript, error=error,
+                            started_at=started_at, duration_s=time.perf_counter() - started)
     except Exception as exc:
         message = f"internal error in bench_plugin: {type(exc).__name__}: {exc}"
         error = {"kind": "internal", "type": type(exc).__name__, "message": message,

@@ -182,13 +182,14 @@ def check_names(
     suite_files: Sequence[Path],
     limited_providers: Sequence[str] = (),
     limited_models: Sequence[str] = (),
+    judge: str | None = None,
 ) -> None:
     """Refuse names on the command line that no suite knows, listing the choices.
 
     Silence would run nothing (--bench-models) or the wrong endpoint (--bench-base-url). Suites that do not
     load are left to collection, which reports them with their line.
     """
-    if not (names or base_url_providers or limited_providers or limited_models) or not suite_files:
+    if not (names or base_url_providers or limited_providers or limited_models or judge) or not suite_files:
         return
     models: set[str] = set()
     judges: set[str] = set()  # a judge's calls may be limited by its name too
@@ -213,7 +214,9 @@ def check_names(
             f"({', '.join(sorted(models)) or 'none'}) or write PROVIDER:MODEL with a provider from: "
             f"{', '.join(sorted(providers))}"
         )
-    for option, given in (("--bench-base-url", base_url_providers), ("--bench-rate-limit", limited_providers)):
+    judge_provider = [judge.partition(":")[0]] if judge else []  # each suite said "expected provider:model"
+    for option, given in (("--bench-base-url", base_url_providers), ("--bench-rate-limit", limited_providers),
+                          ("--bench-judge", judge_provider)):
         unknown = [name for name in given if name not in providers]
         if unknown:  # a misspelt name would leave the run unthrottled, or on the wrong endpoint, in silence
             raise pytest.UsageError(

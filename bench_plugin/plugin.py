@@ -214,16 +214,17 @@ def _thaw(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Check names given on the command line once, on the controller.
 
-    Under xdist a worker's usage error would be lost. Only a run that names models or base URLs looks for
+    Under xdist a worker's usage error would be lost. Only a run that names models, base URLs or a judge looks for
     the suites: every other pytest run in the environment would walk its folders for nothing.
     """
     config = session.config
     state: BenchState = config.stash[STATE_KEY]
     names, base_urls = state.expand_options.models, list(state.build_options.base_urls)
     limited = list(state.calls.provider_limits), list(state.calls.model_limits)
-    if not hasattr(config, "workerinput") and (names or base_urls or any(limited)):
+    judge = state.build_options.judge
+    if not hasattr(config, "workerinput") and (names or base_urls or any(limited) or judge):
         paths = [config.invocation_params.dir / arg.split("::")[0] for arg in config.args]
-        check_names(names, base_urls, find_suites(paths, config.getini("norecursedirs")), *limited)
+        check_names(names, base_urls, find_suites(paths, config.getini("norecursedirs")), *limited, judge=judge)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -318,6 +318,14 @@ def test_numeric_relative_tolerance_scales_with_the_value() -> None:
     assert run_check("numeric", "1030", value=1000, relative_tolerance=0.02).passed is False
 
 
+def test_numeric_tolerances_are_templated_as_the_guide_says() -> None:
+    """The schema refused ``tolerance: "{{ slack }}"``, and the check refused the rendered text."""
+    variables = {"slack": 0.5, "share": 0.02}
+    assert run_check("numeric", "10.4", variables, value=10, tolerance="{{ slack }}").passed is True
+    assert run_check("numeric", "10.6", variables, value=10, tolerance="{{ slack }}").passed is False
+    assert run_check("numeric", "1010", variables, value=1000, relative_tolerance="{{ share }}").passed is True
+
+
 def test_numeric_float_rounding_does_not_fail_an_exact_answer() -> None:
     assert run_check("numeric", "0.3", value="{{ 0.1 + 0.2 }}").passed is True
 

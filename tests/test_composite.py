@@ -210,3 +210,10 @@ def test_unscored_component_behind_a_closed_gate_does_not_unscore_the_case() -> 
     result = composite.evaluate({"C": 0.0, "T": 1.0, "B": 1.0, "J": None})
     assert result.value == pytest.approx(0.5 / 0.9, abs=1e-6)
     assert composite.evaluate({"C": 1.0, "T": 1.0, "B": 1.0, "J": None}).value is None
+
+
+@pytest.mark.parametrize("formula", ["C * 1e308 * 10", "max(C, T) * 1e308 / 0.1", "1e308 * C + 1e308 * T"])
+def test_a_composite_that_is_not_a_finite_number_leaves_the_case_unscored(formula: str) -> None:
+    """An overflowing composite wrote Infinity into results.jsonl and summary.json (not JSON), and a mean of inf."""
+    result = compile_composite(CompositeSpec(formula=formula), ("C", "T")).evaluate({"C": 2.0, "T": 1.0})
+    assert result.value is None and "not a finite number" in result.detail

@@ -137,7 +137,7 @@ class CodeScorer:
                 result = await result
         except (JudgeError, CaseError):
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a scorer stopped the runner's thread: the run hung
             raise self._error(case, f"raised {type(exc).__name__}: {exc}{_where(exc)}") from exc
         try:
             value, passed, reason = read_result(result, spec.threshold)

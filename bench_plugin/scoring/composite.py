@@ -10,6 +10,7 @@ rescale the rest" has one meaning: ``(0.4*C + 0.3*T + 0.2*B) / 0.9`` for ClawBen
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -126,6 +127,10 @@ class Composite:
                 value = self._formula(present)
             except ZeroDivisionError:
                 return CompositeResult(None, f"{self.spec.formula.strip()} divides by zero for these values")
+            except OverflowError:
+                value = math.inf
+            if not math.isfinite(value):  # Infinity in results.jsonl and summary.json, and a model's mean of inf
+                return CompositeResult(None, f"{self.spec.formula.strip()} = {value}: not a finite number")
             return CompositeResult(round(value, 6), f"{self.spec.formula.strip()} = {_fmt(value)}")
         return self._weighted(values, missing)
 
@@ -186,6 +191,9 @@ class Composite:
             shown = f"({joined}){scale}"
         else:
             shown = " + ".join(term.text for term in kept)
+        if not math.isfinite(value):
+            return CompositeResult(None, f"{shown} = {value}: not a finite number", missing=missing, dropped=dropped,
+                                   why_dropped=why)
         detail = "; ".join([f"{shown} = {_fmt(value)}", *notes])
         return CompositeResult(round(value, 6), detail, missing=missing, dropped=dropped, why_dropped=why)
 

@@ -103,6 +103,39 @@ tasks:
     assert records(pytester)["polite"]["status"] == "invalid"
 
 
+def test_a_scorer_calling_sys_exit_fails_its_case_alone(pytester: pytest.Pytester) -> None:
+    """sys.exit() in a scorer stopped the runner's thread: the run hung until killed, with no record written."""
+    pytester.makefile(".py", **{"suites/quits": "import sys\n\ndef grade(output):\n    sys.exit(3)\n"})
+    pytester.makefile(".yaml", **{"suites/quits": BOT + """\
+tasks:
+  - id: polite
+    prompt: "Capital?"
+    scorers:
+      - {name: G, type: python, function: "quits.py:grade"}
+  - {id: plain, prompt: "Capital?"}
+"""})
+    result = pytester.runpytest_subprocess("suites", "-p", "no:cacheprovider", timeout=60)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*python scorer quits.py:grade raised SystemExit: 3 (quits.py, line 4)*"])
+    assert records(pytester)["polite"]["status"] == "invalid"
+
+
+def test_an_engine_of_the_project_calling_sys_exit_fails_its_case_alone(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        "import sys\n\n\nasync def quitting(case, call_model):\n    sys.exit('bye')\n\n\n"
+        "def pytest_bench_engines():\n    return {'quitting': quitting}\n"
+    )
+    pytester.makefile(".yaml", **{"suites/quits": BOT + """\
+tasks:
+  - {id: polite, prompt: "Capital?", engine: quitting}
+  - {id: plain, prompt: "Capital?"}
+"""})
+    result = pytester.runpytest_subprocess("suites", "-p", "no:cacheprovider", timeout=60)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*the case's code called sys.exit('bye'), which ends this case, not the run*"])
+    assert records(pytester)["polite"]["status"] == "invalid"
+
+
 def test_an_import_error_is_found_at_collection_before_any_call(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

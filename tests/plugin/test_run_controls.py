@@ -103,6 +103,8 @@ def test_rate_limit_options_have_their_new_names(pytester: pytest.Pytester) -> N
      "*--bench-model-rate-limit: unknown model(s) c. Choose from the suites' models and judges (a, b) or their*"),
     (["--bench-rate-limit", "echo:rpm=5,rpm=10"], "*--bench-rate-limit: echo: rpm given twice; give each limit once*"),
     (["--bench-model-rate-limit", "echo:typo:rpm=60"], "*--bench-model-rate-limit: unknown model(s) echo:typo.*"),
+    # each suite said "expected provider:model" of a value that is provider:model
+    (["--bench-judge", "nosuch:m"], "*--bench-judge: unknown provider(s) nosuch; choose from:*echo*"),
 ])
 def test_a_misspelt_name_in_a_rate_limit_is_a_usage_error(
     pytester: pytest.Pytester, args: list[str], message: str

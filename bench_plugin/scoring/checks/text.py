@@ -261,12 +261,20 @@ class Numeric(Check):
             expected = _to_float(options["value"])
         except (TypeError, ValueError):
             raise ValueError(f"value must be a number, got {options['value']!r}") from None
-        for name in ("tolerance", "relative_tolerance"):
+        bounds: dict[str, float | None] = {"tolerance": None, "relative_tolerance": None}
+        for name in bounds:
             bound = options.get(name)
-            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound < 0):
+            if bound is None:
+                continue
+            try:  # templated ("{{ slack }}"): rendered as text, read as value is
+                read = _to_float(bound)
+            except (TypeError, ValueError):
+                read = math.nan
+            if not 0 <= read < math.inf:
                 raise ValueError(f"{name} must be a number >= 0, got {bound!r}")
-        relative = options.get("relative_tolerance")
-        return cls(spec, options["target"], expected, options["tolerance"], relative, options["pick"])
+            bounds[name] = read
+        return cls(spec, options["target"], expected, bounds["tolerance"] or 0.0, bounds["relative_tolerance"],
+                   options["pick"])
 
     @override
     def run(self, text: str) -> Outcome:
