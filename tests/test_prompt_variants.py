@@ -99,14 +99,16 @@ def test_split_keeps_text_and_drops_empty_parts() -> None:
     assert split_prompts("one line", "===") == ["one line"]
 
 
-def test_missing_split_file_fails_each_case_alone(tmp_path: Path) -> None:
-    text = MODELS + ("prompts:\n  - {prompt_file: gone.txt, split: '---'}\n"
+def test_missing_split_file_fails_its_own_cases_alone(tmp_path: Path) -> None:
+    """One split file that could not be read made each task one failing case: its good prompts never ran."""
+    text = MODELS + ("prompts:\n  - {id: terse, prompt: 'One word'}\n  - {prompt_file: gone.txt, split: '---'}\n"
+                     "  - {id: own, prompt_file: empty.txt, split: '---'}\n"
                      "tasks:\n  - {id: t}\n  - {id: u, prompt: hi}\n")
-    cases = expand(text, tmp_path)
-    assert [case.case_id for case in cases] == ["t[a-run1]", "t[b-run1]", "u[a-run1]", "u[b-run1]"]
-    assert cases[0].problem is not None
-    assert "prompts[0].prompt_file: template file 'gone.txt' not found" in str(cases[0].problem)
-    assert cases[2].problem is None
+    cases = {case.case_id: case for case in expand(text, tmp_path, {"empty.txt": "---\n"}) if case.model_name == "a"}
+    assert list(cases) == ["t-terse[a-run1]", "t-gone[a-run1]", "t-own[a-run1]", "u[a-run1]"]
+    assert cases["t-terse[a-run1]"].problem is None and cases["u[a-run1]"].problem is None
+    assert "prompts[1].prompt_file: template file 'gone.txt' not found" in str(cases["t-gone[a-run1]"].problem)
+    assert "'empty.txt' holds no prompt between the separators '---'" in str(cases["t-own[a-run1]"].problem)
 
 
 def test_template_error_in_one_prompt_fails_its_cases_only(tmp_path: Path) -> None:

@@ -29,11 +29,11 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 def build_prompts(
     loaded: LoadedSuite, renderer: TemplateRenderer, entries: list[Any], base: KeyPath
-) -> tuple[PromptSpec, ...] | CaseError:
+) -> tuple[PromptSpec, ...]:
     """The prompt variants of the ``prompts:`` list at ``base`` (schema-valid), in YAML order.
 
-    A ``split`` file is read here, to know its prompts; when it cannot be read, the CaseError is
-    returned and every case that would use these prompts fails with it.
+    A ``split`` file is read here, to know its prompts; when it cannot be read, it is one variant with the
+    problem (named by its ``id``, or its file's name), whose cases fail with it; the other variants run.
 
     Raises:
         SuiteError: when two prompts have the same id.
@@ -45,7 +45,7 @@ def build_prompts(
         try:
             found = _entry(loaded, renderer, entry, path, index)
         except CaseError as exc:
-            return exc
+            found = [PromptSpec(id=_entry_id(entry, index), problem=exc)]
         for prompt in found:
             if prompt.id in first:
                 line = loaded.lines.line_of(first[prompt.id])
@@ -60,16 +60,24 @@ def build_prompts(
     return tuple(prompts)
 
 
+def _entry_id(entry: Any, index: int) -> str:
+    """The id a prompt entry gives its variant (a ``split`` file adds ``-1``, ``-2``... to it)."""
+    if isinstance(entry, str):
+        return f"prompt{index + 1}"
+    if "prompt_file" in entry:
+        return str(entry.get("id", safe_prompt_id(PurePosixPath(entry["prompt_file"]).stem) or f"prompt{index + 1}"))
+    return str(entry.get("id", f"prompt{index + 1}"))
+
+
 def _entry(
     loaded: LoadedSuite, renderer: TemplateRenderer, entry: Any, path: KeyPath, index: int
 ) -> list[PromptSpec]:
     if isinstance(entry, str):
-        return [PromptSpec(id=f"prompt{index + 1}", prompt=_template(loaded, entry, path))]
+        return [PromptSpec(id=_entry_id(entry, index), prompt=_template(loaded, entry, path))]
     system = _system(loaded, entry, path)
+    prompt_id = _entry_id(entry, index)
     if "prompt_file" in entry:
         file_path = (*path, "prompt_file")
-        default_id = safe_prompt_id(PurePosixPath(entry["prompt_file"]).stem) or f"prompt{index + 1}"
-        prompt_id = entry.get("id", default_id)
         if "split" not in entry:
             return [PromptSpec(id=prompt_id, prompt=_template(loaded, entry["prompt_file"], file_path, True),
                                system=system)]
@@ -83,7 +91,6 @@ def _entry(
                        prompt=TemplateSpec(part, key=f"{key} (prompt {number})", line=line))
             for number, part in enumerate(parts, 1)
         ]
-    prompt_id = entry.get("id", f"prompt{index + 1}")
     if "messages" in entry:
         if system is not None:
             raise SuiteError(

@@ -142,13 +142,15 @@ class PromptSpec:
     """One prompt variant of ``prompts:``: an id (in case ids, the ``prompt`` tag and ``prompt_id``) and what it sends.
 
     Exactly one of ``prompt`` (a user message template) and ``messages`` (a whole conversation, or a
-    template giving one) is set; ``system`` None keeps the task's system prompt.
+    template giving one) is set, or ``problem`` (a ``split`` file that cannot be read: its cases fail with it,
+    the other variants run); ``system`` None keeps the task's system prompt.
     """
 
     id: str
     prompt: TemplateSpec | None = None
     messages: tuple[MessageSpec, ...] | TemplateSpec | None = None
     system: TemplateSpec | None = None
+    problem: CaseError | None = None
 
 
 @dataclass(frozen=True)
@@ -191,7 +193,7 @@ class TaskSpec:
     system: TemplateSpec | None = None
     prompt: TemplateSpec | None = None
     messages: tuple[MessageSpec, ...] | TemplateSpec | None = None  # a template: a dataset field's chat messages
-    prompts: tuple[PromptSpec, ...] | CaseError | None = None  # prompt variants (``prompts:``), or why none can run
+    prompts: tuple[PromptSpec, ...] | None = None  # prompt variants (``prompts:``)
     turns: Located | None = None
     phases: Located | None = None
     conversation: Located | None = None

@@ -47,12 +47,9 @@ def task_variants(task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer) 
     A prompt variant's id is the task's with ``-<prompt id>`` added (``capital-terse``), unless the
     id template already uses ``prompt_id``; it is tagged ``prompt=<prompt id>``, a dimension of the
     report's breakdowns. A variant whose id, variables or tags do not render gets a fallback id
-    (``tasks-3-2``) and the problem; a dataset or a prompt file that cannot be read gives one variant
-    with the problem.
+    (``tasks-3-2``) and the problem; a dataset that cannot be read gives one variant with the problem, a split
+    prompt file one variant per task variant (``PromptSpec.problem``).
     """
-    if isinstance(task.prompts, CaseError):
-        yield Variant(fallback_id(task), {}, problem=task.prompts)
-        return
     prompts: list[PromptSpec | None] = list(task.prompts) if task.prompts is not None else [None]
     grid = task.grid
     combos = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())] if grid else [{}]
@@ -92,6 +89,8 @@ def _variant(
         return Variant(task_id, variables, problem=exc, prompt=prompt)
     if prompt is not None:
         tags = (*tags, f"{PROMPT_TAG}={prompt.id}")
+    if prompt is not None and prompt.problem is not None:  # a split prompt file that cannot be read
+        return Variant(task_id, variables, tags, problem=prompt.problem, prompt=prompt)
     if isinstance(scorers, CaseError):
         return Variant(task_id, variables, tags, problem=scorers, prompt=prompt)
     return Variant(task_id, variables, tags, prompt=prompt, scorers=scorers)
