@@ -22,8 +22,8 @@ from bench_plugin.endpoints import ModelSpec
 from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError, SuiteError
 from bench_plugin.providers.interface import BaseProvider
 from bench_plugin.providers.text_vectors import DIMENSIONS, hashed_vector
-from bench_plugin.suite.datasets import lookup
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
+from bench_plugin.suite.recordings import Recording, read_recordings, recording_fields
 from bench_plugin.suite.sandbox import make_environment
 from bench_plugin.suite.templates import render_standalone
 
@@ -200,64 +200,24 @@ class ReplayProvider(OfflineProvider):
         return _completion(text, started)
 
 
-# (run, turn, response, error) of one recording
-_Entry = tuple[Any, Any, Any, Any]
-
-
-def find_recordings(request: CompletionRequest) -> tuple[str, str, list[_Entry]]:
+def find_recordings(request: CompletionRequest) -> tuple[str, str, list[Recording]]:
     """The model and task keys a replay call looks up, and the recordings under them (maybe none).
 
     Raises:
         CaseError: when the replay file cannot be read or a key template fails.
     """
     options = request.model.options["replay"]
-    fields = {"model": "model", "task": "task", "run": "run", "turn": "turn", "response": "response",
-              "error": "error"}
-    fields.update(options.get("fields", {}))
     scope = {**request.variables, "task_id": request.task}
     if request.purpose != "judge":  # a judge's request already names the candidate it grades
         model = request.model
         scope["model"] = model.template_vars()
     model_key = render_standalone(str(options.get("model_key", request.model.id)), scope)
     task_key = render_standalone(options["task_key"], scope) if "task_key" in options else request.task
-    index = _load_index(options["file"], json.dumps(fields, sort_keys=True))
+    index = read_recordings(options["file"], recording_fields(options))
     return model_key, task_key, index.get((model_key, task_key), [])
 
 
-@lru_cache(maxsize=64)  # MT-Bench alone replays 31 answer files and a verdict file
-def _load_index(file: str, fields_json: str) -> dict[tuple[str, str], list[_Entry]]:
-    """(model, task) -> [(run, turn, response, error)], read once per file."""
-    fields = json.loads(fields_json)
-    index: dict[tuple[str, str], list[_Entry]] = {}
-    try:
-        lines = Path(file).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise CaseError(f"cannot read replay file {file}: {exc.strerror or exc}") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            key = (str(lookup(record, fields["model"])), str(lookup(record, fields["task"])))
-            error = _optional(record, fields["error"]) or None  # "" and null both mean no failure
-            # a failed call has no answer worth reading, so its response field may be absent
-            response = _optional(record, fields["response"]) if error else lookup(record, fields["response"])
-        except (json.JSONDecodeError, CaseError) as exc:
-            raise CaseError(f"replay file {Path(file).name}, line {number}: {exc}") from exc
-        run = _optional(record, fields["run"])
-        turn = _optional(record, fields["turn"])
-        index.setdefault(key, []).append((run, turn, response, error))
-    return index
-
-
-def _optional(record: Mapping[str, Any], dotted: str) -> Any:
-    try:
-        return lookup(record, dotted)
-    except CaseError:
-        return None
-
-
-def _find(entries: list[_Entry], run: int, turn: int) -> tuple[str, str | None] | None:
+def _find(entries: list[Recording], run: int, turn: int) -> tuple[str, str | None] | None:
     """(answer, recorded error) of the recording that serves this call, or None.
 
     Prefer a recording of this exact run; a recording without a run number serves every run. A

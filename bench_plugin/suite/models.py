@@ -13,6 +13,7 @@ from bench_plugin.hints import choices_hint
 from bench_plugin.suite.keys import check_key
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.paths import SuiteFolders
+from bench_plugin.suite.recordings import read_recordings, recording_fields
 
 _PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop")
 _MODEL_OPTION_KEYS = ("script", "replay", "prefix")
@@ -195,16 +196,24 @@ def _resolve_replay(options: Mapping[str, Any], data_dir: Path) -> dict[str, Any
 def _confined_replay(
     entry: Mapping[str, Any], data_dir: Path, folders: SuiteFolders, loaded: LoadedSuite, base: KeyPath
 ) -> Mapping[str, Any]:
-    """``entry`` with its ``replay.file`` resolved, when it has one.
+    """``entry`` with its ``replay.file`` resolved and read, when it has one.
+
+    The file is read here (once: the replay provider reads the same), so that a missing file, a line that is not
+    JSON or a record without its fields is found before any call, at the suite's line.
 
     Raises:
-        CaseError: at ``replay.file`` when the file is outside the suite's folder (symbolic links followed).
+        CaseError: at ``replay.file`` when the file is outside the suite's folder (symbolic links followed), or
+            cannot be read as recordings.
     """
     if "replay" not in entry:
         return entry
     key_path = (*base, "replay", "file")
-    file = folders.confine(str(entry["replay"]["file"]), base=data_dir, path=loaded.display_path,
-                           key=format_key_path(key_path), line=loaded.lines.line_of(key_path))
+    key, line = format_key_path(key_path), loaded.lines.line_of(key_path)
+    file = folders.confine(str(entry["replay"]["file"]), base=data_dir, path=loaded.display_path, key=key, line=line)
+    try:
+        read_recordings(str(file), recording_fields(entry["replay"]))
+    except CaseError as exc:
+        raise exc.located(loaded.display_path, line, key) from None
     return {**entry, "replay": {**entry["replay"], "file": str(file)}}
 
 

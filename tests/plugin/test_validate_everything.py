@@ -294,3 +294,25 @@ def test_validate_takes_the_runs_options_after_the_paths(
     assert main(["validate", suites, "--bench-allow-key-env", "MY_KEY"]) == 0
     assert main(["validate", suites, "--bench-models", "nosuch"]) == 2
     assert "--bench-models: unknown model(s) nosuch" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("recordings", "expected"), [
+    (None, "models.rec.replay.file: cannot read the recordings file answers.jsonl: No such file or directory"),
+    ('{"model": "m", "task": "a", "response": "x"}\nnot json\n',
+     "models.rec.replay.file: recordings file answers.jsonl, line 2: not JSON (Expecting value at column 1)"),
+    ('{"model": "m", "task": "a", "answer": "x"}\n',
+     "models.rec.replay.file: recordings file answers.jsonl, line 1: the record has no field 'response'"),
+])
+def test_a_replay_file_that_cannot_be_read_is_found_before_any_call_with_its_line(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], recordings: str | None, expected: str
+) -> None:
+    """Validate said OK; the run then failed each case with '<suite>: cannot read replay file ...'."""
+    if recordings is not None:
+        pytester.makefile(".jsonl", **{"suites/answers": recordings})
+    text = ("models:\n  ok: {provider: echo}\n  rec: {provider: replay, id: m, replay: {file: answers.jsonl}}\n"
+            "tasks: [{id: a, prompt: x}]\n")
+    code, out = validate(pytester, capsys, text)
+    assert code == 1 and f"suites/demo.yaml:3: {expected}" in out, out
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([f"*{glob(expected)}*"])
