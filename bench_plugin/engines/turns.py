@@ -112,7 +112,7 @@ def turn_scope(case: CaseSpec, answered: list[TurnResult], turn: int, phase: int
     """What turn templates see: the case variables, ``model``, ``task_id`` and the turn's context.
 
     The context is the earlier answers (``answers``, ``raw_answers``), ``turn`` (this turn's position in the
-    task) and ``phase``.
+    task) and ``phase``. Collection checks turn templates against these names: ``suite.turns.TURN_NAMES``.
     """
     assert case.model is not None
     return {

@@ -13,6 +13,9 @@ from bench_plugin.suite.sources import Located, TemplateSpec
 from bench_plugin.suite.spec import PhaseSpec, TaskSpec, TurnSpec, TurnsSpec
 from bench_plugin.suite.templates import TemplateRenderer
 
+TURN_NAMES = frozenset({"model", "task_id", "answers", "raw_answers", "turn", "phase"})
+"""What a turn (or a phase's system prompt) sees besides the case's variables: ``engines.turns.turn_scope``."""
+
 
 def build_turns(task: TaskSpec, renderer: TemplateRenderer, scope: Mapping[str, Any]) -> TurnsSpec:
     """The phases of a conversation task; plain ``turns:`` make one phase.
@@ -47,7 +50,8 @@ class _Builder:
 
     def template(self, text: str, path: KeyPath, *, from_file: bool = False) -> TemplateSpec:
         key, line = self.source.where(*path)
-        self.renderer.check(text, from_file=from_file, key=key, line=line)
+        # a name nothing defines failed the turn after the turns before it were paid for
+        self.renderer.check(text, from_file=from_file, key=key, line=line, known={*self.scope, *TURN_NAMES})
         return TemplateSpec(text, from_file=from_file, key=key, line=line)
 
     def phase(self, entry: Mapping[str, Any], path: KeyPath) -> PhaseSpec:

@@ -316,3 +316,20 @@ def test_a_replay_file_that_cannot_be_read_is_found_before_any_call_with_its_lin
     result = pytester.runpytest("suites", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([f"*{glob(expected)}*"])
+
+
+def test_a_later_turn_or_phase_reading_an_undefined_name_is_found_before_any_call(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Validate said OK; the run paid for the first turn, then failed the case on 'answrs'."""
+    text = ("models:\n  bot: {provider: echo}\n"
+            "tasks:\n"
+            "  - {id: fine, turns: [hi, 'again {{ answers[0] }} {{ extra | default(1) }}']}\n"
+            "  - {id: typo, turns: [hi, 'again {{ answrs[0] }}']}\n"
+            "  - id: phased\n    phases:\n      - turns: [hi]\n      - {system: '{{ nosuch }}', turns: [again]}\n")
+    code, out = validate(pytester, capsys, text)
+    assert code == 1, out
+    assert "suites/demo.yaml:5: tasks[1].turns[1]: template error: 'answrs' is undefined" in out
+    assert "hint: did you mean 'answers'? it can read: answers, model, phase, raw_answers, task_id, turn" in out
+    assert "suites/demo.yaml:9: tasks[2].phases[1].system: template error: 'nosuch' is undefined" in out
+    assert "fine[" not in out

@@ -9,10 +9,8 @@ that is neither fails the case at collection, with the scorer's line and the pro
 from __future__ import annotations
 
 from collections.abc import Collection
-from functools import lru_cache
 
 import jinja2
-from jinja2 import meta, nodes
 
 from bench_plugin.errors import CaseError
 from bench_plugin.hints import did_you_mean
@@ -71,7 +69,7 @@ def _names(renderer: TemplateRenderer, template: JudgeTemplate, case: CaseSpec, 
         CaseError: the template does not parse, or its file is not under the suite's folder.
     """
     try:
-        return _undeclared(renderer, template.option.endswith("_file"), template.source)
+        return renderer.undeclared(template.source, from_file=template.option.endswith("_file"))
     except CaseError as exc:  # a file outside the suite's folder: already in the author's words
         raise exc.located(case.path, line, key) from None
     except jinja2.TemplateNotFound:
@@ -79,28 +77,3 @@ def _names(renderer: TemplateRenderer, template: JudgeTemplate, case: CaseSpec, 
                         line=line, key=key) from None
     except jinja2.TemplateSyntaxError as exc:
         raise CaseError(f"template error: {exc.message}", path=case.path, line=line, key=key) from None
-
-
-@lru_cache(maxsize=1024)
-def _undeclared(renderer: TemplateRenderer, from_file: bool, source: str) -> tuple[str, ...]:
-    """Parsed once per source: 480 MT-Bench cases share four judge prompts."""
-    text = source
-    if from_file:
-        loader = renderer.env.loader
-        text = loader.get_source(renderer.env, source)[0] if loader is not None else ""
-    tree = renderer.env.parse(text)
-    return tuple(sorted(meta.find_undeclared_variables(tree) - _guarded(tree)))
-
-
-_GUARDS = frozenset({"default", "d"})  # filters that stand in for an undefined value
-_TESTS = frozenset({"defined", "undefined"})
-
-
-def _guarded(tree: nodes.Template) -> set[str]:
-    """Names a template reads only through ``| default(...)`` or tests with ``is defined``: optional by design."""
-    guarded: set[str] = set()
-    for node in tree.find_all((nodes.Filter, nodes.Test)):
-        names = _GUARDS if isinstance(node, nodes.Filter) else _TESTS
-        if node.name in names and isinstance(node.node, nodes.Name):
-            guarded.add(node.node.name)
-    return guarded
