@@ -70,6 +70,29 @@ tasks:
         assert last == {"role": "tool", "tool_call_id": calls[1]["id"], "content": "wrote 2 bytes to note.md"}
 
 
+def command_agent(mock_server: MockServer, command: str, cases: int, budget: str = "") -> str:
+    """A suite of ``cases`` agent tasks whose model (one call at a time) runs ``command`` once, then answers done."""
+    model = f"agent-{uuid.uuid4().hex[:8]}"
+    mock_server.add_rule({"model": model, "tool_result": ".", "reply": "done", "delay": 0.05})
+    mock_server.add_rule({"model": model, "delay": 0.05,
+                          "tool_calls": [{"name": "run_command", "arguments": {"command": command}}]})
+    return f"""
+providers:
+  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', max_retries: 0}}
+models:
+  agent: {{provider: mock, id: {model}, concurrency: 1}}
+matrix:
+  n: {list(range(1, cases + 1))}
+tasks:
+  - id: 'job-{{{{ n }}}}'
+    prompt: Run it.
+    {budget}
+    tools: [{{type: command, allow: [python3], timeout: 30}}]
+    scorers:
+      - {{name: C, type: completion, checks: [{{answer: true, contains: done}}]}}
+"""
+
+
 def test_agents_run_as_many_programs_at_once_as_cases_may_work(
     pytester: pytest.Pytester, mock_server: MockServer,
 ) -> None:
@@ -78,25 +101,9 @@ def test_agents_run_as_many_programs_at_once_as_cases_may_work(
     Eight 0.4 s commands ran at once under ``--bench-concurrency 2``: a command's wall-clock timeout measured the
     crowd. A case now takes a place again to run a program.
     """
-    model = f"agent-{uuid.uuid4().hex[:8]}"
     command = 'python3 -c "import time; print(time.time()); time.sleep(0.4); print(time.time())"'
-    mock_server.add_rule({"model": model, "tool_result": ".", "reply": "done", "delay": 0.05})
-    mock_server.add_rule({"model": model, "delay": 0.05,
-                          "tool_calls": [{"name": "run_command", "arguments": {"command": command}}]})
-    found = run(pytester, f"""
-providers:
-  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', max_retries: 0}}
-models:
-  agent: {{provider: mock, id: {model}, concurrency: 1}}
-matrix:
-  n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
-tasks:
-  - id: 'job-{{{{ n }}}}'
-    prompt: Run it.
-    tools: [{{type: command, allow: [python3], timeout: 10}}]
-    scorers:
-      - {{name: C, type: completion, checks: [{{answer: true, contains: done}}]}}
-""", "--bench-sandbox", "none", "--bench-concurrency", "2", passed=10)
+    found = run(pytester, command_agent(mock_server, command, 10), "--bench-sandbox", "none",
+                "--bench-concurrency", "2", passed=10)
     spans = []
     for record in found.values():
         (call,) = record["agent"]["tool_calls"]
@@ -110,25 +117,9 @@ def test_waiting_for_a_place_to_run_a_command_counts_against_the_agents_time_bud
     pytester: pytest.Pytester, mock_server: MockServer,
 ) -> None:
     """A command given the budget's time left before it waited for a place ran the case 3.6 s past max_seconds: 2."""
-    model = f"agent-{uuid.uuid4().hex[:8]}"
-    mock_server.add_rule({"model": model, "tool_result": ".", "reply": "done", "delay": 0.05})
-    mock_server.add_rule({"model": model, "delay": 0.05, "tool_calls": [
-        {"name": "run_command", "arguments": {"command": 'python3 -c "import time; time.sleep(30)"'}}]})
-    found = run(pytester, f"""
-providers:
-  mock: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}', max_retries: 0}}
-models:
-  agent: {{provider: mock, id: {model}, concurrency: 1}}
-matrix:
-  n: [1, 2, 3, 4, 5, 6]
-tasks:
-  - id: 'job-{{{{ n }}}}'
-    prompt: Run it.
-    budget: {{max_seconds: 1.5}}
-    tools: [{{type: command, allow: [python3], timeout: 30}}]
-    scorers:
-      - {{name: C, type: completion, checks: [{{answer: true, contains: done}}]}}
-""", "--bench-sandbox", "none", "--bench-concurrency", "2", "--bench-cache", "off", failed=6)
+    suite = command_agent(mock_server, 'python3 -c "import time; time.sleep(30)"', 6, "budget: {max_seconds: 1.5}")
+    found = run(pytester, suite, "--bench-sandbox", "none", "--bench-concurrency", "2", "--bench-cache", "off",
+                failed=6)
     for record in found.values():
         assert record["duration_s"] < 2.5, (record["nodeid"], record["duration_s"])
         (call,) = record["agent"]["tool_calls"]

@@ -84,16 +84,21 @@ scorers:
     assert components(records(pytester)["terse"])["S"]["detail"] == "is_short returned True"
 
 
-def test_a_bad_return_value_fails_that_case_with_the_scorers_line(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".py", **{"suites/odd": "def grade(output):\n    return 'yes'\n"})
-    pytester.makefile(".yaml", **{"suites/odd": BOT + """\
+def graded(pytester: pytest.Pytester, name: str, code: str) -> None:
+    """A suite ``name`` whose task ``polite`` is graded by ``grade`` in ``name``.py, beside a plain task."""
+    pytester.makefile(".py", **{f"suites/{name}": code})
+    pytester.makefile(".yaml", **{f"suites/{name}": BOT + f"""\
 tasks:
   - id: polite
     prompt: "Capital?"
     scorers:
-      - {name: G, type: python, function: "odd.py:grade"}
-  - {id: plain, prompt: "Capital?"}
+      - {{name: G, type: python, function: "{name}.py:grade"}}
+  - {{id: plain, prompt: "Capital?"}}
 """})
+
+
+def test_a_bad_return_value_fails_that_case_with_the_scorers_line(pytester: pytest.Pytester) -> None:
+    graded(pytester, "odd", "def grade(output):\n    return 'yes'\n")
     result = pytester.runpytest("suites")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
@@ -105,15 +110,7 @@ tasks:
 
 def test_a_scorer_calling_sys_exit_fails_its_case_alone(pytester: pytest.Pytester) -> None:
     """sys.exit() in a scorer stopped the runner's thread: the run hung until killed, with no record written."""
-    pytester.makefile(".py", **{"suites/quits": "import sys\n\ndef grade(output):\n    sys.exit(3)\n"})
-    pytester.makefile(".yaml", **{"suites/quits": BOT + """\
-tasks:
-  - id: polite
-    prompt: "Capital?"
-    scorers:
-      - {name: G, type: python, function: "quits.py:grade"}
-  - {id: plain, prompt: "Capital?"}
-"""})
+    graded(pytester, "quits", "import sys\n\ndef grade(output):\n    sys.exit(3)\n")
     result = pytester.runpytest_subprocess("suites", "-p", "no:cacheprovider", timeout=60)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*python scorer quits.py:grade raised SystemExit: 3 (quits.py, line 4)*"])
