@@ -90,7 +90,6 @@ class AttemptGate:
         endpoint, breaker, model_scope = self._endpoint, self._endpoint.breaker, self._model
         model = endpoint.model_breaker(request.model.id)
         tokens = estimate_tokens(request) if endpoint.scope.tokens or model_scope.tokens else 0
-        rank = self._rank
         while True:
             async with contextlib.AsyncExitStack() as held:
                 breaker.check(endpoint.name)
@@ -99,12 +98,12 @@ class AttemptGate:
                 self._check_pause(request)
                 await model_scope.wait_pause(breaker, self._model_report)
                 async with contextlib.AsyncExitStack() as turns:  # let go once the tokens are taken
-                    await model_scope.queue(turns, tokens, self._model_report, rank)
+                    await model_scope.queue(turns, tokens, self._model_report, self._rank)
                     await model_scope.wait_ready(tokens, breaker, self._model_report)
                     await self._hold(held, endpoint.scope.slots)
-                    await endpoint.scope.queue(turns, tokens, self._report, rank)
+                    await endpoint.scope.queue(turns, tokens, self._report, self._rank)
                     await endpoint.scope.wait_ready(tokens, breaker, self._report)
-                    await _hold(held, self._session_slots, rank)
+                    await _hold(held, self._session_slots, self._rank)
                     if model_scope.paused:
                         continue  # its slots and turns go back while it waits
                     breaker.check(endpoint.name)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.record import PASSED, CaseRecord
+from bench_plugin.record import PASSED
 from bench_plugin.report.bootstrap import rounded
 from bench_plugin.report.case_data import SCORED, judge_usage, judge_value, number
 from bench_plugin.report.case_table import CaseTable, Columns, math_nan
@@ -85,6 +85,7 @@ def leaderboard_figures(
     for model in table.model_order:
         records = [r for r in (table.records[row] for row in table.rows_of(model)) if r is not None]
         scored = sum(1 for r in records if r.status in SCORED)
+        passed = sum(1 for r in records if r.status == PASSED)
         tokens_in, tokens_out = usage[model]["input_tokens"], usage[model]["output_tokens"]
         expected = table.expected_of[model]
         out[model] = {
@@ -95,7 +96,7 @@ def leaderboard_figures(
             "intervals": {
                 "mean_composite": estimates.get(("mean_composite", model)),
                 "normalised": estimates.get(("normalised", model)),
-                "pass_rate": _pass_rate(estimates.get(("pass_rate", model)), records, table.clustered),
+                "pass_rate": _pass_rate(estimates.get(("pass_rate", model)), passed, scored, table.clustered),
                 "judge_mean": estimates.get(("judge_mean", model)) if judges else None,
                 "components": {name: estimates.get(("component", model, name)) for name in components},
             },
@@ -106,19 +107,14 @@ def leaderboard_figures(
     return out
 
 
-def _pass_rate(
-    estimate: dict[str, Any] | None, records: Sequence[CaseRecord], clustered: bool
-) -> dict[str, Any] | None:
+def _pass_rate(estimate: dict[str, Any] | None, passed: int, scored: int, clustered: bool) -> dict[str, Any] | None:
     """The pass rate's estimate; when cases are the units, with the Wilson interval (``"method": "wilson"``).
 
     A bootstrap of 8 passes in 8 cases draws 8 of 8 every time: [100%, 100%]. The dashboard showed that while
     report.md gave Wilson's [67.6%, 100%]; both now read this one.
     """
-    if estimate is None or clustered:
-        return estimate
-    passed = sum(1 for record in records if record.status == PASSED)
-    found = wilson_interval(passed, sum(1 for record in records if record.status in SCORED))
-    if found is None:
+    found = None if estimate is None or clustered else wilson_interval(passed, scored)
+    if estimate is None or found is None:
         return estimate
     # Wilson's interval has no standard error: the bootstrap's (0 for 8 of 8) would contradict it
     return {**estimate, "se": None, "ci_low": rounded(found.low), "ci_high": rounded(found.high), "method": "wilson"}
