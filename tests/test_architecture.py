@@ -10,7 +10,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "bench_plugin"
 # what each stage may import, besides itself; anything not listed is a higher floor
 GROUND = {"errors", "chat", "endpoints", "transcript", "json_text", "registry", "hints", "frozen", "text_safety",
-          "places"}
+          "places", "utf8"}
 ALLOWED = {
     "suite": GROUND,
     "providers": GROUND | {"suite", "http"},

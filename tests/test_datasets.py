@@ -9,7 +9,7 @@ import pytest
 
 from bench_plugin.errors import CaseError
 from bench_plugin.suite.build import build_suite
-from bench_plugin.suite.datasets import join_rows, load_dataset
+from bench_plugin.suite.datasets import join_rows, load_dataset, load_rows
 from bench_plugin.suite.expand import expand_suite
 from bench_plugin.suite.loader import load_suite_text
 
@@ -72,3 +72,9 @@ def test_joined_fields_are_case_variables_and_filters_see_them(tmp_path: Path) -
     (case,) = expand_suite(build_suite(loaded))
     assert case.task == "q111" and case.variables["ref_1"] == "3"
     assert case.messages[-1].content == "Area? (reference: 3)"
+
+
+def test_a_dataset_that_is_not_utf8_names_the_file_line_and_column(tmp_path: Path) -> None:
+    (tmp_path / "rows.csv").write_bytes("q,a\ncafé,1\n".encode("latin-1"))
+    with pytest.raises(CaseError, match=r"dataset file rows\.csv is not UTF-8: byte 0xe9 at line 2, column 4"):
+        load_rows(tmp_path / "rows.csv")

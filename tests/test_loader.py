@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench_plugin.errors import SuiteError
-from bench_plugin.suite.loader import format_key_path, load_suite_text
+from bench_plugin.suite.loader import format_key_path, load_suite_file, load_suite_text
 
 
 def load(text: str):
@@ -51,3 +51,12 @@ def test_excerpt_marks_the_line() -> None:
 
 def test_format_key_path() -> None:
     assert format_key_path(("tasks", 3, "scorers", 1, "weight")) == "tasks[3].scorers[1].weight"
+
+
+def test_a_suite_that_is_not_utf8_names_the_line_and_column(tmp_path: Path) -> None:
+    suite = tmp_path / "demo.yaml"
+    suite.write_bytes("suite: d\ntasks:\n  - id: t\n    prompt: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(suite, "suites/demo.yaml")
+    assert str(info.value).startswith("suites/demo.yaml:4:16: the file is not UTF-8: byte 0xe9 cannot be read")
+    assert "save the file as UTF-8" in str(info.value)

@@ -90,3 +90,38 @@ def test_plain_substitution_keeps_the_output_limit() -> None:
     big = "x" * 600_000
     with pytest.raises(CaseError, match="more than"):
         renderer.render("{{ a }}{{ a }}", {"a": big})
+
+
+def test_an_error_inside_a_template_file_names_the_file_and_its_line(
+    renderer: TemplateRenderer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prompts" / "broken.j2").write_text("Hello\n\n{{ missing }}\n")
+    (tmp_path / "prompts" / "syntax.j2").write_text("Hello\n{% if %}\n")
+    with pytest.raises(CaseError) as info:
+        renderer.render_file("prompts/broken.j2", {}, key="tasks[0].prompt_file", line=4)
+    assert str(info.value).startswith(
+        "suites/demo.yaml:5: tasks[0].prompt_file: template error: 'missing' is undefined (at prompts/broken.j2:3)")
+    with pytest.raises(CaseError, match=r"\(at prompts/syntax\.j2:2\)"):
+        renderer.render_file("prompts/syntax.j2", {})
+    with pytest.raises(CaseError, match=r"'tone' is undefined \(at prompts/shared\.j2:1\)"):  # the included file
+        renderer.render_file("prompts/main.j2", {"q": "why?"})
+
+
+def test_an_error_in_a_template_of_many_lines_names_its_line_in_the_template(renderer: TemplateRenderer) -> None:
+    with pytest.raises(CaseError, match=r"(?m)'b' is undefined \(line 3 of the template\)$"):
+        renderer.render("first\n{{ a }}\n{{ b }}", {"a": 1})
+    with pytest.raises(CaseError, match=r"(?m)'b' is undefined$"):  # one line: the suite's line says it all
+        renderer.render("{{ a }} {{ b }}", {"a": 1})
+
+
+def test_the_undefined_hint_is_for_names_not_for_attributes(renderer: TemplateRenderer) -> None:
+    with pytest.raises(CaseError) as info:
+        renderer.render("{{ judge.nme }}", {"judge": {"name": "j"}})
+    assert "has no attribute 'nme'" in str(info.value) and "define it under variables" not in str(info.value)
+
+
+def test_a_template_file_that_is_not_utf8_names_its_line_and_column(renderer: TemplateRenderer, tmp_path: Path) -> None:
+    (tmp_path / "prompts" / "latin1.j2").write_bytes("Hi\n  café\n".encode("latin-1"))
+    with pytest.raises(CaseError, match=r"template file prompts/latin1\.j2 is not UTF-8: byte 0xe9 at line 2, column 6"):
+        renderer.render_file("prompts/latin1.j2", {})

@@ -13,6 +13,8 @@ from bench_plugin.errors import CaseError
 from bench_plugin.frozen import freeze_fields
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.templates import TemplateRenderer
+from bench_plugin.utf8 import HINT as UTF8_HINT
+from bench_plugin.utf8 import NotUtf8, read_utf8
 
 #: The variable that holds a row's place in its file (0-based).
 ROW_INDEX = "row_index"
@@ -87,9 +89,11 @@ def load_rows(file: Path, fmt: str | None = None) -> list[dict[str, Any]]:
     if fmt is None:
         raise CaseError(f"cannot tell the format of '{file.name}'", hint="set dataset.format: jsonl, csv or json")
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_utf8(file)
     except OSError as exc:
         raise CaseError(f"cannot read dataset file {file}: {exc.strerror or exc}") from exc
+    except NotUtf8 as exc:
+        raise CaseError(f"dataset file {exc}", hint=UTF8_HINT) from exc
     if fmt == "csv":
         return [dict(row) for row in csv.DictReader(text.splitlines())]
     if fmt == "json":

@@ -35,6 +35,8 @@ from yaml.resolver import Resolver
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.suite.yaml_errors import yaml_syntax_error
+from bench_plugin.utf8 import HINT as UTF8_HINT
+from bench_plugin.utf8 import NotUtf8, read_utf8
 
 PathPart = str | int
 KeyPath = tuple[PathPart, ...]
@@ -117,9 +119,12 @@ def load_suite_file(path: Path, display_path: str | None = None) -> LoadedSuite:
     """
     shown = display_path or str(path)
     try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        source = read_utf8(path)
+    except OSError as exc:
         raise SuiteError(f"cannot read the file: {exc}", path=shown) from exc
+    except NotUtf8 as exc:
+        raise SuiteError(f"the file is not UTF-8: byte 0x{exc.byte:02x} cannot be read", path=shown,
+                         line=exc.line, column=exc.column, hint=UTF8_HINT) from exc
     return load_suite_text(source, path=path, display_path=shown)
 
 

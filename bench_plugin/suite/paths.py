@@ -11,6 +11,7 @@ import jinja2
 from jinja2.loaders import split_template_path
 
 from bench_plugin.errors import CaseError, SuiteError
+from bench_plugin.utf8 import read_utf8
 
 ALLOW_PATH_OPTION = "--bench-allow-path"
 ALLOW_PATH_INI = "bench_allow_paths"
@@ -157,7 +158,7 @@ class SuiteTemplateLoader(jinja2.BaseLoader):
         if not file.is_file():
             raise jinja2.TemplateNotFound(template)
         try:
-            source = file.read_bytes().decode("utf-8")
+            source = read_utf8(file, "/".join(pieces))
             mtime = file.stat().st_mtime
         except OSError as exc:
             raise jinja2.TemplateNotFound(template) from exc

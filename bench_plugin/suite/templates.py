@@ -17,6 +17,8 @@ from bench_plugin.hints import did_you_mean
 from bench_plugin.suite.paths import SuiteFolders, SuiteTemplateLoader
 from bench_plugin.suite.sandbox import BoundedEnvironment, make_environment
 from bench_plugin.suite.sandbox_limits import LIMIT_HINT, bounded, checked, current_budget
+from bench_plugin.utf8 import HINT as UTF8_HINT
+from bench_plugin.utf8 import NotUtf8
 
 _JINJA_LITERALS = frozenset({"true", "false", "none", "True", "False", "None"})
 """Names jinja2 reads as constants, never as variables."""
@@ -217,9 +219,12 @@ def _case_error(
         return exc.located(path, line, key or None)
     if isinstance(exc, jinja2.TemplateNotFound) and files is not False:
         message = f"template file '{exc.name}' not found under {files}"
+    elif isinstance(exc, NotUtf8):
+        message, hint = f"template file {exc}", UTF8_HINT
     elif isinstance(exc, jinja2.UndefinedError):
         message = f"template error: {exc.message}"
-        hint = "define it under variables:, in the task's vars:, or as a matrix or dataset field"
+        if (exc.message or "").endswith(" is undefined"):
+            hint = "define it under variables:, in the task's vars:, or as a matrix or dataset field"
     elif isinstance(exc, LimitExceeded):
         message, hint = f"template error: {exc.message}", LIMIT_HINT
     elif isinstance(exc, jinja2.TemplateError):
@@ -232,7 +237,37 @@ def _case_error(
         message = f"template error: {type(exc).__name__}: {exc}"
     else:
         message = f"template error: {type(exc).__name__}"
+    if message.startswith("template error: "):
+        message += _where_in_template(exc)
     return CaseError(message, path=path, line=line, key=key or None, hint=hint)
+
+
+def _where_in_template(exc: BaseException) -> str:
+    """`` (at prompts/judge.j2:3)`` or `` (line 2 of the template)``: where inside a template its error is.
+
+    The suite's line names the key that holds the template; a template file, or a template of many
+    lines, needs its own line too. jinja2 gives it on a syntax error, and otherwise in the frames it
+    rewrites to stand for template code (the innermost one is where the error is, inside an include).
+    """
+    filename: str | None = None
+    lineno: int | None = None
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        filename, lineno = exc.filename, exc.lineno
+    else:
+        tb = exc.__traceback__
+        while tb is not None:
+            if "__jinja_exception__" in tb.tb_frame.f_globals:
+                filename, lineno = tb.tb_frame.f_code.co_filename, tb.tb_lineno
+            tb = tb.tb_next
+    if lineno is None:
+        return ""
+    if filename and not filename.startswith("<"):
+        try:
+            shown = str(Path(filename).relative_to(Path.cwd()))
+        except ValueError:
+            shown = filename
+        return f" (at {shown}:{lineno})"
+    return f" (line {lineno} of the template)" if lineno > 1 else ""
 
 
 @lru_cache(maxsize=1)
