@@ -123,5 +123,6 @@ def test_the_undefined_hint_is_for_names_not_for_attributes(renderer: TemplateRe
 
 def test_a_template_file_that_is_not_utf8_names_its_line_and_column(renderer: TemplateRenderer, tmp_path: Path) -> None:
     (tmp_path / "prompts" / "latin1.j2").write_bytes("Hi\n  café\n".encode("latin-1"))
-    with pytest.raises(CaseError, match=r"template file prompts/latin1\.j2 is not UTF-8: byte 0xe9 at line 2, column 6"):
+    expected = r"template file prompts/latin1\.j2 is not UTF-8: byte 0xe9 at line 2, column 6"
+    with pytest.raises(CaseError, match=expected):
         renderer.render_file("prompts/latin1.j2", {})

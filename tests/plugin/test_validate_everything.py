@@ -162,6 +162,24 @@ def test_panel_and_pairwise_prompts_are_checked_before_any_call(
     assert code == 1 and expected in output, output
 
 
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        ('  - id: judged\n    prompt: Capital of France?\n    scorers: [{name: W, type: llm_judge_pairwise,'
+         ' judge: grader, prompt: "{{ answer_a }} {{ answer_b }}", against: {answer: "{{ baselin }}"}}]\n',
+         "tasks[1].scorers[0].against.answer: template error: 'baselin' is undefined"),
+        ("  - id: judged\n    turns: ['Capital of France?', 'And of Spain?']\n    scorers: [{name: W,"
+         " type: llm_judge_pairwise, judge: grader, prompt: '{{ answer_a }}', against: {model: bot}}]\n",
+         "tasks[1].scorers[0].against: against: {model: ...} answers a single prompt"),
+    ],
+)
+def test_a_pairwise_against_that_cannot_work_is_found_before_any_call(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], task: str, expected: str
+) -> None:
+    code, output = validate(pytester, capsys, suite(task))
+    assert code == 1 and expected in output, output
+
+
 def test_optional_names_in_a_judge_prompt_pass_validation(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -38,6 +38,9 @@ from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 from bench_plugin.suite.templates import render_standalone
 from bench_plugin.transcript import split_thinking
 
+_ONE_PROMPT = "against: {model: ...} answers a single prompt; for a conversation give against: {answer: ...}"
+AGAINST_NAMES = ("model", "question")
+"""What an ``against.answer`` template sees besides the case's variables."""
 PAIRWISE_KEYS = ("judge", "prompt", "prompt_file", "system", "system_file", "reference", "target", "against", "parse")
 AGAINST_KEYS = ("model", "answer", "label")
 PARSE_KEYS = ("regex", "first", "second", "tie")
@@ -173,10 +176,20 @@ class PairwiseScorer:
         if name is not None and name not in case.models:
             raise CaseError(f"unknown model {name!r} for against", path=case.path, line=self.spec.line,
                             key=f"{self.spec.key}.against.model", hint=choices_hint(name, case.models, label="models"))
+        if name is not None and (case.turns is not None or case.conversation is not None):
+            raise CaseError(_ONE_PROMPT, path=case.path, line=self.spec.line, key=f"{self.spec.key}.against")
 
     def check_case(self, case: CaseSpec) -> None:
-        """Raises: CaseError for an unknown ``against.model`` or judge, or a prompt name nothing defines."""
+        """Find before any call what would fail this scorer's cases.
+
+        Raises: CaseError for an unknown ``against.model`` or one asked of a conversation, an unknown judge, or a
+        name nothing defines in a prompt or the ``against.answer`` template.
+        """
         self._check_against(case)
+        if self.against.answer is not None and case.templates is not None:
+            known = {*case.variables, *AGAINST_NAMES}
+            case.templates.check(self.against.answer, key=f"{self.spec.key}.against.answer", line=self.spec.line,
+                                 known=known)
         check_judges(self, case, self.spec.key, self.spec.line)
         check_prompt_names(self.prompt, case, extra=("answer_a", "answer_b", "order", "other"))
 
@@ -184,14 +197,14 @@ class PairwiseScorer:
         """The other answer, its label and the usage of the call that made it (none for a template)."""
         case, against, spec = context.case, self.against, self.spec
         if against.answer is not None:
+            # the names of AGAINST_NAMES, which check_case lets the template read
             scope = {**case.variables, "model": model_variables(case), "question": _question(context)}
             text = case.templates.render(against.answer, scope, key=f"{spec.key}.against.answer", line=spec.line) \
                 if case.templates is not None else render_standalone(against.answer, scope)
             return text, "reference" if against.label is None else against.label, {}
         self._check_against(case)
-        if case.turns is not None or case.conversation is not None or not case.messages:
-            message = "against: {model: ...} answers a single prompt; for a conversation give against: {answer: ...}"
-            raise CaseError(message, path=case.path, line=spec.line, key=f"{spec.key}.against")
+        if not case.messages:
+            raise CaseError(_ONE_PROMPT, path=case.path, line=spec.line, key=f"{spec.key}.against")
         assert against.model is not None
         model: ModelSpec = case.models[against.model]
         request = CompletionRequest(model=model, messages=case.messages, task=case.task, run=case.run, turn=1,
