@@ -122,6 +122,26 @@ def run_pytest(folder: Path, *args: str, check: bool = True) -> RunFigures:
     return RunFigures(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
+def pytest_floor(folder: Path, cases: int) -> RunFigures:
+    """Pytest alone: ``cases`` no-op tests, without the plugin, with pytest-html's self-contained report.
+
+    What this machine's pytest costs before any plugin does anything: its start-up, its per-item protocol
+    (reports, capture, logging, the terminal) and the HTML report the plugin writes by default.
+    """
+    test = folder / "suites" / "test_noop.py"
+    test.parent.mkdir(parents=True, exist_ok=True)
+    test.write_text(f"import pytest\n\n\n@pytest.mark.parametrize('n', range({cases}))\ndef test_noop(n):\n"
+                    "    pass\n", encoding="utf-8")
+    return run_pytest(folder, "-p", "no:bench_plugin", "--html", "report.html", "--self-contained-html")
+
+
+def bare_httpx_cpu(base_url: str, cases: int, concurrency: int, judge: bool = False) -> float:
+    """CPU seconds of this process making every case's calls through the bare httpx loop."""
+    started = time.process_time()
+    bare_httpx(base_url, cases, concurrency, judge)
+    return time.process_time() - started
+
+
 async def _bare_httpx(base_url: str, cases: int, concurrency: int, judge: bool) -> float:
     """The peer: the same calls through httpx alone, no pytest, no scoring.
 

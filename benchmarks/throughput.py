@@ -9,6 +9,12 @@ included) and to a bare httpx loop that makes the same calls with the same concu
 process, measured in the same run. With ``--xdist N`` each suite is also run as ``-n N`` at the same
 total in flight (``--bench-concurrency C/N`` per worker), with its ratio to the single process.
 
+The machine sets a bound no plugin inside pytest can beat: pytest's own N no-op tests with the HTML
+report (``harness.pytest_floor``) take CPU of their own, and the calls take at least the bare loop's
+CPU; in one process both share one interpreter lock, so the run takes at least their sum. The script
+prints that bound against the ideal (``--floor``), next to the run: on a machine where the bound
+alone is over 1.3x, that target cannot be met in one process, whatever the plugin does.
+
 Targets (issue 8): at N=1000, 200 ms, 64 in flight, one call and call + judge within 1.3x of the
 ideal; ``-n 2`` within 1.3x of one process. Every run starts without results or response cache (the
 cache stays at its default, so every call is made). Figures, not assertions; wall times need a
@@ -26,7 +32,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from harness import bare_httpx, ideal_s, mock_server, run_pytest, write_suite
+from harness import bare_httpx, bare_httpx_cpu, ideal_s, mock_server, pytest_floor, run_pytest, write_suite
 
 TARGET = 1.3
 
@@ -53,6 +59,8 @@ def main() -> int:
                         help="also run with -n N at the same total concurrency (0 to skip)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per setting; the median is printed")
     parser.add_argument("--only", choices=["call", "judge"], help="only one of the two suites")
+    parser.add_argument("--floor", action="store_true",
+                        help="also print the machine's bound: pytest's N no-op tests' CPU + the bare loop's CPU")
     options = parser.parse_args()
     n, latency, workers, repeat = options.cases, options.latency, options.xdist, max(1, options.repeat)
     print(f"{n} cases, answer latency {latency:g} s, mock server in its own process, median of {repeat}; "
@@ -78,6 +86,15 @@ def main() -> int:
                 print(f"{name:<42} {peer:>8.2f} {ideal:>8.2f} {peer / ideal:>9.2f} {1:>9.2f} {'-':>10}")
                 name = f"{label}: pytest, {concurrency} in flight"
                 print(f"{name:<42} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>9.2f} {wall / peer:>9.2f} {1:>10.2f}")
+                if options.floor:
+                    floor = min((pytest_floor(Path(tmp) / "floor", n) for _ in range(repeat)), key=lambda f: f.cpu_s)
+                    calls_cpu = min(bare_httpx_cpu(base_url, n, concurrency, judge) for _ in range(repeat))
+                    bound = max(ideal, floor.cpu_s + calls_cpu)
+                    name = f"{label}: machine's bound, one process"
+                    print(f"{name:<42} {bound:>8.2f} {ideal:>8.2f} {bound / ideal:>9.2f} {bound / peer:>9.2f} "
+                          f"{bound / wall:>10.2f}")
+                    print(f"{'':<4}(pytest's {n} no-op tests with pytest-html: {floor.wall_s:.2f} s, CPU "
+                          f"{floor.cpu_s:.2f} s; the bare loop's CPU {calls_cpu:.2f} s)")
                 for other in spread:
                     name = f"{label}: pytest -n {workers}, {workers} x {per_worker}"
                     print(f"{name:<42} {other:>8.2f} {ideal:>8.2f} {other / ideal:>9.2f} {other / peer:>9.2f} "
