@@ -341,6 +341,8 @@ class CasePlaces:
         self.free = RankedSlots(size)  # a case taking its place again goes ahead of the cases not started yet
         self.waiting = 0  # running cases that gave their place up when a call of theirs waited
         self.on_let_go: Callable[[], None] | None = None  # told (in the loop) each time a case lets its place go
+        # held while a case waits to take its place again (progress: ``RunStatus.waiting_for_place``)
+        self.report_wait: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
         self._ranks = itertools.count()
 
     def slot(self, gives: bool = True) -> CaseSlot:
@@ -375,10 +377,13 @@ class CaseSlot:
         """Hold a place from now on (to run an agent's program): one taken again first if the case gave its up.
 
         It waits for it ahead of the cases not started yet, and keeps it until a call of its waits again. It holds
-        nothing else meanwhile (no call slot, no bucket's turn), so waiting for a place cannot stop the run.
+        nothing else meanwhile (no call slot, no bucket's turn), so waiting for a place cannot stop the run. While
+        it waits, ``CasePlaces.report_wait`` is held (a free place is taken at once: nothing is reported).
         """
         if not self.held and self._let_go:
-            await self._places.free.acquire(self.rank)
+            free = self._places.free
+            with self._places.report_wait() if free.locked() else contextlib.nullcontext():
+                await free.acquire(self.rank)
             self.held, self._let_go = True, False
             self._places.waiting -= 1
 

@@ -1,8 +1,10 @@
-"""What the runner is doing right now: cases started and finished, errors, and every call that waits.
+"""What the runner is doing right now: cases started and finished, errors, and every call or command that waits.
 
-The runner's loop thread counts here; the progress display (``progress.py``) reads it from pytest's
-main thread, so every change and every read holds one lock. Under xdist each worker sends
-``StatusSnapshot``s of its counters as plain data, and the controller draws their sum (``combine``).
+A call waits for its provider's limits (``waiting``); a case, for a place among the cases at work to run a
+command, an agent's program (``waiting_for_place``, through ``places.take_place``). The runner's loop thread
+counts here; the progress display (``progress.py``) reads it from pytest's main thread, so every change and
+every read holds one lock. Under xdist each worker sends ``StatusSnapshot``s of its counters as plain data,
+and the controller draws their sum (``combine``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class RunStatus:
         self.finished = 0
         self.errors = 0
         self.not_run = 0
+        self.place_waits = 0  # cases waiting for a place among the cases at work, to run a command
         self.waits: dict[int, Wait] = {}
 
     def case_started(self) -> None:
@@ -62,17 +65,28 @@ class RunStatus:
             with self._lock:
                 self.waits.pop(key, None)
 
+    @contextlib.contextmanager
+    def waiting_for_place(self) -> Iterator[None]:
+        """Count a case as waiting for a place to run a command while the block runs (``limits.CaseSlot``)."""
+        with self._lock:
+            self.place_waits += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.place_waits -= 1
+
     def snapshot(self) -> StatusSnapshot:
         """The counters now, with each wait's end on the wall clock (so another process can read it)."""
         with self._lock:
             started, finished, errors, not_run = self.started, self.finished, self.errors, self.not_run
-            waits = list(self.waits.values())
+            place_waits, waits = self.place_waits, list(self.waits.values())
         at, monotonic = time.time(), time.monotonic()
         ends = tuple(Wait(wait.provider, wait.why, at + wait.until - monotonic) for wait in waits)
-        return StatusSnapshot(started, finished, errors, not_run, ends)
+        return StatusSnapshot(started, finished, errors, not_run, ends, place_waits)
 
     def line(self, total: int | None) -> str:
-        """One line: cases done (of ``total``), in flight, errors, not run, and the waits grouped."""
+        """One line: cases done (of ``total``), in flight, errors, not run, waiting for a place, the waits grouped."""
         return self.snapshot().line(total)
 
 
@@ -81,17 +95,22 @@ _COUNTS = ("started", "finished", "errors", "not_run")
 
 @dataclass(frozen=True)
 class StatusSnapshot:
-    """``RunStatus`` at one moment; ``waits`` end on the wall clock (``time.time()``)."""
+    """``RunStatus`` at one moment; ``waits`` end on the wall clock (``time.time()``).
+
+    ``place_waits``: cases waiting for a place to run a command (they are also in flight).
+    """
 
     started: int = 0
     finished: int = 0
     errors: int = 0
     not_run: int = 0
     waits: tuple[Wait, ...] = ()
+    place_waits: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, to cross from an xdist worker to the controller."""
         return {"started": self.started, "finished": self.finished, "errors": self.errors, "not_run": self.not_run,
+                "place_waits": self.place_waits,
                 "waits": [[wait.provider, wait.why, wait.until] for wait in self.waits]}
 
     @classmethod
@@ -103,18 +122,21 @@ class StatusSnapshot:
         """
         try:
             started, finished, errors, not_run = (int(data[key]) for key in _COUNTS)
+            place_waits = int(data.get("place_waits", 0))
             waits = tuple(Wait(str(provider), str(why), float(until)) for provider, why, until in data["waits"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a status snapshot: {exc}") from exc
-        return cls(started, finished, errors, not_run, waits)
+        return cls(started, finished, errors, not_run, waits, place_waits)
 
     def line(self, total: int | None, now: float | None = None) -> str:
-        """One line: cases done (of ``total``), in flight, errors, not run, and the waits grouped."""
+        """One line: cases done (of ``total``), in flight, errors, not run, waiting for a place, the waits grouped."""
         done, flight, errors, not_run = self.finished, self.started - self.finished, self.errors, self.not_run
         parts = [f"{done}/{total}" if total is not None else f"{done}", f"cases done, {flight} in flight"]
         text = f"bench: {' '.join(parts)}, {errors} error{'s' * (errors != 1)}"
         if not_run:
             text += f", {not_run} not run"
+        if self.place_waits:
+            text += f", {self.place_waits} waiting for a place to run a command"
         if self.waits:
             text += "; waiting: " + "; ".join(_grouped(self.waits, time.time() if now is None else now))
         return text
@@ -125,7 +147,8 @@ def combine(snapshots: Iterable[StatusSnapshot]) -> StatusSnapshot:
     total = StatusSnapshot()
     for part in snapshots:
         total = StatusSnapshot(total.started + part.started, total.finished + part.finished,
-                               total.errors + part.errors, total.not_run + part.not_run, total.waits + part.waits)
+                               total.errors + part.errors, total.not_run + part.not_run, total.waits + part.waits,
+                               total.place_waits + part.place_waits)
     return total
 
 

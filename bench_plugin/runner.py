@@ -492,6 +492,7 @@ class Runner:
         self._loop = loop
         self._places = CasePlaces(self.concurrency)
         self._places.on_let_go = lambda: self.on_case_waits() if self.on_case_waits is not None else None
+        self._places.report_wait = self.settings.status.waiting_for_place
         self.call_slots = RankedSlots(self.concurrency)
         self._http = HttpPool(size=self.concurrency)
         ready.set()

@@ -583,6 +583,39 @@ def test_a_case_that_gave_its_place_up_takes_one_again_to_work_ahead_of_cases_no
     asyncio.run(scenario())
 
 
+def test_a_case_waiting_for_a_place_to_run_a_command_is_shown_waiting_until_it_has_one() -> None:
+    async def scenario() -> None:
+        status = RunStatus()
+        places = CasePlaces(1)
+        places.report_wait = status.waiting_for_place
+        older, newer, third = places.slot(), places.slot(), places.slot()
+        await older.take()
+        older.let_go()  # a call of its waited
+        await newer.take()
+        again = asyncio.ensure_future(older.take_again())
+        await asyncio.sleep(0)
+        assert status.line(3).endswith("1 waiting for a place to run a command")
+        newer.let_go()
+        await again
+        assert status.place_waits == 0 and "waiting" not in status.line(3)
+        cancelled = asyncio.ensure_future(newer.take_again())  # a case whose time ran out while it waited
+        await asyncio.sleep(0)
+        assert status.place_waits == 1
+        cancelled.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await cancelled
+        assert status.place_waits == 0
+        older.end()
+        await third.take()
+        third.let_go()
+        await third.take_again()  # a free place: taken at once, nothing shown
+        assert status.place_waits == 0
+        third.end()
+        newer.end()
+
+    asyncio.run(scenario())
+
+
 def test_a_case_that_ends_while_it_waits_leaves_the_count() -> None:
     places = CasePlaces(2)
     slot = places.slot()

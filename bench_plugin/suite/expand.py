@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench_plugin.chat import Message
 from bench_plugin.endpoints import PRESETS, ModelSpec
-from bench_plugin.errors import CaseError, SuiteError
+from bench_plugin.errors import CaseError
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.messages import render_messages
 from bench_plugin.suite.models import adhoc_model
@@ -19,6 +19,7 @@ from bench_plugin.suite.spec import CaseSpec, PromptSpec, ScorerSpec, SuiteSpec,
 from bench_plugin.suite.templates import TemplateRenderer
 from bench_plugin.suite.thresholds import render_threshold
 from bench_plugin.suite.turns import build_turns
+from bench_plugin.suite.unique_ids import check_unique_ids
 from bench_plugin.suite.variants import Variant, fallback_id, task_variants
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list
     here its templates are rendered for each variant and model.
 
     Raises:
-        SuiteError: when two cases would get the same id (shown as a table with the fix).
+        SuiteError: when two cases would get the same id (shown as a table with the fix: ``unique_ids.py``).
     """
     options = options or ExpandOptions()
     renderer = TemplateRenderer(suite.root, suite.path, allowed=suite.folders.allowed)
@@ -64,7 +65,7 @@ def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list
     indexes = itertools.count()  # each case's place in the list, given as it is made (not by copying each case)
     for task in suite.tasks:
         cases.extend(_expand_task(suite, renderer, task, models, options, indexes))
-    _check_unique_ids(suite, cases)
+    check_unique_ids(suite, cases, renderer)
     return cases
 
 
@@ -277,28 +278,3 @@ def _with_judges_checked(case: CaseSpec, suite: SuiteSpec) -> CaseSpec:
         if scorer.type == "llm_judge" and isinstance(judge, str) and judge in suite.judge_problems:
             return replace(case, problem=suite.judge_problems[judge])
     return case
-
-
-def _check_unique_ids(suite: SuiteSpec, cases: list[CaseSpec]) -> None:
-    seen: dict[str, CaseSpec] = {}
-    clashes: list[tuple[CaseSpec, CaseSpec]] = []
-    for case in cases:
-        first = seen.setdefault(case.case_id, case)
-        if first is not case:
-            clashes.append((first, case))
-    if not clashes:
-        return
-    width = max(len(b.case_id) for _, b in clashes)
-    rows = [
-        f"  {b.case_id:<{width}}  line {(a.line or 0) + 1} and line {(b.line or 0) + 1}" for a, b in clashes[:10]
-    ]
-    more = [f"  ... and {len(clashes) - 10} more"] if len(clashes) > 10 else []
-    index = clashes[0][1].task_index
-    raise SuiteError(
-        f"{len(clashes)} case id(s) are not unique:\n" + "\n".join(rows + more),
-        path=suite.path,
-        line=clashes[0][1].line,
-        key=f"tasks[{index}].id" if index is not None else "tasks",
-        hint="give each task a distinct id; with a matrix or dataset put a varying field in the id, "
-        "e.g. id: \"landlord-{{ amount }}-{{ category }}\"",
-    )

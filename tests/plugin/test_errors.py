@@ -83,7 +83,9 @@ def test_duplicate_ids_are_listed_with_the_fix(pytester: pytest.Pytester) -> Non
     suite = "models:\n  a: {provider: echo}\nmatrix:\n  n: [1, 2]\ntasks:\n  - {id: same, prompt: 'n={{ n }}'}\n"
     result = run(pytester, suite)
     result.stdout.fnmatch_lines(
-        ["*1 case id(s) are not unique:*", "*same[[]a-run1[]]*", "*hint: give each task a distinct id*"]
+        ["*1 case id(s) are not unique:*", "*same[[]a-run1[]]  2 cases of the task at line 6",
+         "*hint: the task at line 6 expands to 2 cases with the same id, because its id does not use the matrix "
+         "variable n: add {{ n }} to the id*"]
     )
 
 

@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from bench_plugin import progress
 from bench_plugin.mock.server import MockServer
 from bench_plugin.run_status import RunStatus
 
@@ -27,6 +28,18 @@ def test_status_line_counts_cases_and_groups_the_waits():
                     "60/min; openai (2 calls) 30 s: HTTP 429, server asked 30 s")
     assert status.waits == {}
     assert status.line(total=None).startswith("bench: 3 cases done, 3 in flight, 1 error")
+
+
+def test_status_line_counts_the_cases_waiting_for_a_place_to_run_a_command():
+    status = RunStatus()
+    for _ in range(3):
+        status.case_started()
+    with status.waiting_for_place(), status.waiting_for_place(), status.waiting("local", "rpm limit 60/min", 2):
+        line = status.line(total=4)
+    # still in flight, as a case whose call waits is
+    assert line == ("bench: 0/4 cases done, 3 in flight, 0 errors, 2 waiting for a place to run a command; waiting: "
+                    "local (1 call) 2 s: rpm limit 60/min")
+    assert status.line(total=4) == "bench: 0/4 cases done, 3 in flight, 0 errors"
 
 
 def test_a_wait_that_is_over_shows_no_time_left():
@@ -80,3 +93,45 @@ def test_quiet_runs_show_no_progress(pytester: pytest.Pytester, mock_server: Moc
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1)
     assert not [line for line in result.stdout.lines if line.startswith("bench: ")]
+
+
+def command_suite(server: MockServer, model_id: str) -> str:
+    """Two agent cases, each running one 2 s command; the first call of the two gets a 429 asking for 1 s."""
+    server.add_rule({"model": model_id, "status": 429, "retry_after": "1", "times": 1})
+    server.add_rule({"model": model_id, "tool_result": ".", "reply": "done"})
+    server.add_rule({"model": model_id, "tool_calls": [
+        {"name": "run_command", "arguments": {"command": 'python3 -c "import time; time.sleep(2)"'}}]})
+    return f"""\
+providers:
+  mock: {{type: openai_compatible, base_url: '{server.openai_base_url}', timeout: 10}}
+models:
+  agent: {{provider: mock, id: {model_id}}}
+matrix:
+  n: [1, 2]
+tasks:
+  - id: 'job-{{{{ n }}}}'
+    prompt: Run it.
+    tools: [{{type: command, allow: [python3], timeout: 30}}]
+    scorers:
+      - {{name: C, type: completion, checks: [{{answer: true, contains: done}}]}}
+"""
+
+
+def test_a_case_waiting_for_a_place_to_run_a_command_is_shown_waiting(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Such a case was shown only as in flight.
+
+    The 429 has the first case give its place up, so the second starts; with one place, whichever runs its command
+    second waits for the place while the other's command runs.
+    """
+    monkeypatch.setattr(progress, "LOG_EVERY_S", 0.2)  # a line at every tick of the wait, not one in 5 s
+    pytester.makefile(".yaml", **{"suites/agent": command_suite(mock_server, f"place-{uuid.uuid4().hex[:8]}")})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-sandbox", "none",
+                                "--bench-concurrency", "1", "--bench-cache", "off")
+    result.assert_outcomes(passed=2)
+    progress_lines = [line for line in result.stdout.lines if line.startswith("bench: ")]
+    waiting = [line for line in progress_lines if "waiting for a place" in line]
+    assert waiting, progress_lines
+    assert all(line.startswith("bench: 0/2 cases done, 2 in flight, 0 errors, 1 waiting for a place to run a command")
+               for line in waiting), waiting

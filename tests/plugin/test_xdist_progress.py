@@ -35,6 +35,16 @@ def test_a_snapshot_crosses_as_plain_data_and_snapshots_add_up():
         StatusSnapshot.from_dict({"started": 1})
 
 
+def test_the_cases_waiting_for_a_place_cross_from_the_workers_and_add_up():
+    status = RunStatus()
+    status.case_started()
+    with status.waiting_for_place():
+        sent = json.loads(json.dumps(status.snapshot().to_dict()))
+    other = StatusSnapshot(started=3, place_waits=2)
+    assert combine([StatusSnapshot.from_dict(sent), other]).line(8) == (
+        "bench: 0/8 cases done, 4 in flight, 0 errors, 3 waiting for a place to run a command")
+
+
 def message(worker: str, seq: int, started: int, finished: int, waits: list[Any] | None = None) -> dict[str, Any]:
     return {"worker": worker, "seq": seq, "collected": 8, "started": started, "finished": finished, "errors": 0,
             "not_run": 0, "waits": waits or []}
@@ -51,8 +61,13 @@ def test_the_controller_keeps_each_workers_newest_counters(pytester: pytest.Pyte
     board.read_files()
     assert board.line(None).startswith("bench: 3/8 cases done, 3 in flight, 0 errors; waiting: mock (1 call) ")
     assert board.line(None).endswith(" s: paused after HTTP 429")
+    board.take({**message("gw0", 3, started=4, finished=3), "place_waits": 1})
+    assert board.line(None).startswith("bench: 3/8 cases done, 3 in flight, 0 errors, 1 waiting for a place to run a "
+                                       "command; waiting: mock (1 call) ")
     board.pytest_testnodedown(SimpleNamespace(gateway=SimpleNamespace(id="gw1")), None)  # gone: nothing in flight
-    assert board.line(None) == "bench: 3/8 cases done, 1 in flight, 0 errors"
+    assert board.line(None) == "bench: 3/8 cases done, 1 in flight, 0 errors, 1 waiting for a place to run a command"
+    board.pytest_testnodedown(SimpleNamespace(gateway=SimpleNamespace(id="gw0")), None)  # nor waits for a place
+    assert board.line(None) == "bench: 3/8 cases done, 0 in flight, 0 errors"
     board.close()
     assert board.folder is None and not tmp_path.exists()
 
