@@ -15,7 +15,7 @@ from bench_plugin import record as rec
 from bench_plugin.case import CasePreparer, PreparedCase, build_record
 from bench_plugin.catalog import catalog_from_hooks
 from bench_plugin.errors import CaseFailed, SuiteError
-from bench_plugin.providers.offline import check_script_rules
+from bench_plugin.providers.offline_checks import check_offline_models
 from bench_plugin.record import CaseRecord
 from bench_plugin.rejudge import judged_again
 from bench_plugin.run_history import CANNOT_REJUDGE, REJUDGE, REUSE
@@ -47,9 +47,8 @@ class SuiteFile(pytest.File):
             catalog = catalog_from_hooks(self.ihook)  # this folder's conftest.py files may add names
             known = tuple(catalog.providers.names())
             suite = build_suite(loaded, replace(state.build_options, provider_types=known))
-            check_script_rules(loaded, suite.models, "models")  # a rule that never works is a typo, not a failure
-            check_script_rules(loaded, suite.judges, "judges")
             cases = expand_suite(suite, state.expand_options)
+            check_offline_models(loaded, suite, cases)  # a rule or replay key that never works is a typo, not a failure
             # all suites write into one output folder: a second suite naming a file stops here
             self.config.stash.setdefault(OUTPUTS_KEY, OutputClaims()).claim(self.nodeid, suite.outputs)
             state.note_tasks(self.nodeid, cases)

@@ -11,20 +11,14 @@ import json
 import re
 import time
 from collections.abc import Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from bench_plugin.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, ToolCall
-from bench_plugin.endpoints import ModelSpec
-from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError, SuiteError
+from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError
 from bench_plugin.providers.interface import BaseProvider
 from bench_plugin.providers.text_vectors import DIMENSIONS, hashed_vector
-from bench_plugin.suite.loader import LoadedSuite, format_key_path
 from bench_plugin.suite.recordings import Recording, read_recordings, recording_fields
-from bench_plugin.suite.sandbox import make_environment
 from bench_plugin.suite.templates import render_standalone
 
 
@@ -69,6 +63,12 @@ class EchoProvider(OfflineProvider):
         return _completion(prefix + last_user_text(request), started)
 
 
+REPLY_NAMES = frozenset({"groups", "last_user", "task", "run", "turn"})
+"""What a scripted ``reply`` (and a tool call's arguments) sees besides the request's variables."""
+KEY_NAMES = frozenset({"task_id", "model"})
+"""What a replay model's ``model_key`` and ``task_key`` see besides the request's variables (``find_recordings``)."""
+
+
 class ScriptedProvider(OfflineProvider):
     """Replies declared in YAML; the first rule whose matchers all hold answers.
 
@@ -95,6 +95,7 @@ class ScriptedProvider(OfflineProvider):
             reply = rule.get("reply", "")
             if isinstance(reply, list):
                 reply = reply[min(request.turn, len(reply)) - 1]
+            # the names of REPLY_NAMES, which collection lets a reply read (providers/offline_checks.py)
             scope = {**request.variables, "groups": groups, "last_user": text, "task": request.task,
                      "run": request.run, "turn": request.turn}
             completion = _completion(render_standalone(reply, scope), started)
@@ -235,77 +236,3 @@ def _find(entries: list[Recording], run: int, turn: int) -> tuple[str, str | Non
             elif (rec_turn is None and turn == 1) or (rec_turn is not None and int(rec_turn) == turn):
                 return str(response), None
     return None
-
-
-_RULE_PATTERNS = ("regex", "tool_result")
-
-
-def check_script_rules(loaded: LoadedSuite, models: Mapping[str, ModelSpec], section: str) -> None:
-    """Refuse, at collection, a scripted model's rule that could never answer.
-
-    Found at run time, such a rule looked like our failure (an internal error, counted as
-    infrastructure), and ``bench validate`` missed it. Checks that every ``regex`` and
-    ``tool_result`` compiles and every reply and tool-call argument template parses.
-
-    Args:
-        loaded: the suite, for lines and quotes.
-        models: the suite's built models (or judges); those of other provider types are skipped.
-        section: ``models`` or ``judges``, as the key path names them.
-
-    Raises:
-        SuiteError: at the rule's key (``models.bot.script[2].regex``), saying what is wrong.
-    """
-    for name, model in models.items():
-        if model.provider.type != "scripted" or (section, name) not in loaded.lines.lines:
-            continue
-        for index, rule in enumerate(model.options.get("script") or []):
-            if isinstance(rule, Mapping):
-                _check_rule(loaded, rule, (section, name, "script", index))
-
-
-def _check_rule(loaded: LoadedSuite, rule: Mapping[str, Any], base: tuple[str | int, ...]) -> None:
-    for key in _RULE_PATTERNS:
-        if key in rule:
-            try:
-                re.compile(str(rule[key]))
-            except re.error as exc:
-                _refuse(loaded, (*base, key), f"{key} {str(rule[key])!r} does not compile: {exc.msg} "
-                        f"(at character {(exc.pos or 0) + 1})", "the pattern is Python re syntax; in YAML "
-                        "double quotes a backslash is written twice (\"\\\\d\"), in single quotes once ('\\d')")
-    replies = rule.get("reply", "")
-    for number, reply in enumerate(replies if isinstance(replies, list) else [replies]):
-        _check_template(loaded, (*base, "reply", number) if isinstance(replies, list) else (*base, "reply"), reply)
-    for number, call in enumerate(rule.get("tool_calls") or []):
-        if isinstance(call, Mapping):
-            for text in _strings(call.get("arguments", {})):
-                _check_template(loaded, (*base, "tool_calls", number, "arguments"), text)
-
-
-def _check_template(loaded: LoadedSuite, path: tuple[str | int, ...], text: Any) -> None:
-    if not isinstance(text, str):
-        return
-    try:
-        _syntax().parse(text)
-    except jinja2.TemplateSyntaxError as exc:
-        _refuse(loaded, path, f"template error: {exc.message}", None)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [text for item in value.values() for text in _strings(item)]
-    if isinstance(value, list):
-        return [text for item in value for text in _strings(item)]
-    return []
-
-
-@lru_cache(maxsize=1)
-def _syntax() -> jinja2.Environment:
-    return make_environment(None)
-
-
-def _refuse(loaded: LoadedSuite, path: tuple[str | int, ...], message: str, hint: str | None) -> None:
-    line = loaded.lines.line_of(path)
-    raise SuiteError(message, path=loaded.display_path, line=line, key=format_key_path(path), hint=hint,
-                     excerpt=loaded.excerpt(line, context=0))

@@ -22,6 +22,7 @@ from bench_plugin.utf8 import NotUtf8
 
 _JINJA_LITERALS = frozenset({"true", "false", "none", "True", "False", "None"})
 """Names jinja2 reads as constants, never as variables."""
+_DEFINE_IT = "define it under variables:, in the task's vars:, or as a matrix or dataset field"
 _SINGLE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>.*?)\}\}\s*$", re.DOTALL)
 
 
@@ -117,8 +118,9 @@ class TemplateRenderer:
         for name in names:
             if known is not None and name not in known and name not in self.env.globals:
                 guess = did_you_mean(name, sorted(known))
+                readable = f"it can read: {', '.join(sorted(known))}" if known else _DEFINE_IT
                 raise CaseError(f"template error: {name!r} is undefined", path=self.path, line=line, key=key or None,
-                                hint=(f"{guess} " if guess else "") + f"it can read: {', '.join(sorted(known))}")
+                                hint=(f"{guess} " if guess else "") + readable)
 
     def undeclared(self, source: str, *, from_file: bool = False) -> tuple[str, ...]:
         """The names a template reads and does not define; parsed once per source.
@@ -224,7 +226,7 @@ def _case_error(
     elif isinstance(exc, jinja2.UndefinedError):
         message = f"template error: {exc.message}"
         if (exc.message or "").endswith(" is undefined"):
-            hint = "define it under variables:, in the task's vars:, or as a matrix or dataset field"
+            hint = _DEFINE_IT
     elif isinstance(exc, LimitExceeded):
         message, hint = f"template error: {exc.message}", LIMIT_HINT
     elif isinstance(exc, jinja2.TemplateError):

@@ -351,3 +351,119 @@ def test_a_later_turn_or_phase_reading_an_undefined_name_is_found_before_any_cal
     assert "hint: did you mean 'answers'? it can read: answers, model, phase, raw_answers, task_id, turn" in out
     assert "suites/demo.yaml:9: tasks[2].phases[1].system: template error: 'nosuch' is undefined" in out
     assert "fine[" not in out
+
+
+# ----------------------------------------------------------------------------- templates rendered during the run
+
+CONVERSATION = """\
+models:
+  bot: {{provider: echo}}
+tasks:
+  - id: chat
+    vars: {{tone: calm}}
+    conversation:
+      mode: shared
+      max_turns: 1
+      speaker_prefix: "{prefix}"
+      seed: hello
+      participants: [{{name: A}}, {{name: B}}]
+"""
+REPLAY = """\
+models:
+  rec:
+    provider: replay
+    id: m
+    replay: {{file: answers.jsonl, model_key: "{{{{ model.name }}}}", task_key: "{key}"}}
+tasks:
+  - {{id: a, prompt: x, vars: {{qid: a}}}}
+"""
+SCRIPTED = """\
+models:
+  bot:
+    provider: scripted
+    script:
+      - {{task: "capital-*", regex: "(\\\\w+)\\\\?", reply: "{reply}"}}
+      - {{reply: "{{{{ last_user }}}} {{{{ task }}}} {{{{ run }}}} {{{{ turn }}}} {{{{ note | default('') }}}}"}}
+tasks:
+  - {{id: capital-fr, prompt: "France?", vars: {{city: Paris}}}}
+  - {{id: other, prompt: hello}}
+"""
+AGENT = """\
+models:
+  bot: {{provider: scripted, script: [{{reply: "done"}}]}}
+tasks:
+  - id: a
+    prompt: do it
+    vars: {{fname: note.md}}
+    tools: [read_file]
+    workspace: {{files: {{note.md: hi}}}}
+    scorers:
+      - name: C
+        type: completion
+        vars: {{word: hi}}
+        checks: [{{file: "{file}", contains: "{{{{ word }}}}"}}]
+"""
+
+
+def offline_suite(template: str, value: str, pytester: pytest.Pytester) -> str:
+    if template is REPLAY:
+        pytester.makefile(".jsonl", **{"suites/answers": '{"model": "rec", "task": "a", "response": "x"}\n'})
+    return template.format(prefix=value, key=value, reply=value, file=value)
+
+
+@pytest.mark.parametrize(("template", "value", "expected", "outcome"), [
+    (CONVERSATION, "[{{ speker }}]: ",
+     "demo.yaml:9: tasks[0].conversation.speaker_prefix: template error: 'speker' is undefined", {"failed": 1}),
+    (REPLAY, "{{ qdi }}", "demo.yaml:5: models.rec.replay.task_key: template error: 'qdi' is undefined",
+     {"errors": 1}),
+    (REPLAY, "{{ qid }", "demo.yaml:5: models.rec.replay.task_key: template error: unexpected '}'", {"errors": 1}),
+    (SCRIPTED, "{{ groups[1] }} is {{ cty }}",
+     "demo.yaml:5: models.bot.script[0].reply: template error: 'cty' is undefined", {"errors": 1}),
+    (AGENT, "{{ nofile }}", "demo.yaml:10: tasks[0].scorers[0].checks[0].file: template error: 'nofile' is undefined",
+     {"failed": 1}),
+])
+def test_a_template_rendered_during_the_run_that_reads_an_undefined_name_is_found_before_any_call(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], template: str, value: str, expected: str,
+    outcome: dict[str, int],
+) -> None:
+    """Validate said OK; the run failed the case (a replay key or reply with '<suite>:' and no line) after calls."""
+    code, out = validate(pytester, capsys, offline_suite(template, value, pytester))
+    assert code == 1 and f"suites/{expected}" in out, out
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    result.assert_outcomes(**outcome)
+    result.stdout.fnmatch_lines([f"*{glob(expected)}*"])
+    assert_not_infrastructure(result)
+    if "failed" in outcome:  # the case alone fails, before its model is called
+        record = next(iter(records(pytester).values()))
+        assert record["status"] == "invalid" and record["usage"]["calls"] == 0
+
+
+@pytest.mark.parametrize(("template", "value", "hint"), [
+    (CONVERSATION, "[{{ speker }}]: ", "hint: did you mean 'speaker'? it can read: model, speaker, task_id, tone"),
+    (REPLAY, "{{ qdi }}", "hint: did you mean 'qid'? no case of this suite defines it"),
+    (SCRIPTED, "{{ cty }}", "hint: did you mean 'city'? no case of this suite defines it; a reply sees the case "
+                            "variables (and a scorer's vars:), groups, last_user, run, task, turn"),
+])
+def test_an_undefined_name_in_a_template_rendered_during_the_run_gets_a_did_you_mean(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], template: str, value: str, hint: str
+) -> None:
+    _, out = validate(pytester, capsys, offline_suite(template, value, pytester))
+    assert hint in out, out
+
+
+@pytest.mark.parametrize(("template", "value"), [
+    (CONVERSATION, "[{{ speaker }} to {{ model.name }} on {{ task_id }}, {{ tone }}{{ extra | default('') }}]: "),
+    (REPLAY, "{{ task_id if task_id == qid else qid }}"),
+    (SCRIPTED, "{{ groups[1] }}: {{ city }} ({{ range(2) | list | length }})"),  # city: only capital-* tasks have it
+    (AGENT, "{{ fname }}"),
+])
+def test_templates_rendered_during_the_run_may_read_what_they_are_rendered_with(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], template: str, value: str
+) -> None:
+    """The case's variables, the names the run adds (speaker, task_id, groups...) and optional names all pass."""
+    code, out = validate(pytester, capsys, offline_suite(template, value, pytester))
+    assert code == 0, out
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    assert result.parseoutcomes().get("failed", 0) == 0 and result.parseoutcomes().get("errors", 0) == 0, \
+        result.stdout.str()
+    assert_not_infrastructure(result)

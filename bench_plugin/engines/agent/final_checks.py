@@ -63,7 +63,9 @@ def _render(value: Any, case: CaseSpec, spec: ScorerSpec) -> Any:
     if isinstance(value, Mapping):
         return {key: _render(item, case, spec) for key, item in value.items()}
     if isinstance(value, str) and case.templates is not None and ("{{" in value or "{%" in value):
-        return case.templates.evaluate(value, case.variables, key=f"{spec.key}.checks", line=spec.line)
+        # the scorer's vars: too, as its other templates see them (and as CompletionScorer.check_case allows)
+        variables = {**case.variables, **case.scorer_vars.get(spec.name, {})}
+        return case.templates.evaluate(value, variables, key=f"{spec.key}.checks", line=spec.line)
     return value
 
 

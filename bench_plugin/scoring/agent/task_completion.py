@@ -19,7 +19,7 @@ from bench_plugin.engines.agent.final_checks import CONDITIONS
 from bench_plugin.hints import did_you_mean
 from bench_plugin.scoring.context import ComponentScore, ScoringContext, require_agent
 from bench_plugin.scoring.options import check_option_names
-from bench_plugin.suite.spec import ScorerSpec
+from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 _SHOWN_FAILURES = 3
 
@@ -87,6 +87,21 @@ class CompletionScorer:
         check_final_checks(spec.options)
         return cls(spec)
 
+    def check_case(self, case: CaseSpec) -> None:
+        """Find before any call a template in a check that would fail once the agent has run.
+
+        The engine renders the checks with ``case``'s variables (and this scorer's ``vars:``, which ``case`` holds
+        here): a name that is neither fails the case now, with the scorer's line and the option's key.
+
+        Raises:
+            CaseError: at ``KEY.checks[i].OPTION``, for a template that does not parse or reads a name nothing defines.
+        """
+        if case.templates is None:
+            return
+        for index, check in enumerate(self.spec.options.get("checks") or []):
+            for path, text in _templates(check, f"{self.spec.key}.checks[{index}]"):
+                case.templates.check(text, key=path, line=self.spec.line, known=case.variables)
+
     async def score(self, context: ScoringContext) -> ComponentScore:
         """Raises CaseError when the task is not an agent task (it has no workspace to check)."""
         spec = self.spec
@@ -101,3 +116,14 @@ class CompletionScorer:
         evidence = {"passed": len(passed), "total": len(checks), "checks": [check.to_dict() for check in checks]}
         return ComponentScore(name=spec.name, value=round(value, 6), raw=value, passed=not failed, detail=detail,
                               extra={"evidence": evidence})
+
+
+def _templates(value: Any, key: str) -> list[tuple[str, str]]:
+    """``(key, text)`` of every string in a check that the engine renders (``engines/agent/final_checks.py``)."""
+    if isinstance(value, Mapping):
+        return [found for name, item in value.items() for found in _templates(item, f"{key}.{name}")]
+    if isinstance(value, list):
+        return [found for index, item in enumerate(value) for found in _templates(item, f"{key}[{index}]")]
+    if isinstance(value, str) and ("{{" in value or "{%" in value):
+        return [(key, value)]
+    return []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,6 +26,8 @@ from bench_plugin.suite.templates import TemplateRenderer
 _PARAM_KEYS = ("temperature", "max_tokens", "top_p")
 DEFAULT_NAME = "AI-{{ me.index }}"
 DEFAULT_SHARED_PREFIX = "[{{ speaker }}]: "
+PREFIX_NAMES = frozenset({"speaker"})
+"""What ``speaker_prefix`` sees besides the case scope (with ``model``, ``task_id``): engines/conversation/run.py."""
 
 
 def model_scope(scope: Mapping[str, Any], case_model: str, selected: Sequence[str]) -> dict[str, Any]:
@@ -56,9 +58,10 @@ class _Builder:
         key, line = self.where(*path)
         return self.renderer.render_file(name, scope, key=key, line=line)
 
-    def template(self, source: str, *path: PathPart) -> TemplateSpec:
+    def template(self, source: str, *path: PathPart, known: Collection[str] | None = None) -> TemplateSpec:
+        """A template the engine renders later; with ``known`` (what it is rendered with), another name fails now."""
         key, line = self.where(*path)
-        self.renderer.check(source, key=key, line=line)
+        self.renderer.check(source, key=key, line=line, known=known)
         return TemplateSpec(source, key=key, line=line)
 
 
@@ -111,7 +114,7 @@ def build_conversation(
         order=_order(b, entry.get("order"), participants),
         max_turns=int(entry["max_turns"]),
         stop_sequences=tuple(entry.get("stop_sequences", ())),
-        speaker_prefix=b.template(prefix, "speaker_prefix") if prefix else None,
+        speaker_prefix=b.template(prefix, "speaker_prefix", known={*scope, *PREFIX_NAMES}) if prefix else None,
         own_last=entry.get("own_last", "repeat_other"),
         continue_text=entry.get("continue_text", "Let's continue our conversation."),
         seed=_seed(b, entry.get("seed")),
