@@ -467,3 +467,93 @@ def test_templates_rendered_during_the_run_may_read_what_they_are_rendered_with(
     assert result.parseoutcomes().get("failed", 0) == 0 and result.parseoutcomes().get("errors", 0) == 0, \
         result.stdout.str()
     assert_not_infrastructure(result)
+
+
+# ------------------------------------------------------- a conversation command's templates, rendered when it applies
+
+COMMANDS = """\
+models:
+  bot:
+    provider: scripted
+    script:
+      - {{turn: 1, reply: "!temp 1.5 and !add_ai guest \\"a poet\\""}}
+      - {{reply: "fine"}}
+  guest: {{provider: echo, label: Guest, default: false}}
+tasks:
+  - id: chat
+    vars: {{tone: calm}}
+    conversation:
+      mode: shared
+      max_turns: 1
+      seed: hello
+      participants: [{{name: A}}, {{name: B}}]
+      commands:
+        temp: {{action: set_temperature, notice: "{notice}"}}
+        add_ai:
+          action: invite
+          models: [guest]
+          name: "{name}"
+          system: "{system}"
+"""
+NOTICE = "[{{ speaker }} set {{ value }}]"
+NAME = "{{ persona }}-{{ me.index }}"
+SYSTEM = "You are {{ me.name }}, invited by {{ inviter }}."
+
+
+def commands_suite(notice: str = NOTICE, name: str = NAME, system: str = SYSTEM) -> str:
+    return COMMANDS.format(notice=notice, name=name, system=system)
+
+
+@pytest.mark.parametrize(("templates", "expected", "hint"), [
+    ({"notice": "[{{ speker }} set {{ value }}]"},
+     "demo.yaml:17: tasks[0].conversation.commands.temp.notice: template error: 'speker' is undefined",
+     "hint: did you mean 'speaker'? it can read: model, speaker, task_id, tone, value"),
+    ({"name": "{{ persna }}-{{ me.index }}"},
+     "demo.yaml:21: tasks[0].conversation.commands.add_ai.name: template error: 'persna' is undefined",
+     "hint: did you mean 'persona'? it can read: inviter, me, model, persona, task_id, tone"),
+    ({"system": "You are {{ me.name }}, invited by {{ invter }}."},
+     "demo.yaml:22: tasks[0].conversation.commands.add_ai.system: template error: 'invter' is undefined",
+     "hint: did you mean 'inviter'? it can read: inviter, me, model, persona, task_id, tone"),
+    ({"notice": "[{{ speaker }} as {{ me.name }}]"},  # me: an invite's name and system see it, a notice does not
+     "demo.yaml:17: tasks[0].conversation.commands.temp.notice: template error: 'me' is undefined",
+     "it can read: model, speaker, task_id, tone, value"),
+], ids=["notice", "invite-name", "invite-system", "me-in-a-notice"])
+def test_a_command_template_that_reads_an_undefined_name_is_found_before_any_call(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], templates: dict[str, str], expected: str,
+    hint: str,
+) -> None:
+    """Validate said OK; the run called the models, then failed the case when the command applied."""
+    code, out = validate(pytester, capsys, commands_suite(**templates))
+    assert code == 1 and f"suites/{expected}" in out and hint in out, out
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*{glob(expected)}*"])
+    assert_not_infrastructure(result)
+    record = records(pytester)["chat"]
+    assert record["status"] == "invalid" and not record["call_log"] and record["usage"]["calls"] == 0
+
+
+def test_command_templates_may_read_every_name_they_are_rendered_with(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The case's variables, model and task_id; a notice's speaker and value; an invite's me, persona, inviter."""
+    case = "{{ model.name }} {{ task_id }} {{ tone }} {{ extra | default('') }}"
+    text = commands_suite(
+        notice=f"[{{{{ speaker }}}} set {{{{ value }}}}; {case}]",
+        name="{{ persona | replace(' ', '-') }}-{{ inviter }}-{{ me.index }}-{{ me.company }}-{{ me.model.label }}"
+             "-{{ model.name }}-{{ task_id }}-{{ tone }}",
+        system=f"You are {{{{ me.name }}}} ({{{{ me.model.name }}}}), invited by {{{{ inviter }}}} as "
+               f"{{{{ persona }}}}; {case}",
+    )
+    code, out = validate(pytester, capsys, text)
+    assert code == 0, out
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert_not_infrastructure(result)
+    conversation = records(pytester)["chat"]["conversation"]
+    name = "a-poet-A-3-echo-Guest-bot-chat-calm"
+    guest = conversation["participants"][2]
+    assert guest["name"] == name, conversation["participants"]
+    assert guest["system"] == f"You are {name} (guest), invited by A as a poet; bot chat calm ", guest
+    notices = [e["content"] for e in conversation["entries"] if e["kind"] == "notice"]
+    assert "[A set 1.5; bot chat calm ]" in notices, notices

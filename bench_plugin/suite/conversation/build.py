@@ -119,7 +119,7 @@ def build_conversation(
         continue_text=entry.get("continue_text", "Let's continue our conversation."),
         seed=_seed(b, entry.get("seed")),
         commands=build_commands(task.conversation.child("commands", default={}), renderer,
-                                lambda name: resolve_model(name, suite)),
+                                lambda name: resolve_model(name, suite), scope),
         key=key,
         line=line,
     )

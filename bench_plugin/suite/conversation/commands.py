@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from bench_plugin.endpoints import ModelSpec
@@ -33,10 +33,14 @@ DEFAULT_NOTICES = {
     "invite": "[{{ speaker }} invited {{ value }} to join]",
 }
 _TEMPLATED = ("name", "system")  # invite options rendered when the invited model joins
+NOTICE_NAMES = frozenset({"speaker", "value"})
+"""What a command's ``notice`` sees besides the case scope: ``speak`` in engines/conversation/run.py."""
+INVITE_NAMES = frozenset({"me", "persona", "inviter"})
+"""What an invite's ``name`` and ``system`` see besides the case scope: engines/conversation/commands.py."""
 
 
 def build_commands(
-    commands: Located, renderer: TemplateRenderer, resolve: Callable[[str], ModelSpec]
+    commands: Located, renderer: TemplateRenderer, resolve: Callable[[str], ModelSpec], scope: Collection[str]
 ) -> tuple[CommandSpec, ...]:
     """One CommandSpec per declared command, in YAML order; templates are checked, not rendered.
 
@@ -44,9 +48,13 @@ def build_commands(
         commands: ``commands:`` as written: command name -> ``{action, ...}`` (schema-valid).
         renderer: the suite's template renderer, to check the templates.
         resolve: a model name -> ModelSpec (raises ValueError or CaseError), for ``invite`` models.
+        scope: the names of the case scope the engine renders them with (the case variables,
+            ``model``, ``task_id``); a notice also sees ``NOTICE_NAMES``, an invite's ``name`` and
+            ``system`` ``INVITE_NAMES``.
 
     Raises:
-        CaseError: at the line of a template that does not compile or a model that cannot be invited.
+        CaseError: at the line of a template that does not compile, reads a name it will not be
+            rendered with, or a model that cannot be invited.
     """
     specs = []
     for name, entry in commands.data.items():
@@ -55,7 +63,7 @@ def build_commands(
         options: dict[str, Any] = {k: entry.get(k, v) for k, v in defaults.items()}
         for key in _TEMPLATED:
             if key in options:
-                options[key] = _template(options[key], commands, (name, key), renderer)
+                options[key] = _template(options[key], commands, (name, key), renderer, {*scope, *INVITE_NAMES})
         notice = entry.get("notice", DEFAULT_NOTICES[action])
         key, line = commands.where(name)
         specs.append(
@@ -63,7 +71,8 @@ def build_commands(
                 name=name,
                 action=action,
                 hide=bool(entry.get("hide", action in HIDDEN_BY_DEFAULT)),
-                notice=_template(notice, commands, (name, "notice"), renderer) if notice else None,
+                notice=_template(notice, commands, (name, "notice"), renderer, {*scope, *NOTICE_NAMES})
+                if notice else None,
                 max_uses=entry.get("max_uses"),
                 options=options,
                 models=_models(entry.get("models", []), commands, name, resolve),
@@ -74,9 +83,12 @@ def build_commands(
     return tuple(specs)
 
 
-def _template(source: str, commands: Located, path: tuple[PathPart, ...], renderer: TemplateRenderer) -> TemplateSpec:
+def _template(
+    source: str, commands: Located, path: tuple[PathPart, ...], renderer: TemplateRenderer, known: Collection[str]
+) -> TemplateSpec:
+    """A template the engine renders when the command applies; a name it reads that is not ``known`` fails now."""
     key, line = commands.where(*path)
-    renderer.check(source, key=key, line=line)
+    renderer.check(source, key=key, line=line, known=known)
     return TemplateSpec(source, key=key, line=line)
 
 
