@@ -133,6 +133,8 @@ async def _run_and_score(
                             started_at=started_at, duration_s=time.perf_counter() - started)
     except CaseError as exc:
         error: dict[str, Any] = {"kind": "suite", "type": type(exc).__name__, "message": str(exc)}
+        if transcript is None and (transcript := partial_of(exc)) is not None:
+            error["partial"] = True  # a template failed mid-conversation: what was said, and paid for, is kept
         return build_record(case, nodeid, rec.INVALID, str(exc), transcript=transcript, error=error,
                             started_at=started_at, duration_s=time.perf_counter() - started)
     except ProviderError as exc:

@@ -24,7 +24,7 @@ from typing import Any
 from bench_plugin.chat import Message, ToolCall
 from bench_plugin.engines.agent.view import transcript_text
 from bench_plugin.errors import CaseError
-from bench_plugin.record import CaseRecord
+from bench_plugin.record import INVALID, CaseRecord
 from bench_plugin.suite.asked import asked_digest
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import AgentRun, CheckResult, ToolCallRecord, Transcript, TurnResult
@@ -42,7 +42,8 @@ def rejudge_problem(record: CaseRecord) -> str | None:
         why = f"{record.status}: {record.reason}" if record.reason else record.status
         return f"its stored record has no transcript ({why})"
     if error.get("partial"):
-        return f"its stored transcript is partial: a model call failed ({record.reason})"
+        why = "a model call failed" if record.status != INVALID else "the case failed before its model finished"
+        return f"its stored transcript is partial: {why} ({record.reason})"
     return None
 
 

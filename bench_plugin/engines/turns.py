@@ -13,7 +13,7 @@ from typing import Any
 
 from bench_plugin.chat import CallModel, Completion, CompletionRequest, Message
 from bench_plugin.engines.partial import keep_partial
-from bench_plugin.errors import ProviderError
+from bench_plugin.errors import CaseError, ProviderError
 from bench_plugin.suite.gates import evaluate_gate
 from bench_plugin.suite.sources import TemplateSpec
 from bench_plugin.suite.spec import CaseSpec, PhaseSpec, TurnSpec
@@ -51,11 +51,22 @@ async def run_turns(case: CaseSpec, call_model: CallModel) -> Transcript:
 
     Raises:
         CaseError: when a turn's template fails to render (it names the turn's line and key).
-        ProviderError: when a call fails; the runner classifies it. It carries the turns answered
-            before (``engines/partial.py``).
+        ProviderError: when a call fails; the runner classifies it.
+        Either carries the turns answered before (``engines/partial.py``): they were paid for.
     """
     assert case.model is not None and case.turns is not None, "expansion sets both for cases with turns"
     progress = _Progress()
+    try:
+        await _play(case, call_model, progress)
+    except (ProviderError, CaseError) as exc:  # the record keeps the turns answered before this one
+        keep_partial(exc, progress.transcript())
+        raise
+    return progress.transcript()
+
+
+async def _play(case: CaseSpec, call_model: CallModel, progress: _Progress) -> None:
+    """Each phase's turns in order, into ``progress``."""
+    assert case.turns is not None and case.model is not None
     index = 0
     for phase_number, phase in enumerate(case.turns.phases, 1):
         history = list(phase_system(case, phase, progress.answered, phase_number, index + 1))
@@ -73,11 +84,7 @@ async def run_turns(case: CaseSpec, call_model: CallModel) -> Transcript:
                 model=case.model, messages=tuple(history), task=case.task, run=case.run, turn=call,
                 variables=case.variables,
             )
-            try:
-                completion = await call_model(request)
-            except ProviderError as exc:  # the record keeps the turns answered before this one
-                keep_partial(exc, progress.transcript())
-                raise
+            completion = await call_model(request)
             progress.completions.append(completion)
             progress.turns.append(
                 answered_turn(index, call, tuple(history), completion, case.model.thinking, phase=phase_number)
@@ -85,7 +92,6 @@ async def run_turns(case: CaseSpec, call_model: CallModel) -> Transcript:
             # the model's own history keeps its reply as given; the transcript also names the speaker
             history.append(Message("assistant", completion.text))
             progress.messages.append(Message("assistant", completion.text, name=case.model.label))
-    return progress.transcript()
 
 
 def phase_system(

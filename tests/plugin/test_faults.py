@@ -285,6 +285,49 @@ tasks:
     assert record["usage"]["calls"] == 2
 
 
+def test_a_template_failing_mid_conversation_keeps_what_was_said_and_counts_the_calls_paid_for(
+    pytester: pytest.Pytester,
+) -> None:
+    """A field no collection check can see (``me.name`` is set after the invite's name renders) fails at run time."""
+    pytester.makefile(".yaml", **{"suites/talk": """\
+models:
+  bot: {provider: scripted, script: [{reply: "Hi. !add_ai guest \\"a poet\\""}]}
+  guest: {provider: echo, default: false}
+tasks:
+  - id: talk
+    conversation:
+      mode: shared
+      seed: hello
+      max_turns: 2
+      participants: [{name: A}, {name: B}]
+      commands: {add_ai: {action: invite, models: [guest], name: "{{ me.name }}"}}
+"""})
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(failed=1)
+    (record,) = records(pytester)
+    assert record["status"] == "invalid" and "add_ai.name: template error" in record["reason"]
+    assert record["error"]["partial"] is True
+    assert [e["kind"] for e in record["conversation"]["entries"]] == ["seed"]
+    assert record["usage"]["calls"] == 1 and record["usage"]["attempts"] == 1
+    assert len(record["call_log"]) == 1
+
+
+def test_a_later_turn_failing_to_render_keeps_the_turns_answered_before(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/turns": """\
+models:
+  bot: {provider: echo}
+variables:
+  city: {name: Paris}
+tasks:
+  - id: talk
+    turns: ['Say first', 'Say second', 'Say {{ city.nmae | upper }}']
+"""})
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(failed=1)
+    (record,) = records(pytester)
+    assert record["status"] == "invalid" and record["error"]["partial"] is True
+    assert [t["answer"] for t in record["turns"]] == ["Say first", "Say second"]
+    assert record["usage"]["calls"] == 2
+
+
 def test_agent_failure_keeps_the_tool_calls_and_the_workspace(pytester: pytest.Pytester, server: MockServer) -> None:
     model_id = unique("agent")
     server.add_rule({"model": model_id, "tool_result": "wrote", "status": 400, "error": "no more"})

@@ -19,7 +19,7 @@ from bench_plugin.engines.conversation.state import Room, Seat
 from bench_plugin.engines.conversation.views import messages_for
 from bench_plugin.engines.partial import keep_partial
 from bench_plugin.engines.turns import render_template
-from bench_plugin.errors import ProviderError
+from bench_plugin.errors import CaseError, ProviderError
 from bench_plugin.suite.sources import TemplateSpec
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import Transcript, TurnResult, answered_turn, split_thinking
@@ -179,7 +179,8 @@ async def run_conversation(case: CaseSpec, call_model: CallModel) -> Transcript:
 
     Raises:
         CaseError: when a template of the conversation fails to render (a notice, an invited
-            participant's name or prompt, the speaker prefix), naming its line and key.
+            participant's name or prompt, the speaker prefix), naming its line and key. It carries the
+            conversation so far, as a failed call does.
         ProviderError: when a participant's call fails; the runner classifies it (the case is an
             infrastructure ERROR, whichever participant it was). It carries the conversation so far,
             its log ending with an ``error`` event (``engines/partial.py``).
@@ -187,7 +188,7 @@ async def run_conversation(case: CaseSpec, call_model: CallModel) -> Transcript:
     conversation = _Conversation(case, call_model)
     try:
         await conversation.run()
-    except ProviderError as exc:
+    except (ProviderError, CaseError) as exc:  # what was said before is kept, and its calls counted
         keep_partial(exc, conversation.transcript())
         raise
     return conversation.transcript()
