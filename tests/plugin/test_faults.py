@@ -328,6 +328,32 @@ tasks:
     assert record["usage"]["calls"] == 2
 
 
+def test_a_scripted_tool_failing_to_render_keeps_the_agents_steps(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/agent": """\
+models:
+  bot:
+    provider: scripted
+    script:
+      - {tool_result: "wrote", tool_calls: [{name: look, arguments: {city: Oslo}}]}
+      - {tool_calls: [{name: write_file, arguments: {path: a.txt, content: hi}}]}
+variables:
+  place: {name: Oslo}
+tasks:
+  - id: act
+    prompt: go
+    tools:
+      - write_file
+      - {type: scripted, name: look, responses: [{result: "{{ place.nmae | upper }}"}]}
+"""})
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(failed=1)
+    (record,) = records(pytester)
+    assert record["status"] == "invalid" and record["error"]["partial"] is True
+    assert [call["name"] for call in record["agent"]["tool_calls"]] == ["write_file"]
+    assert record["agent"]["budget"]["stopped"] == "error: a template of the suite failed"
+    assert record["agent"]["files"] == [{"path": "a.txt", "size": 2, "text": "hi"}]
+    assert record["usage"]["calls"] == 2
+
+
 def test_agent_failure_keeps_the_tool_calls_and_the_workspace(pytester: pytest.Pytester, server: MockServer) -> None:
     model_id = unique("agent")
     server.add_rule({"model": model_id, "tool_result": "wrote", "status": 400, "error": "no more"})

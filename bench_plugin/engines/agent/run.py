@@ -25,7 +25,7 @@ from bench_plugin.engines.agent.view import transcript_text
 from bench_plugin.engines.agent.workspace import create_workspace, remove_workspace, snapshot
 from bench_plugin.engines.partial import keep_partial
 from bench_plugin.engines.turns import open_turn, phase_system
-from bench_plugin.errors import ProviderError
+from bench_plugin.errors import CaseError, ProviderError
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.transcript import (
     AgentRun,
@@ -53,7 +53,7 @@ async def run_agent(case: CaseSpec, call_model: CallModel) -> Transcript:
         session = _Session(case, call_model, Toolbox(case.agent.tools, root, case, sandbox))
         try:
             await session.play()
-        except ProviderError as exc:  # the record keeps the steps taken and the workspace as they were left
+        except (ProviderError, CaseError) as exc:  # the record keeps the steps taken and the workspace as left
             keep_partial(exc, _partial(session, snapshot(root), exc, sandbox.name if sandbox else None))
             raise
         checks = await verify_completion(case, root, session.response, sandbox)
@@ -182,16 +182,20 @@ class _Session:
         return None
 
 
-def _partial(session: _Session, files: tuple[Mapping[str, Any], ...], exc: ProviderError,
+def _partial(session: _Session, files: tuple[Mapping[str, Any], ...], exc: ProviderError | CaseError,
              sandbox: str | None) -> Transcript:
-    """What an agent had done when a model call failed: its messages, tool calls and workspace; no checks ran."""
+    """What an agent had done when a model call or a template failed: its messages, tool calls and workspace.
+
+    No checks ran.
+    """
     case = session.case
     assert case.agent is not None
     run = AgentRun(
         tools=tuple(tool.name for tool in case.agent.tools), tool_calls=tuple(session.calls), files=files,
         steps=len(session.completions), max_steps=case.agent.budget.max_steps,
         max_seconds=case.agent.budget.max_seconds, elapsed_s=session.elapsed,
-        stopped=f"error: a model call failed: {exc.kind}", sandbox=sandbox,
+        stopped=f"error: a model call failed: {exc.kind}" if isinstance(exc, ProviderError)
+        else "error: a template of the suite failed", sandbox=sandbox,
     )
     return Transcript(
         messages=tuple(session.messages), response=session.response, completions=tuple(session.completions),
