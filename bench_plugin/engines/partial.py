@@ -2,7 +2,8 @@
 
 A multi-turn case, a model-to-model conversation or an agent run that fails at its tenth call has
 nine answers worth keeping: to read, to resume or to re-judge. The engine attaches them to the
-``ProviderError`` it re-raises; ``case.py`` puts them in the record.
+``ProviderError`` it re-raises (or the ``CaseError`` of a template that failed between two calls: those
+answers were paid for too); ``case.py`` puts them in the record.
 """
 
 from __future__ import annotations
