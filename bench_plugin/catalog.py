@@ -18,6 +18,7 @@ from bench_plugin.providers.registry import PROVIDER_TYPES, ProviderFactory
 from bench_plugin.registry import Registry
 from bench_plugin.scoring.context import ScorerType
 from bench_plugin.scoring.registry import SCORER_TYPES
+from bench_plugin.suite.spec import CaseSpec
 
 T = TypeVar("T")
 
@@ -29,6 +30,10 @@ class Catalog:
     providers: Registry[ProviderFactory]
     engines: Registry[Engine]
     scorers: Registry[ScorerType]
+
+    def builtin_only(self, case: CaseSpec) -> bool:
+        """Whether ``case`` runs only this package's engine and scorer types: none of a project's or a package's."""
+        return self.engines.builtin(case.engine) and all(self.scorers.builtin(scorer.type) for scorer in case.scorers)
 
 
 BUILTIN_CATALOG = Catalog(PROVIDER_TYPES, ENGINES, SCORER_TYPES)

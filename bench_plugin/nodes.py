@@ -48,7 +48,8 @@ class SuiteFile(pytest.File):
             known = tuple(catalog.providers.names())
             suite = build_suite(loaded, replace(state.build_options, provider_types=known))
             cases = expand_suite(suite, state.expand_options)
-            check_offline_models(loaded, suite, cases)  # a rule or replay key that never works is a typo, not a failure
+            # a rule or replay key that never works is a typo, not a failure
+            check_offline_models(loaded, suite, cases, catalog.builtin_only)
             # all suites write into one output folder: a second suite naming a file stops here
             self.config.stash.setdefault(OUTPUTS_KEY, OutputClaims()).claim(self.nodeid, suite.outputs)
             state.note_tasks(self.nodeid, cases)

@@ -103,6 +103,10 @@ class Registry(Generic[T]):
         extra = {*self._registered, *_group(self.group)} - set(self._builtins)
         return [*self._builtins, *sorted(extra)]
 
+    def builtin(self, name: str) -> bool:
+        """Whether ``name`` is this package's own implementation: not a project's (``conftest.py``) nor a package's."""
+        return name in self._builtins and name not in self._registered
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and (
             name in self._registered or name in self._builtins or name in _group(self.group)

@@ -6,13 +6,16 @@ our failure (an internal error, counted as infrastructure), after the calls befo
 reply, tool-call argument and replay key must parse and read only names some request will carry: a case's
 variables (or a scorer's ``vars:``), what the callers add (``REQUEST_NAMES``) and what the provider adds
 (``REPLY_NAMES``, ``KEY_NAMES``). A model answers many cases, and a rule may fire for some tasks only
-(``task: arith-*``) and read their fields, so a name is refused only when no case defines it.
+(``task: arith-*``) and read their fields, so a name is refused only when no case defines it. Names are not
+checked when they cannot all be known: when a task has no case in this run (its models are not selected: a model
+with ``default: false``, ``--bench-models``), or when a case runs a project's engine or scorer type (a
+``conftest.py``'s, a package's), which may call a model with variables of its own.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from bench_plugin.endpoints import ModelSpec
@@ -38,13 +41,17 @@ _RULE_PATTERNS = ("regex", "tool_result")
 _REPLAY_KEYS = ("model_key", "task_key")
 
 
-def check_offline_models(loaded: LoadedSuite, suite: SuiteSpec, cases: Sequence[CaseSpec]) -> None:
+def check_offline_models(
+    loaded: LoadedSuite, suite: SuiteSpec, cases: Sequence[CaseSpec], builtin_only: Callable[[CaseSpec], bool]
+) -> None:
     """Refuse a scripted rule or a replay key that could never work, before any call.
 
     Args:
         loaded: the suite, for lines and quotes.
         suite: the built suite; its models and judges of other provider types are skipped.
         cases: the suite's cases, whose variables the templates may read.
+        builtin_only: whether a case runs only this package's engine and scorer types (``Catalog.builtin_only``):
+            a project's may call a model with names of their own.
 
     Raises:
         SuiteError: at the key (``models.bot.script[2].reply``, ``models.rec.replay.task_key``): a pattern that
@@ -55,7 +62,7 @@ def check_offline_models(loaded: LoadedSuite, suite: SuiteSpec, cases: Sequence[
                if model.provider.type in _CHECKED and (section, name) in loaded.lines.lines]  # not a command line's
     if not offline:
         return
-    checker = _Checker(loaded, TemplateRenderer(None, loaded.display_path), _case_names(cases))
+    checker = _Checker(loaded, TemplateRenderer(None, loaded.display_path), _case_names(suite, cases, builtin_only))
     for section, name, model in offline:
         if model.provider.type == "scripted":
             for index, rule in enumerate(model.options.get("script") or []):
@@ -65,11 +72,20 @@ def check_offline_models(loaded: LoadedSuite, suite: SuiteSpec, cases: Sequence[
             checker.replay(model, (section, name))
 
 
-def _case_names(cases: Sequence[CaseSpec]) -> frozenset[str] | None:
-    """Every name a case gives its requests; None when a case could not be built (its variables may be missing)."""
+def _case_names(
+    suite: SuiteSpec, cases: Sequence[CaseSpec], builtin_only: Callable[[CaseSpec], bool]
+) -> frozenset[str] | None:
+    """Every name a case gives its requests; None when they cannot all be known.
+
+    That is: a case could not be built (its variables may be missing), a task has no case in this run (its
+    variables are not expanded, yet a rule may be written for it), or a case runs a project's engine or scorer type
+    (it may call a model, a scripted judge say, with variables of its own).
+    """
+    if {task.index for task in suite.tasks} - {case.task_index for case in cases}:
+        return None
     names: set[str] = set()
     for case in cases:
-        if case.problem is not None:
+        if case.problem is not None or not builtin_only(case):
             return None
         names.update(case.variables)
         for own in case.scorer_vars.values():
