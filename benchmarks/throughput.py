@@ -94,7 +94,8 @@ def main() -> int:
                     print(f"{name:<42} {bound:>8.2f} {ideal:>8.2f} {bound / ideal:>9.2f} {bound / peer:>9.2f} "
                           f"{bound / wall:>10.2f}")
                     print(f"{'':<4}(pytest's {n} no-op tests with pytest-html: {floor.wall_s:.2f} s, CPU "
-                          f"{floor.cpu_s:.2f} s; the bare loop's CPU {calls_cpu:.2f} s)")
+                          f"{floor.cpu_s:.2f} s; the bare loop's CPU {calls_cpu:.2f} s; the run is "
+                          f"{wall / bound:.2f}x the bound)")
                 for other in spread:
                     name = f"{label}: pytest -n {workers}, {workers} x {per_worker}"
                     print(f"{name:<42} {other:>8.2f} {ideal:>8.2f} {other / ideal:>9.2f} {other / peer:>9.2f} "

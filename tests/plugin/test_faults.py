@@ -306,7 +306,8 @@ tasks:
     (record,) = records(pytester)
     assert record["status"] == "invalid" and "add_ai.name: template error" in record["reason"]
     assert record["error"]["partial"] is True
-    assert [e["kind"] for e in record["conversation"]["entries"]] == ["seed"]
+    assert [e["kind"] for e in record["conversation"]["entries"]] == ["seed", "message"]
+    assert record["conversation"]["entries"][1]["content"] == 'Hi. !add_ai guest "a poet"'
     assert record["usage"]["calls"] == 1 and record["usage"]["attempts"] == 1
     assert len(record["call_log"]) == 1
 
