@@ -20,7 +20,6 @@ from typing import Any
 
 from bench_plugin.endpoints import ModelSpec
 from bench_plugin.errors import CaseError, SuiteError
-from bench_plugin.hints import did_you_mean
 from bench_plugin.providers.offline import KEY_NAMES, REPLY_NAMES
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.spec import CaseSpec, SuiteSpec
@@ -130,19 +129,13 @@ class _Checker:
         """Refuse a template that does not parse, or reads a name neither the cases nor ``own`` define."""
         if not isinstance(text, str):
             return
+        known = None if self.names is None else {*self.names, *REQUEST_NAMES, *own}
+        reads = (f"no case of this suite defines it; {what} sees the case variables (and a scorer's vars:), "
+                 f"{', '.join(sorted(own))}, and what a judge or a conversation adds")
         try:
-            self.renderer.check(text)
-            names = self.renderer.undeclared(text) if self.names is not None else ()
+            self.renderer.check(text, known=known, reads=reads)
         except CaseError as exc:
-            raise self.refuse(path, exc.message, None) from None
-        known = {*(self.names or ()), *REQUEST_NAMES, *own}
-        for name in names:
-            if name not in known and name not in self.renderer.env.globals:
-                guess = did_you_mean(name, sorted(known))
-                raise self.refuse(path, f"template error: {name!r} is undefined", (f"{guess} " if guess else "") +
-                                  f"no case of this suite defines it; {what} sees the case variables (and a "
-                                  f"scorer's vars:), {', '.join(sorted(own))}, and what a judge or a conversation "
-                                  "adds")
+            raise self.refuse(path, exc.message, exc.hint) from None
 
     def refuse(self, path: KeyPath, message: str, hint: str | None) -> SuiteError:
         line = self.loaded.lines.line_of(path)

@@ -98,11 +98,12 @@ class TemplateRenderer:
             raise _case_error(exc, self.path, key, line, files=self.root) from exc
 
     def check(self, source: str, *, from_file: bool = False, key: str = "", line: int | None = None,
-              known: Collection[str] | None = None) -> None:
+              known: Collection[str] | None = None, reads: str | None = None) -> None:
         """Compile a template that is rendered later (a turn that reads earlier answers).
 
         ``known``: the names it will be rendered with; a name it reads that is none of them (nor a global, nor read
         only through ``| default`` or ``is defined``) is refused now, before the calls that come ahead of it.
+        ``reads``: what the hint says the template can read (default: the ``known`` names).
 
         Raises:
             CaseError: for a syntax error, a template file that does not exist, or a name nothing defines.
@@ -118,7 +119,7 @@ class TemplateRenderer:
         for name in names:
             if known is not None and name not in known and name not in self.env.globals:
                 guess = did_you_mean(name, sorted(known))
-                readable = f"it can read: {', '.join(sorted(known))}" if known else _DEFINE_IT
+                readable = reads or (f"it can read: {', '.join(sorted(known))}" if known else _DEFINE_IT)
                 raise CaseError(f"template error: {name!r} is undefined", path=self.path, line=line, key=key or None,
                                 hint=(f"{guess} " if guess else "") + readable)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import jinja2
-from jinja2 import meta
 
 from bench_plugin.errors import SuiteError
 from bench_plugin.suite.datasets import ROW_INDEX
@@ -88,7 +87,7 @@ def _own_hints(suite: SuiteSpec, renderer: TemplateRenderer, groups: Iterable[li
 def _own_hint(task: TaskSpec, renderer: TemplateRenderer, groups: list[list[CaseSpec]]) -> str:
     """Why the cases of ``task`` share an id, and what to add to it."""
     varying = _varying(groups)
-    used = _template_variables(renderer.env, task.id.source)
+    used = _template_variables(renderer, task.id.source)
     matrix = [name for name in task.grid if name in varying and name not in used]
     rows = task.dataset is not None and ROW_INDEX in varying and ROW_INDEX not in used
     head = f"the task at line {_line(groups[0][0])} expands to {len(groups[0])} cases with the same id, because its id"
@@ -119,13 +118,11 @@ def _varying(groups: list[list[CaseSpec]]) -> list[str]:
     return list(names)
 
 
-def _template_variables(env: jinja2.Environment, source: str) -> frozenset[str]:
+def _template_variables(renderer: TemplateRenderer, source: str) -> frozenset[str]:
     """The variables a template names (none when it does not parse: rendering the id reports that)."""
-    if "{" not in source:
-        return frozenset()
     try:
-        return frozenset(meta.find_undeclared_variables(env.parse(source)))
-    except jinja2.TemplateSyntaxError:
+        return frozenset(renderer.undeclared(source))
+    except jinja2.TemplateError:
         return frozenset()
 
 

@@ -100,16 +100,18 @@ class _Conversation:
             self.turns.append(answered_turn(number, self.calls, context, completion, seat.model.thinking))
         answer = split_thinking(completion.text, seat.model.thinking)
         found = find_commands(answer.answer, self.spec.commands)
+        def said(text: str) -> None:
+            room.entries.append(LogEntry(MESSAGE, room.round, text, speaker=seat.name, participant=seat.index,
+                                         raw=completion.text, thinking=answer.thinking))
+
         try:
             outcomes = [apply_command(f, seat, room, self.render, self.scope) for f in found]
         except CaseError:  # a command's template failed: the reply was paid for, and the kept log shows it
-            room.entries.append(LogEntry(MESSAGE, room.round, answer.answer, speaker=seat.name,
-                                         participant=seat.index, raw=completion.text, thinking=answer.thinking))
+            said(answer.answer)
             raise
         hidden = [(f.start, f.end) for f, o in zip(found, outcomes, strict=True) if o.ok and f.spec.hide]
         visible = remove_spans(answer.answer, hidden)
-        room.entries.append(LogEntry(MESSAGE, room.round, visible, speaker=seat.name, participant=seat.index,
-                                     raw=completion.text, thinking=answer.thinking))
+        said(visible)
         notices = []
         for command, outcome in zip(found, outcomes, strict=True):
             room.event(command.spec.name, outcome.detail, seat, ok=outcome.ok)
