@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.suite.spec import ScorerSpec
+from bench_plugin import ComponentScore, ScorerSpec, ScoringContext
 
 
 @dataclass(frozen=True)

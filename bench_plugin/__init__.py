@@ -2,11 +2,120 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+# The public names: what a scorer, provider or engine written outside the project imports. Internal modules
+# may move; these names stay. Each is imported when first used (PEP 562), so `import bench_plugin` stays cheap:
+# pytest imports this package first, at every start-up, before it knows whether a suite will run.
+_PUBLIC = {
+    # how anyone talks to a model
+    "CallModel": "bench_plugin.core.chat", "Completion": "bench_plugin.core.chat",
+    "CompletionRequest": "bench_plugin.core.chat", "EmbeddingRequest": "bench_plugin.core.chat",
+    "Embeddings": "bench_plugin.core.chat", "Message": "bench_plugin.core.chat", "ToolCall": "bench_plugin.core.chat",
+    "ToolDefinition": "bench_plugin.core.chat", "Usage": "bench_plugin.core.chat",
+    # who is called
+    "ModelSpec": "bench_plugin.core.endpoints", "Pricing": "bench_plugin.core.endpoints",
+    "ProviderSpec": "bench_plugin.core.endpoints",
+    # what a case produced
+    "AgentRun": "bench_plugin.core.transcript", "ToolCallRecord": "bench_plugin.core.transcript",
+    "Transcript": "bench_plugin.core.transcript", "TurnResult": "bench_plugin.core.transcript",
+    # the exception tree
+    "AuthError": "bench_plugin.core.errors", "BenchError": "bench_plugin.core.errors",
+    "JudgeError": "bench_plugin.core.errors", "ProviderError": "bench_plugin.core.errors",
+    "SuiteError": "bench_plugin.core.errors", "TransientProviderError": "bench_plugin.core.errors",
+    # what the suite says
+    "CaseSpec": "bench_plugin.suite.spec", "ScorerSpec": "bench_plugin.suite.spec",
+    "TaskSpec": "bench_plugin.suite.spec",
+    # scorers
+    "ComponentScore": "bench_plugin.scoring.context", "Scorer": "bench_plugin.scoring.context",
+    "ScorerType": "bench_plugin.scoring.context", "ScoringContext": "bench_plugin.scoring.context",
+    # providers
+    "BaseProvider": "bench_plugin.providers.interface", "Provider": "bench_plugin.providers.interface",
+    "merge_params": "bench_plugin.providers.interface", "HttpPool": "bench_plugin.providers.http",
+}
+
+__all__ = [  # the names of _PUBLIC, spelled out for tools that read __all__
+    "AgentRun",
+    "AuthError",
+    "BaseProvider",
+    "BenchError",
+    "CallModel",
+    "CaseSpec",
+    "Completion",
+    "CompletionRequest",
+    "ComponentScore",
+    "EmbeddingRequest",
+    "Embeddings",
+    "HttpPool",
+    "JudgeError",
+    "Message",
+    "ModelSpec",
+    "Pricing",
+    "Provider",
+    "ProviderError",
+    "ProviderSpec",
+    "Scorer",
+    "ScorerSpec",
+    "ScorerType",
+    "ScoringContext",
+    "SuiteError",
+    "TaskSpec",
+    "ToolCall",
+    "ToolCallRecord",
+    "ToolDefinition",
+    "Transcript",
+    "TransientProviderError",
+    "TurnResult",
+    "Usage",
+    "__version__",
+    "merge_params",
+]
+
+if TYPE_CHECKING:
+    from bench_plugin.core.chat import (
+        CallModel,
+        Completion,
+        CompletionRequest,
+        EmbeddingRequest,
+        Embeddings,
+        Message,
+        ToolCall,
+        ToolDefinition,
+        Usage,
+    )
+    from bench_plugin.core.endpoints import ModelSpec, Pricing, ProviderSpec
+    from bench_plugin.core.errors import (
+        AuthError,
+        BenchError,
+        JudgeError,
+        ProviderError,
+        SuiteError,
+        TransientProviderError,
+    )
+    from bench_plugin.core.transcript import AgentRun, ToolCallRecord, Transcript, TurnResult
+    from bench_plugin.providers.http import HttpPool
+    from bench_plugin.providers.interface import BaseProvider, Provider, merge_params
+    from bench_plugin.scoring.context import ComponentScore, Scorer, ScorerType, ScoringContext
+    from bench_plugin.suite.spec import CaseSpec, ScorerSpec, TaskSpec
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module the first time it is asked for."""
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bench_plugin' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
 
 
 def _import_without_assert_rewriting() -> None:

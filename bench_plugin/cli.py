@@ -18,15 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.journal import journals
+from bench_plugin.calls.pricing import price_unknown
 from bench_plugin.mock.server import main as serve
-from bench_plugin.nodes import CaseItem
-from bench_plugin.pricing import price_unknown
-from bench_plugin.record import CaseRecord
+from bench_plugin.plugin.nodes import CaseItem
 from bench_plugin.report.audit import audit, render_audit
 from bench_plugin.report.conversation_log import ConversationLogWriter
 from bench_plugin.report.write import in_case_order, write_reports
-from bench_plugin.store import encode_record, read_result_sets, write_atomically
+from bench_plugin.results.journal import journals
+from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.store import encode_record, read_result_sets, write_atomically
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
 from bench_plugin.suite.discover import find_suites
 from bench_plugin.suite.leaderboard import read_suite_leaderboards

@@ -16,9 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_plugin.cache import ResponseCache, cache_key
-from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.calls.cache import ResponseCache, cache_key
+from bench_plugin.core.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
 
 MODEL = ModelSpec("m", ProviderSpec("p", "openai_compatible", "http://127.0.0.1:8000/v1"), "model-1", "M",
                   params={"temperature": 0.0, "max_tokens": 256})

@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_plugin.record import ERROR, FAILED, PASSED, UNSCORED, CaseRecord
 from bench_plugin.report.dashboard import render_dashboard
 from bench_plugin.report.summary import summarize
 from bench_plugin.report.write import in_case_order, write_reports
+from bench_plugin.results.record import ERROR, FAILED, PASSED, UNSCORED, CaseRecord
 
 TARGET_S = 2.0
 MODELS = {"alpha": 0.80, "bravo": 0.70, "charlie": 0.62, "delta": 0.60, "echo": 0.45}

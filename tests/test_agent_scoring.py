@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import Message, ToolCall
+from bench_plugin.core.chat import Message, ToolCall
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.transcript import AgentRun, CheckResult, ToolCallRecord
 from bench_plugin.engines.agent.final_checks import run_check
-from bench_plugin.errors import CaseError
 from bench_plugin.scoring.agent.behavior import BehaviorScorer, behavior_options, evaluate_behavior
 from bench_plugin.scoring.agent.task_completion import CompletionScorer, check_final_checks
 from bench_plugin.scoring.agent.trajectory import TrajectoryScorer, evaluate_trajectory, trajectory_options
 from bench_plugin.scoring.context import ScoringContext
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
-from bench_plugin.transcript import AgentRun, CheckResult, ToolCallRecord
 
 CASE = CaseSpec(suite="s", path="s.yaml", task="t", model_name="m", model=None, run=1, messages=(), scorers=(),
                 composite=CompositeSpec(), pass_threshold=1.0, variables={})

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import ToolCall
+from bench_plugin.core.chat import ToolCall
+from bench_plugin.core.errors import ToolFailure
+from bench_plugin.core.transcript import ToolCallRecord
 from bench_plugin.engines.agent.families import classify_command, classify_name, is_dangerous
 from bench_plugin.engines.agent.toolbox import Toolbox
 from bench_plugin.engines.agent.workspace import confine, create_workspace, remove_workspace, snapshot
-from bench_plugin.errors import ToolFailure
 from bench_plugin.suite.agent.spec import BUILTIN_DEFAULTS, ScriptedResponse, ToolSpec, WorkspaceSpec
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec
-from bench_plugin.transcript import ToolCallRecord
 
 
 def builtin(kind: str, **extra: Any) -> ToolSpec:

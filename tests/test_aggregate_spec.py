@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.suite.aggregates.build import build_aggregates, read_suite_aggregates
 from bench_plugin.suite.aggregates.spec import Baseline, Column, Sort
 from bench_plugin.suite.build import build_suite

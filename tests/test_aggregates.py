@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregate_csv import render_csv, table_cells
 from bench_plugin.report.aggregates import (
     baseline_rates,
@@ -16,6 +15,7 @@ from bench_plugin.report.aggregates import (
     sort_rows,
     uplift,
 )
+from bench_plugin.results.record import CaseRecord
 from bench_plugin.suite.aggregates.spec import Baseline, Bin, BinSet, Column, Sort, Table
 
 STANCE = BinSet("stance", "score", (Bin("neg", high=-0.33), Bin("neu"), Bin("pos", low=0.33)))

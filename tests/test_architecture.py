@@ -8,18 +8,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "bench_plugin"
-# what each stage may import, besides itself; anything not listed is a higher floor
-GROUND = {"errors", "chat", "endpoints", "transcript", "json_text", "registry", "hints", "frozen", "text_safety",
-          "places", "utf8"}
-ALLOWED = {
-    "suite": GROUND,
-    "providers": GROUND | {"suite", "http"},
-    "http": GROUND | {"connection"},
-    "connection": GROUND,
-    "engines": GROUND | {"suite"},
-    "scoring": GROUND | {"suite", "engines"},
-    "report": GROUND | {"suite", "record", "store"},
+# the floors, lowest first, and what each may import besides itself: declared once, for every module of the package
+FLOORS = {
+    "core": set(),                                  # the shared words
+    "suite": {"core"},                              # YAML to frozen specs
+    "providers": {"core", "suite"},                 # one wire format each, and the HTTP transport
+    "engines": {"core", "suite"},                   # a case to a transcript
+    "scoring": {"core", "suite", "engines"},        # a transcript to scores
+    "calls": {"core", "providers"},                 # one call's way out: attempts, rate limits, cache, prices
+    "results": {"core"},                            # the record, the results file, the journals
+    "report": {"core", "suite", "results"},         # records to reports
+    "run": {"core", "suite", "providers", "engines", "scoring", "calls", "results"},
+    "mock": {"core", "providers"},                  # the mock server, a tool beside the floors
+    "plugin": {"core", "suite", "providers", "engines", "scoring", "calls", "results", "report", "run", "mock",
+               "bench_plugin"},                     # the pytest glue (and the facade's __version__)
+    "cli": {"core", "suite", "providers", "engines", "scoring", "calls", "results", "report", "run", "mock",
+            "plugin", "bench_plugin"},              # the bench command
+    "bench_plugin": {"core", "suite", "providers", "engines", "scoring", "calls", "results"},  # the public facade
 }
+LOOSE = {"bench_plugin", "bench_plugin.cli"}  # the only modules at the package's top: the facade and the command
 
 
 def _modules() -> dict[str, Path]:
@@ -71,15 +78,21 @@ def test_no_two_packages_import_each_other() -> None:
     assert mutual == []
 
 
+def test_every_module_sits_on_a_declared_floor() -> None:
+    modules = _modules()
+    homeless = sorted(name for name in modules if _room(name) not in FLOORS)
+    loose = {name for name, path in modules.items() if path.parent == PACKAGE}
+    assert homeless == []
+    assert loose == LOOSE
+
+
 def test_stages_import_only_downward() -> None:
     wrong = []
     for name, path in _modules().items():
-        allowed = ALLOWED.get(_room(name))
-        if allowed is None:
-            continue
+        allowed = FLOORS[_room(name)]
         for node, target, _ in _imports(name, path):
             room = _room(target)
-            if room not in allowed and room != _room(name) and room != "bench_plugin":
+            if room not in allowed and room != _room(name):
                 wrong.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} imports {target}")
     assert wrong == []
 
@@ -117,3 +130,25 @@ def test_late_imports_say_why() -> None:
                 if "start-up" not in around and "startup" not in around:
                     unexplained.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} imports {target}")
     assert unexplained == []
+
+
+def test_the_facade_exports_every_public_name_and_loads_it_on_demand() -> None:
+    import importlib
+
+    import bench_plugin
+
+    public = set(bench_plugin.__all__) - {"__version__"}
+    assert public == set(bench_plugin._PUBLIC)
+    for name in sorted(public):
+        assert getattr(bench_plugin, name) is getattr(importlib.import_module(bench_plugin._PUBLIC[name]), name)
+
+
+def test_docs_and_the_projects_own_conftest_import_only_the_facade() -> None:
+    root = PACKAGE.parent
+    texts = {path: path.read_text(encoding="utf-8") for path in [root / "conftest.py", *root.glob("docs/*.md")]}
+    internal = [
+        f"{path.relative_to(root)}: {line.strip()}"
+        for path, text in texts.items() for line in text.splitlines()
+        if line.lstrip().startswith(("from bench_plugin.", "import bench_plugin."))
+    ]
+    assert internal == []

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from bench_plugin import connection
-from bench_plugin.errors import TransientProviderError
-from bench_plugin.http import HttpPool, post_json
+from bench_plugin.core.errors import TransientProviderError
 from bench_plugin.mock.server import MockServer
+from bench_plugin.providers import connection
+from bench_plugin.providers.http import HttpPool, post_json
 
 
 def _ask(url: str, content: str = "hi", timeout_s: float = 10) -> dict[str, object]:

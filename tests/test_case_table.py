@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.case_table import build_case_table, unfinished_cells
+from bench_plugin.results.record import CaseRecord
 from bench_plugin.suite.spec import safe_id
 
 

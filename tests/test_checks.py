@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import Completion, CompletionRequest, Message
-from bench_plugin.errors import CaseError
+from bench_plugin.core.chat import Completion, CompletionRequest, Message
+from bench_plugin.core.errors import CaseError
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.registry import SCORER_TYPES
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec

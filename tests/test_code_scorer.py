@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import Completion, CompletionRequest, Message
-from bench_plugin.errors import CaseError, JudgeError
+from bench_plugin.core.chat import Completion, CompletionRequest, Message
+from bench_plugin.core.errors import CaseError, JudgeError
 from bench_plugin.scoring.code import CodeContext, FunctionScorerType, PythonScorer, read_result
 from bench_plugin.scoring.code_source import FunctionRef, check_signature
 from bench_plugin.scoring.context import ComponentScore, ScoringContext

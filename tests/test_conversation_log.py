@@ -8,7 +8,7 @@ from typing import Any
 
 from bench_plugin.report.conversation_log import ConversationLogWriter, log_paths, render_markdown
 from bench_plugin.report.html import extras_for
-from bench_plugin.store import encode_record
+from bench_plugin.results.store import encode_record
 
 RECORD: dict[str, Any] = {
     "nodeid": "suites/x.yaml::room[openrouter:meta-llama/llama-3-run1]",

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import Completion, CompletionRequest
+from bench_plugin.core.chat import Completion, CompletionRequest
 from bench_plugin.engines.conversation import run
 from bench_plugin.suite.build import BuildOptions, build_suite
 from bench_plugin.suite.conversation.build import PREFIX_NAMES

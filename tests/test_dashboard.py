@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.record import ERROR, FAILED, PASSED, UNSCORED, CaseRecord
 from bench_plugin.report.dashboard import render_dashboard
 from bench_plugin.report.dashboard.compare import comparison_of, rating_sets
 from bench_plugin.report.dashboard.figures import heat_rows
@@ -21,6 +20,7 @@ from bench_plugin.report.dashboard.frame import PAGE_SCRIPT
 from bench_plugin.report.dashboard.svg import clip_label, diverging, ink_on, nice_ticks, sequential
 from bench_plugin.report.summary import summarize
 from bench_plugin.report.write import write_reports
+from bench_plugin.results.record import ERROR, FAILED, PASSED, UNSCORED, CaseRecord
 
 SECTIONS = {"leaderboard", "heatmap", "distributions", "components", "breakdowns", "significance", "ratings",
             "repeats", "audit"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from suite_expansion import build_error, expand
 
-from bench_plugin.errors import CaseError
+from bench_plugin.core.errors import CaseError
 from bench_plugin.scoring.bind import ScoringBinder, WithVariables
 from bench_plugin.scoring.judge.prompt import judge_names
 from bench_plugin.scoring.registry import SCORER_TYPES

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.errors import CaseError
+from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.datasets import join_rows, load_dataset, load_rows
 from bench_plugin.suite.expand import expand_suite

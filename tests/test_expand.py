@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.suite.build import BuildOptions, build_suite
 from bench_plugin.suite.expand import ExpandOptions, expand_suite
 from bench_plugin.suite.loader import load_suite_text

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.endpoints import PRESETS, ProviderSpec
+from bench_plugin.core.endpoints import PRESETS, ProviderSpec
+from bench_plugin.core.errors import CaseError, SuiteError
 from bench_plugin.engines.agent.workspace import create_workspace
-from bench_plugin.errors import CaseError, SuiteError
 from bench_plugin.providers import anthropic, openai_compat
 from bench_plugin.suite.agent.spec import WorkspaceSpec
 from bench_plugin.suite.build import BuildOptions, build_suite

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.frozen import FrozenDict, FrozenList, freeze, thaw, type_name
+from bench_plugin.core.frozen import FrozenDict, FrozenList, freeze, thaw, type_name
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.expand import expand_suite
 from bench_plugin.suite.loader import load_suite_text

@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from bench_plugin.errors import JudgeError
+from bench_plugin.core.errors import JudgeError
 from bench_plugin.scoring.graders.factuality import DEFAULT_SCORES, FACTUALITY_PROMPT, parse_scores
 from bench_plugin.scoring.graders.llm_rubric import read_rubric_reply
 from bench_plugin.scoring.graders.model_graded import grade_line, grade_map

@@ -10,10 +10,11 @@ from email.utils import formatdate
 
 import pytest
 
-from bench_plugin.chat import Completion, CompletionRequest
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
-from bench_plugin.http import (
+from bench_plugin.calls.retry import complete_with_retries
+from bench_plugin.core.chat import Completion, CompletionRequest
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import AuthError, ProviderError, TransientProviderError
+from bench_plugin.providers.http import (
     HttpPool,
     api_key_from_env,
     log_redaction,
@@ -25,7 +26,6 @@ from bench_plugin.http import (
     retry_wait_of,
 )
 from bench_plugin.providers.interface import BaseProvider
-from bench_plugin.providers.retry import complete_with_retries
 
 KEY = "sk-test-0123456789abcdefghij"
 

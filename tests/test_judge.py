@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import CaseError, TransientProviderError
+from bench_plugin.core.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import CaseError, TransientProviderError
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.llm_judge import JudgeScorer
 from bench_plugin.scoring.judge.prompt import judge_names

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import Completion, CompletionRequest, Message
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.chat import Completion, CompletionRequest, Message
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.llm_judge import JudgeScorer
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec

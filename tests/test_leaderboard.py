@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.errors import SuiteError
-from bench_plugin.record import CaseRecord
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.report.leaderboard import (
     render_leaderboard,
     session_id,
     sessions_from_records,
     update_leaderboard,
 )
+from bench_plugin.results.record import CaseRecord
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.leaderboard import (
     EloSettings,

@@ -13,12 +13,10 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.attempts import AttemptGate, Endpoint
-from bench_plugin.call_log import CallEntry, CallLog
-from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
-from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec
-from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
-from bench_plugin.limits import (
+from bench_plugin.calls.attempts import AttemptGate, Endpoint
+from bench_plugin.calls.call_log import CallEntry, CallLog
+from bench_plugin.calls.pricing import Cost, add_costs, call_cost
+from bench_plugin.calls.rate_limits import (
     RECHECK_S,
     CasePlaces,
     CircuitBreaker,
@@ -29,11 +27,13 @@ from bench_plugin.limits import (
     TokenBucket,
     estimate_tokens,
 )
-from bench_plugin.pricing import Cost, add_costs, call_cost
+from bench_plugin.calls.retry import complete_with_retries
+from bench_plugin.calls.run_status import RunStatus
+from bench_plugin.core.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.core.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec
+from bench_plugin.core.errors import AuthError, ProviderError, TransientProviderError
 from bench_plugin.providers.interface import BaseProvider
-from bench_plugin.providers.retry import complete_with_retries
-from bench_plugin.run_status import RunStatus
-from bench_plugin.runner import Runner, RunnerSettings
+from bench_plugin.run.runner import Runner, RunnerSettings
 
 SPEC = ProviderSpec("p", "test")
 MODEL = ModelSpec(name="m", provider=SPEC, id="m", label="m")
@@ -505,9 +505,9 @@ def test_a_local_servers_own_models_do_not_load_the_price_table():
     """0.18 s of import, in the loop's thread at a run's first answer: it held the first round's answers back."""
     code = (
         "import sys\n"
-        "from bench_plugin.chat import Usage\n"
-        "from bench_plugin.endpoints import ModelSpec, ProviderSpec\n"
-        "from bench_plugin.pricing import call_cost\n"
+        "from bench_plugin.core.chat import Usage\n"
+        "from bench_plugin.core.endpoints import ModelSpec, ProviderSpec\n"
+        "from bench_plugin.calls.pricing import call_cost\n"
         "local = ProviderSpec('local', 'openai_compatible', 'http://127.0.0.1:8000/v1')\n"
         "for model_id in ('bench-model', 'llama3.2', 'Qwen/Qwen2.5-7B-Instruct', 'mistral:7b'):\n"
         "    assert call_cost(ModelSpec(name='m', provider=local, id=model_id, label='m'), Usage(3, 2)).local\n"

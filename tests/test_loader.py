@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.suite.loader import format_key_path, load_suite_file, load_suite_text
 
 

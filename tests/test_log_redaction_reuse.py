@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import logging
 
-from bench_plugin.http import REDACTED_LOGGERS, log_redaction
+from bench_plugin.providers.http import REDACTED_LOGGERS, log_redaction
 
 
 def test_the_redaction_filter_is_put_back_on_a_logger_that_lost_it() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.markdown import code_span, escape_cell, render_markdown
 from bench_plugin.report.summary import summarize
+from bench_plugin.results.record import CaseRecord
 
 
 def case(

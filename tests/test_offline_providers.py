@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import CompletionRequest, Message
-from bench_plugin.endpoints import PRESETS, ModelSpec
-from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError
+from bench_plugin.core.chat import CompletionRequest, Message
+from bench_plugin.core.endpoints import PRESETS, ModelSpec
+from bench_plugin.core.errors import CaseError, RecordedFailureError, ReplayMissError
 from bench_plugin.providers.offline import EchoProvider, ReplayProvider, ScriptedProvider
 
 

@@ -11,7 +11,7 @@ resource = pytest.importorskip("resource")
 
 CHECK = """\
 import resource
-from bench_plugin.http import allow_open_files
+from bench_plugin.providers.http import allow_open_files
 print(allow_open_files(400))
 print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
 """

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.packed_records import PackedRecords, ValuePool, pack_for_reports, unpack_for_reports
-from bench_plugin.record import CaseRecord
-from bench_plugin.store import ResultsStore
+from bench_plugin.results.packed_records import PackedRecords, ValuePool, pack_for_reports, unpack_for_reports
+from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.store import ResultsStore
 
 
 def whole_record(nodeid: str = "suites/qa.yaml::t1[m-run1]", **overrides: Any) -> dict[str, Any]:

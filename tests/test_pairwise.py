@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import Completion, CompletionRequest, Message, Usage
-from bench_plugin.endpoints import ModelSpec, ProviderSpec, ThinkingSpec
-from bench_plugin.errors import CaseError
+from bench_plugin.core.chat import Completion, CompletionRequest, Message, Usage
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec, ThinkingSpec
+from bench_plugin.core.errors import CaseError
 from bench_plugin.scoring.bind import ScoringBinder
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.pairwise import PairwiseScorer, outcome_of, parse_choice_rule

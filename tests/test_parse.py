@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import load_json, parse_json_path, walk_json_path
+from bench_plugin.core.errors import JudgeError
+from bench_plugin.core.json_text import load_json, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.verdicts import VERDICT_RULES, parse_verdict, parse_verdict_rule
 
 # ----------------------------------------------------------------------------- default rule: [[N]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench_plugin.chat import Message
+from bench_plugin.core.chat import Message
 from bench_plugin.suite.build import BuildOptions, build_suite
 from bench_plugin.suite.conversation.spec import ConversationSpec
 from bench_plugin.suite.expand import ExpandOptions, expand_suite

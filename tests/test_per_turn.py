@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import Completion, CompletionRequest, Message
+from bench_plugin.core.chat import Completion, CompletionRequest, Message
+from bench_plugin.core.transcript import TurnResult
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.per_turn import mean_of_turns, pick_for_turn, score_per_turn, turn_variables
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec
-from bench_plugin.transcript import TurnResult
 
 SYSTEM = Message("system", "Be brief.")
 Q1, Q2, Q3 = (Message("user", text) for text in ("Name a city.", "Why?", "Bye."))

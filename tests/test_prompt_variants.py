@@ -6,9 +6,9 @@ from pathlib import Path
 
 from suite_expansion import build_error, expand
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.breakdowns import find_dimensions
 from bench_plugin.report.case_table import build_case_table
+from bench_plugin.results.record import CaseRecord
 from bench_plugin.suite.prompts import split_prompts
 
 MODELS = "models:\n  a: {provider: echo}\n  b: {provider: echo}\n"

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bench_plugin.chat import CompletionRequest, Message
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import AuthError, ProviderError, TransientProviderError
-from bench_plugin.http import HttpPool
+from bench_plugin.calls.retry import complete_with_retries
+from bench_plugin.core.chat import CompletionRequest, Message
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import AuthError, ProviderError, TransientProviderError
 from bench_plugin.mock.server import MockServer
 from bench_plugin.providers.anthropic import AnthropicProvider
+from bench_plugin.providers.http import HttpPool
 from bench_plugin.providers.openai_compat import OpenAICompatProvider
-from bench_plugin.providers.retry import complete_with_retries
 
 KEY = "sk-test-abcdefghijklmnopqrstuvwxyz0123"
 KEY_ENV = "BENCH_TEST_API_KEY"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.errors import ReplayMissError
-from bench_plugin.recorded_verdicts import check_recorded_verdicts as check_bound
+from bench_plugin.core.errors import ReplayMissError
+from bench_plugin.run.recorded_verdicts import check_recorded_verdicts as check_bound
 from bench_plugin.scoring.bind import ScoringBinder
 from bench_plugin.scoring.registry import SCORER_TYPES
 from bench_plugin.suite.build import BuildOptions, build_suite

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.registry import Registry
+from bench_plugin.core.registry import Registry
 
 
 def test_an_implementation_is_loaded_once_while_its_module_stays(tmp_path: Path,

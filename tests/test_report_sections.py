@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.audit import audit, render_audit
 from bench_plugin.report.bootstrap import bootstrap_means
 from bench_plugin.report.comparisons import sign_flip_p_values
@@ -29,6 +28,7 @@ from bench_plugin.report.statistics import (
     pass_hat_k,
 )
 from bench_plugin.report.summary import summarize
+from bench_plugin.results.record import CaseRecord
 
 
 def component(name: str, value: float | None, *, judge: bool = False, passed: bool | None = None) -> dict[str, Any]:

@@ -9,15 +9,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.chat import Usage
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.nodes import junit_property
-from bench_plugin.pricing import call_cost
-from bench_plugin.record import CaseRecord
+from bench_plugin.calls.pricing import call_cost
+from bench_plugin.core.chat import Usage
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.plugin.nodes import junit_property
 from bench_plugin.report.dashboard import render_dashboard
 from bench_plugin.report.html import table_cell
 from bench_plugin.report.summary import summarize
 from bench_plugin.report.write import summary_json, write_reports
+from bench_plugin.results.record import CaseRecord
 
 
 def record(task: str, model: str, run: int, value: float, **fields: Any) -> CaseRecord:

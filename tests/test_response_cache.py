@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.cache import (
+from bench_plugin.calls.cache import (
     _SCHEMA,
     _STORE,
     _TOUCH,
@@ -30,12 +30,12 @@ from bench_plugin.cache import (
     encode_completion,
     is_cacheable,
 )
-from bench_plugin.call_log import CallEntry
-from bench_plugin.chat import Completion, CompletionRequest, Message, ToolCall, ToolDefinition, Usage
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import ProviderError
+from bench_plugin.calls.call_log import CallEntry
+from bench_plugin.core.chat import Completion, CompletionRequest, Message, ToolCall, ToolDefinition, Usage
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import ProviderError
 from bench_plugin.mock.server import MockServer
-from bench_plugin.runner import Runner, RunnerSettings
+from bench_plugin.run.runner import Runner, RunnerSettings
 
 PROVIDER = ProviderSpec("mock", "openai_compatible", "http://127.0.0.1:9/v1", "BENCH_TEST_KEY",
                         headers={"X-Title": "bench"})
@@ -350,8 +350,8 @@ def test_runner_stores_answers_only_and_no_key_material(
 WRITER = textwrap.dedent("""\
     import sys
     from pathlib import Path
-    from bench_plugin.cache import ResponseCache
-    from bench_plugin.chat import Completion, Usage
+    from bench_plugin.calls.cache import ResponseCache
+    from bench_plugin.core.chat import Completion, Usage
 
     folder, worker = Path(sys.argv[1]), int(sys.argv[2])
     cache = ResponseCache(folder)

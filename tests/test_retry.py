@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from bench_plugin.chat import Completion, CompletionRequest
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import ProviderError, TransientProviderError
+from bench_plugin.calls.retry import MAX_ATTEMPTS, complete_with_retries
+from bench_plugin.core.chat import Completion, CompletionRequest
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import ProviderError, TransientProviderError, is_rate_limit
 from bench_plugin.providers.interface import BaseProvider
-from bench_plugin.providers.retry import MAX_ATTEMPTS, complete_with_retries, is_rate_limit
 
 REQUEST = CompletionRequest(model=ModelSpec(name="m", provider=ProviderSpec("p", "test"), id="m", label="m"),
                             messages=())

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.errors import JudgeError
+from bench_plugin.core.errors import JudgeError
 from bench_plugin.scoring.judge.judge_reply import Reading, ReportReader, canonical_scores, parse_reading
 from bench_plugin.scoring.judge.markdown_table import find_tables, parse_table_rule, split_row
 from bench_plugin.scoring.judge.rubric import read_categories, rubric_from_options, rubric_variables, slug

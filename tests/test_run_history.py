@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.chat import Message
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.record import CaseRecord
-from bench_plugin.rejudge import derive_contexts, judged_again, rejudge_problem, transcript_from_record
-from bench_plugin.run_history import REJUDGE, REUSE, RUN, RunHistory, RunSettings
-from bench_plugin.store import ResultsStore, encode_record
+from bench_plugin.core.chat import Message
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.store import ResultsStore, encode_record
+from bench_plugin.run.rejudge import derive_contexts, judged_again, rejudge_problem, transcript_from_record
+from bench_plugin.run.run_history import REJUDGE, REUSE, RUN, RunHistory, RunSettings
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec
 
 

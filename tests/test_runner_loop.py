@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.case import PreparedCase
-from bench_plugin.errors import CaseError
-from bench_plugin.reporter import WRITER_STEPS, prepare_in_background
-from bench_plugin.runner import Runner
+from bench_plugin.core.errors import CaseError
+from bench_plugin.plugin.reporter import WRITER_STEPS, prepare_in_background
+from bench_plugin.run.case import PreparedCase
+from bench_plugin.run.runner import Runner
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec
 
 

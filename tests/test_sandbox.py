@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from bench_plugin.core.errors import SandboxError, ToolFailure
 from bench_plugin.engines.agent.builtin_tools import list_files, read_file, search
 from bench_plugin.engines.agent.sandbox import choose
 from bench_plugin.engines.agent.sandbox.base import Sandbox
@@ -31,7 +32,6 @@ from bench_plugin.engines.agent.sandbox.launch import CommandResult
 from bench_plugin.engines.agent.sandbox.owner import FIRST_UID
 from bench_plugin.engines.agent.sandbox.unconfined import UnconfinedSandbox
 from bench_plugin.engines.agent.workspace import create_workspace, remove_workspace, snapshot
-from bench_plugin.errors import SandboxError, ToolFailure
 from bench_plugin.suite.agent.spec import SandboxLimits, SandboxSpec, WorkspaceSpec
 
 LIMITS = SandboxLimits()

@@ -7,11 +7,11 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.dashboard import render_dashboard
 from bench_plugin.report.markdown import render_markdown
 from bench_plugin.report.sandbox_flag import MAX_NAMED, html_warning, sandbox_section
 from bench_plugin.report.summary import summarize
+from bench_plugin.results.record import CaseRecord
 
 HOSTILE = "x<img src=x onerror=alert(1)>`[a](javascript:alert(1))"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import concurrent.futures
 from types import SimpleNamespace
 
-from bench_plugin.record import CaseRecord
-from bench_plugin.schedule import WAITING_WINDOWS, Scheduler
+from bench_plugin.results.record import CaseRecord
+from bench_plugin.run.schedule import WAITING_WINDOWS, Scheduler
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec
 
 
@@ -60,7 +60,7 @@ def test_unplanned_item_starts_itself_once() -> None:
     assert runner.started == ["lonely"]
 
 
-# --- under xdist: each worker gets its share of the bench cases (bench_plugin/xdist_schedule.py) ---
+# --- under xdist: each worker gets its share of the bench cases (bench_plugin/plugin/xdist_schedule.py) ---
 
 SUITE_IDS = [f"suites/s.yaml::t{i}[m-run1]" for i in range(20)]
 
@@ -97,7 +97,7 @@ class FakeNode:
 
 
 def start(ids: list[str], workers: int = 2, window: int = 4, shares: bool = True) -> tuple[object, list[FakeNode]]:
-    from bench_plugin.xdist_schedule import BenchDistribution, BenchScheduling
+    from bench_plugin.plugin.xdist_schedule import BenchDistribution, BenchScheduling
 
     distribution = BenchDistribution(window=window)
     nodes = [FakeNode(n, workers) for n in range(workers)]
@@ -124,7 +124,7 @@ def run_all(scheduler: object, nodes: list[FakeNode]) -> None:
 
 
 def test_each_worker_is_sent_exactly_its_share_a_window_at_a_time() -> None:
-    from bench_plugin.shards import worker_share
+    from bench_plugin.run.shards import worker_share
 
     scheduler, nodes = start(SUITE_IDS, workers=2, window=4)
     assert [node.sent for node in nodes] == [[0, 2, 4, 6], [1, 3, 5, 7]]
@@ -175,7 +175,7 @@ def test_the_unsent_share_of_a_crashed_worker_goes_to_the_others_once() -> None:
 
 
 def test_only_the_first_workers_get_a_share() -> None:
-    from bench_plugin.xdist_schedule import BenchDistribution
+    from bench_plugin.plugin.xdist_schedule import BenchDistribution
 
     distribution = BenchDistribution(window=8)
     nodes = [FakeNode(n, 2) for n in range(3)]  # the third replaces a crashed worker

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.suite.loader import load_suite_text
 from bench_plugin.suite.schema import check_against_schema, suite_schema
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-import bench_plugin.registry
-from bench_plugin.chat import Completion, CompletionRequest, Message
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import CaseError, JudgeError, TransientProviderError
+import bench_plugin.core.registry
+from bench_plugin.core.chat import Completion, CompletionRequest, Message
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import CaseError, JudgeError, TransientProviderError
 from bench_plugin.scoring import registry
 from bench_plugin.scoring.bind import ScoringBinder
 from bench_plugin.scoring.context import ComponentScore, ScoreSet, ScoringContext
@@ -222,7 +222,7 @@ class PluginScorer:
 @pytest.fixture
 def plugin_entry_point(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     point = EntryPoint(name="vibes", value=f"{__name__}:PluginScorer", group=registry.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(bench_plugin.registry, "_group",
+    monkeypatch.setattr(bench_plugin.core.registry, "_group",
                         lambda group: {"vibes": point} if group == registry.ENTRY_POINT_GROUP else {})
     monkeypatch.setattr(registry.SCORER_TYPES, "_loaded", {})  # loaded types are kept per process
     yield

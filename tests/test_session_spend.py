@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.spend import SessionSpend
 from bench_plugin.report.summary import describe_missing_cost, describe_spend, missing_cost, summarize_model
+from bench_plugin.results.record import CaseRecord
 
 
 def record(usage: dict[str, Any], **fields: Any) -> dict[str, Any]:

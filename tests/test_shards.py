@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from bench_plugin.shards import (
+from bench_plugin.run.shards import (
     SHARE_KEY,
     Shard,
     is_suite_nodeid,

@@ -12,11 +12,11 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from bench_plugin.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, Message, Usage
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import CaseError, JudgeError, ProviderError, TransientProviderError
-from bench_plugin.http import HttpPool
+from bench_plugin.core.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, Message, Usage
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import CaseError, JudgeError, ProviderError, TransientProviderError
 from bench_plugin.mock.server import MockServer
+from bench_plugin.providers.http import HttpPool
 from bench_plugin.providers.offline import EchoProvider
 from bench_plugin.providers.openai_compat import OpenAICompatProvider, build_embedding_body, parse_embeddings
 from bench_plugin.providers.text_vectors import DIMENSIONS, hashed_vector

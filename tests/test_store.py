@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from bench_plugin import store as store_module
-from bench_plugin.record import CaseRecord
-from bench_plugin.store import ResultsStore, read_results, write_atomically
+from bench_plugin.results import store as store_module
+from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.store import ResultsStore, read_results, write_atomically
 
 
 def make_record(nodeid: str, **overrides: Any) -> dict[str, Any]:

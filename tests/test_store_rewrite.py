@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.store import ResultsStore
+from bench_plugin.results.store import ResultsStore
 
 
 def record(nodeid: str, **fields: Any) -> dict[str, Any]:

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.markdown import render_markdown
 from bench_plugin.report.stats import mean, rate, total
 from bench_plugin.report.summary import summarize
+from bench_plugin.results.record import CaseRecord
 
 
 def component(name: str, value: float | None, judge_output: str | None = None) -> dict[str, Any]:

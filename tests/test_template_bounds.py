@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.errors import CaseError
+from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.sandbox_limits import MAX_EXPONENT, MAX_INT_DIGITS, MAX_OUTPUT, MAX_REPEAT, MAX_STEPS
 from bench_plugin.suite.templates import TemplateRenderer, render_standalone
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from bench_plugin.errors import CaseError
+from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.templates import TemplateRenderer
 
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from bench_plugin import text_safety
-from bench_plugin.chat import Completion, CompletionRequest
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import ProviderError, TransientProviderError
-from bench_plugin.http import HttpPool, post_json
+from bench_plugin.calls.retry import complete_with_retries
+from bench_plugin.core import text_safety
+from bench_plugin.core.chat import Completion, CompletionRequest
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import ProviderError, TransientProviderError
+from bench_plugin.providers.http import HttpPool, post_json
 from bench_plugin.providers.interface import BaseProvider
-from bench_plugin.providers.retry import complete_with_retries
 from bench_plugin.report import escape
 
 FORGED = "bad\x1b[2J\x1b[31m\nINFO fake line: all keys rotated\r\u202eevil\x00"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench_plugin.endpoints import ThinkingSpec
+from bench_plugin.core.endpoints import ThinkingSpec
+from bench_plugin.core.transcript import ThinkingSplit, split_thinking
 from bench_plugin.suite.models import thinking_from_entry
-from bench_plugin.transcript import ThinkingSplit, split_thinking
 
 THINK = ThinkingSpec()
 TWO_PAIRS = ThinkingSpec(tags=(("<think>", "</think>"), ("<|start_of_scratchpad|>", "<|end_of_scratchpad|>")))

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.connection import AsyncioTransport
-from bench_plugin.errors import TransientProviderError
-from bench_plugin.http import HttpPool, post_json
+from bench_plugin.core.errors import TransientProviderError
 from bench_plugin.mock.server import MockServer
+from bench_plugin.providers.connection import AsyncioTransport
+from bench_plugin.providers.http import HttpPool, post_json
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a cert")
 

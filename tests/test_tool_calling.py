@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import CompletionRequest, Message, ToolCall, ToolDefinition
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import TransientProviderError
+from bench_plugin.core.chat import CompletionRequest, Message, ToolCall, ToolDefinition
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import TransientProviderError
 from bench_plugin.mock.rules import build_answer, compile_rule, last_tool_result, pick_rule
 from bench_plugin.providers import anthropic, openai_compat
 from bench_plugin.providers.offline import ScriptedProvider

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.errors import JudgeError
+from bench_plugin.core.errors import JudgeError
 from bench_plugin.scoring.judge.judge_reply import parse_reading
 from bench_plugin.scoring.judge.llm_judge import parse_scale
 from bench_plugin.scoring.judge.verdict_maps import NAMED_VERDICTS, VerdictMap, label_rule, parse_verdict_map

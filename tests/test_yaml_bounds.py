@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.suite.loader import (
     MAX_ALIAS_CHARS,
     MAX_ALIAS_NODES,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.scoring.checks.json_checks import JsonValid
 from bench_plugin.scoring.checks.text import Equals
 from bench_plugin.scoring.formula import compile_expression

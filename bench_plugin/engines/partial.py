@@ -8,7 +8,7 @@ answers were paid for too); ``case.py`` puts them in the record.
 
 from __future__ import annotations
 
-from bench_plugin.transcript import Transcript
+from bench_plugin.core.transcript import Transcript
 
 _ATTRIBUTE = "partial_transcript"
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import cast
 
-from bench_plugin.chat import CallModel
-from bench_plugin.registry import Registry, require_callable
+from bench_plugin.core.chat import CallModel
+from bench_plugin.core.registry import Registry, require_callable
+from bench_plugin.core.transcript import Transcript
 from bench_plugin.suite.spec import CaseSpec
-from bench_plugin.transcript import Transcript
 
 Engine = Callable[[CaseSpec, CallModel], Awaitable[Transcript]]
 """Run one case: make the calls through ``CallModel`` and return what was said."""

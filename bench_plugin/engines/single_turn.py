@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bench_plugin.chat import CallModel, CompletionRequest, Message
+from bench_plugin.core.chat import CallModel, CompletionRequest, Message
+from bench_plugin.core.transcript import Transcript, answered_turn
 from bench_plugin.suite.spec import CaseSpec
-from bench_plugin.transcript import Transcript, answered_turn
 
 
 async def run_single_turn(case: CaseSpec, call_model: CallModel) -> Transcript:

@@ -11,14 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_plugin.chat import CallModel, Completion, CompletionRequest, Message
+from bench_plugin.core.chat import CallModel, Completion, CompletionRequest, Message
+from bench_plugin.core.errors import CaseError, ProviderError
+from bench_plugin.core.transcript import Transcript, TurnResult, answered_turn, skipped_turn
 from bench_plugin.engines.partial import keep_partial
-from bench_plugin.errors import CaseError, ProviderError
 from bench_plugin.suite.gates import evaluate_gate
 from bench_plugin.suite.sources import TemplateSpec
 from bench_plugin.suite.spec import CaseSpec, PhaseSpec, TurnSpec
 from bench_plugin.suite.templates import TemplateRenderer
-from bench_plugin.transcript import Transcript, TurnResult, answered_turn, skipped_turn
 
 
 @dataclass

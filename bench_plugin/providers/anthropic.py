@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench_plugin.chat import Completion, CompletionRequest, Message, ToolCall
-from bench_plugin.endpoints import ProviderSpec
-from bench_plugin.errors import ProviderError
-from bench_plugin.http import (
+from bench_plugin.core.chat import Completion, CompletionRequest, Message, ToolCall
+from bench_plugin.core.endpoints import ProviderSpec
+from bench_plugin.core.errors import ProviderError
+from bench_plugin.providers.http import (
     BodyError,
     HttpPool,
     api_key_from_env,

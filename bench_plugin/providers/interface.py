@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from bench_plugin.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, Message, Usage
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import ProviderError, TransientProviderError
-from bench_plugin.http import HttpPool, malformed
+from bench_plugin.core.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, Message, Usage
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import ProviderError, TransientProviderError
+from bench_plugin.providers.http import HttpPool, malformed
 from bench_plugin.suite.templates import render_standalone
 
 

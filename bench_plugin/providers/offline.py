@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, ToolCall
-from bench_plugin.errors import CaseError, RecordedFailureError, ReplayMissError
+from bench_plugin.core.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, ToolCall
+from bench_plugin.core.errors import CaseError, RecordedFailureError, ReplayMissError
 from bench_plugin.providers.interface import BaseProvider
 from bench_plugin.providers.text_vectors import DIMENSIONS, hashed_vector
 from bench_plugin.suite.recordings import Recording, read_recordings, recording_fields

@@ -18,8 +18,8 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from bench_plugin.endpoints import ModelSpec
-from bench_plugin.errors import CaseError, SuiteError
+from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.errors import CaseError, SuiteError
 from bench_plugin.providers.offline import KEY_NAMES, REPLY_NAMES
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.spec import CaseSpec, SuiteSpec

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from bench_plugin.chat import (
+from bench_plugin.core.chat import (
     Completion,
     CompletionRequest,
     EmbeddingRequest,
@@ -15,8 +15,8 @@ from bench_plugin.chat import (
     ToolCall,
     ToolDefinition,
 )
-from bench_plugin.endpoints import ProviderSpec
-from bench_plugin.http import (
+from bench_plugin.core.endpoints import ProviderSpec
+from bench_plugin.providers.http import (
     BodyError,
     HttpPool,
     api_key_from_env,

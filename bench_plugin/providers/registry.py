@@ -2,7 +2,7 @@
 
 A project adds its own from ``conftest.py`` (``pytest_bench_provider_types``), a package through
 the ``bench_plugin.providers`` entry point group. The endpoints a suite may name without declaring
-them (``openai``, ``anthropic``, ``ollama``...) are in ``bench_plugin.endpoints.PRESETS``.
+them (``openai``, ``anthropic``, ``ollama``...) are in ``bench_plugin.core.endpoints.PRESETS``.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from bench_plugin.endpoints import ProviderSpec
-from bench_plugin.http import HttpPool
+from bench_plugin.core.endpoints import ProviderSpec
+from bench_plugin.core.registry import Registry, require_callable
+from bench_plugin.providers.http import HttpPool
 from bench_plugin.providers.interface import Provider
-from bench_plugin.registry import Registry, require_callable
 
 ProviderFactory = Callable[[ProviderSpec, HttpPool], Provider]
 """Make the provider for one endpoint; ``HttpPool`` holds the runner's shared httpx clients."""

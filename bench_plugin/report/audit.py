@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_plugin.record import ERROR, CaseRecord
 from bench_plugin.report.case_data import SCORED, error_class, is_judge_component, number, score_of
 from bench_plugin.report.escape import markdown_code, markdown_text
 from bench_plugin.report.turns import is_turn_component
+from bench_plugin.results.record import ERROR, CaseRecord
 
 HOW_TO_READ = (
     "How to read: cases worth a look before trusting the numbers above: tasks every model scored 0 on, "

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bench_plugin.record import FAILED, PASSED, CaseRecord
 from bench_plugin.report.turns import is_turn_component
+from bench_plugin.results.record import FAILED, PASSED, CaseRecord
 
 CaseKey = tuple[str, int]  # (task, run): the same case for every model of a suite
 SCORED = (PASSED, FAILED)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_plugin.report.escape import markdown_cell, markdown_code, markdown_fence, markdown_text
-from bench_plugin.store import write_atomically
+from bench_plugin.results.store import write_atomically
 
 FOLDER = "conversations"
 _UNSAFE = re.compile(r"[^\w.\-\[\]@+=,]+")

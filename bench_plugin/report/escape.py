@@ -4,7 +4,7 @@ Writers never paste untrusted text raw (a label may be ``<img src=x onerror=...>
 ``[x](javascript:...)``); they pick the helper for where it goes: ``markdown_text`` (headings,
 paragraphs, list items), ``markdown_cell`` (table cells), ``markdown_code`` (inline code outside
 tables), ``markdown_fence`` (text shown verbatim), ``log_line`` (a log record or a terminal line; it lives
-in ``bench_plugin.text_safety`` so that ``http.py`` and the providers use it too), ``csv_cell`` (a cell of a CSV
+in ``bench_plugin.core.text_safety`` so that ``http.py`` and the providers use it too), ``csv_cell`` (a cell of a CSV
 file a spreadsheet may open).
 The Markdown helpers escape rather than delete: ``&``, ``<`` and ``>`` become entities; ``\``, `````,
 ``[``, ``]``, ``*``, ``~``, emphasis ``_``, a leading ``#``/``+``/``-``/``1.`` and a trailing `` #`` get
@@ -17,8 +17,8 @@ import html
 import re
 from typing import Any
 
-from bench_plugin.text_safety import log_line as log_line  # one copy, on the ground floor, for http and providers
-from bench_plugin.text_safety import shown
+from bench_plugin.core.text_safety import log_line as log_line  # one copy, on the ground floor, for http and providers
+from bench_plugin.core.text_safety import shown
 
 # a `_` between two letters or digits can neither open nor close emphasis (CommonMark's flanking rules)
 _EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.record import ERROR, INVALID, SKIPPED, UNSCORED
-from bench_plugin.text_safety import shown
+from bench_plugin.core.text_safety import shown
+from bench_plugin.results.record import ERROR, INVALID, SKIPPED, UNSCORED
 
 # (column key, header text); the key names the CSS class and pytest-html's sort key
 COLUMNS = (("model", "Model"), ("task", "Task"), ("score", "Score"), ("run", "Run"), ("components", "Components"))

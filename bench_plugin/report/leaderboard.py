@@ -19,11 +19,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregates import component_raw, is_scored
 from bench_plugin.report.elo import apply_sessions, empty_board
 from bench_plugin.report.escape import markdown_cell, markdown_text
-from bench_plugin.store import write_atomically
+from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.store import write_atomically
 from bench_plugin.suite.leaderboard import LeaderboardSpec
 
 JSON_FILE = "leaderboard.json"

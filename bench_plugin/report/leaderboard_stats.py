@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.record import PASSED
 from bench_plugin.report.bootstrap import rounded
 from bench_plugin.report.case_data import SCORED, judge_usage, judge_value, number
 from bench_plugin.report.case_table import CaseTable, Columns, math_nan
 from bench_plugin.report.statistics import wilson_interval
+from bench_plugin.results.record import PASSED
 
 
 def add_leaderboard_columns(

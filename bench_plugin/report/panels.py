@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.agreement import krippendorff_alpha_interval
 from bench_plugin.report.stats import mean
+from bench_plugin.results.record import CaseRecord
 
 
 def _panels(records: Sequence[CaseRecord], name: str) -> list[tuple[CaseRecord, Mapping[str, Any]]]:

@@ -13,8 +13,8 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.escape import markdown_code
+from bench_plugin.results.record import CaseRecord
 
 NONE = "none"
 HEADLINE = "WARNING: agent commands ran WITHOUT a sandbox"

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.record import CACHE_COUNTS, CACHE_HIT
 from bench_plugin.report.case_data import cost_note_of, number
+from bench_plugin.results.record import CACHE_COUNTS, CACHE_HIT
 
 
 class SessionSpend:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.audit import audit
 from bench_plugin.report.bootstrap import CONFIDENCE, N_BOOT
 from bench_plugin.report.breakdowns import add_breakdown_columns, breakdown_figures, find_dimensions
@@ -20,6 +19,7 @@ from bench_plugin.report.comparisons import add_pair_columns, compare_models
 from bench_plugin.report.leaderboard_stats import add_leaderboard_columns, leaderboard_figures
 from bench_plugin.report.ratings import summarize_ratings
 from bench_plugin.report.repeats import summarize_repeats
+from bench_plugin.results.record import CaseRecord
 
 
 def rank_models(rows: Sequence[Mapping[str, Any]]) -> list[str]:

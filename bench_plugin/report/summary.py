@@ -53,7 +53,14 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from bench_plugin.record import (
+from bench_plugin.report.case_data import cost_note_of, judge_usage, number
+from bench_plugin.report.case_table import CaseCell
+from bench_plugin.report.panels import summarize_panels
+from bench_plugin.report.sandbox_flag import sandbox_section
+from bench_plugin.report.stats import mean, rate, total
+from bench_plugin.report.suite_statistics import suite_statistics
+from bench_plugin.report.turns import is_turn_component, summarize_turns
+from bench_plugin.results.record import (
     CACHE_COUNTS,
     ERROR,
     FAILED,
@@ -63,13 +70,6 @@ from bench_plugin.record import (
     UNSCORED,
     CaseRecord,
 )
-from bench_plugin.report.case_data import cost_note_of, judge_usage, number
-from bench_plugin.report.case_table import CaseCell
-from bench_plugin.report.panels import summarize_panels
-from bench_plugin.report.sandbox_flag import sandbox_section
-from bench_plugin.report.stats import mean, rate, total
-from bench_plugin.report.suite_statistics import suite_statistics
-from bench_plugin.report.turns import is_turn_component, summarize_turns
 
 # status -> the count's key in every summary row
 COUNT_KEYS = {

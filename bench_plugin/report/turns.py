@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.stats import mean, rate
+from bench_plugin.results.record import CaseRecord
 
 
 def is_turn_component(component: Mapping[str, Any]) -> bool:

@@ -8,7 +8,6 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregate_csv import render_csv
 from bench_plugin.report.aggregates import compute_aggregates
 from bench_plugin.report.case_table import unfinished_cells
@@ -17,7 +16,8 @@ from bench_plugin.report.leaderboard import update_leaderboard
 from bench_plugin.report.markdown import render_markdown
 from bench_plugin.report.pairwise_table import pairwise_csvs
 from bench_plugin.report.summary import summarize
-from bench_plugin.store import write_atomically
+from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.store import write_atomically
 from bench_plugin.suite.aggregates.spec import AggregateSpec
 from bench_plugin.suite.leaderboard import LeaderboardSpec
 

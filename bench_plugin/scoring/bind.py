@@ -13,8 +13,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar, cast
 
-from bench_plugin.errors import CaseError
-from bench_plugin.registry import Registry
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.registry import Registry
 from bench_plugin.scoring.composite import Composite, compile_composite
 from bench_plugin.scoring.context import ChecksCase, ComponentScore, Scorer, ScorerType, ScoringContext
 from bench_plugin.suite.spec import CaseSpec, CompositeSpec, ScorerSpec

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_plugin.errors import CaseError, JudgeError
-from bench_plugin.hints import did_you_mean
+from bench_plugin.core.errors import CaseError, JudgeError
+from bench_plugin.core.hints import did_you_mean
 from bench_plugin.scoring.code_source import FunctionRef, ScorerFunction, check_signature, load_function
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.options import check_choice, check_option_names

@@ -28,8 +28,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench_plugin.errors import CaseError
-from bench_plugin.hints import did_you_mean
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.hints import did_you_mean
 from bench_plugin.suite.paths import SuiteFolders, SuiteTemplateLoader
 from bench_plugin.suite.spec import CaseSpec
 

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from bench_plugin.chat import CallModel, EmbedTexts, Message
-from bench_plugin.errors import CaseError
+from bench_plugin.core.chat import CallModel, EmbedTexts, Message
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.transcript import AgentRun, TurnResult
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
-from bench_plugin.transcript import AgentRun, TurnResult
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from bench_plugin.hints import did_you_mean
+from bench_plugin.core.hints import did_you_mean
 
 Values = Mapping[str, float]
 Compiled = Callable[[Values], float]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bench_plugin.hints import did_you_mean
+from bench_plugin.core.hints import did_you_mean
 
 IGNORED_KEYS = frozenset({"name", "type"})  # tolerated if a spec builder leaves them in options
 

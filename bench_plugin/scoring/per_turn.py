@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from bench_plugin.chat import Message
+from bench_plugin.core.chat import Message
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 
 ScoreOne = Callable[[ScoringContext], Awaitable[ComponentScore]]

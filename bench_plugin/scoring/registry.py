@@ -12,7 +12,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from bench_plugin.registry import Registry
+from bench_plugin.core.registry import Registry
 from bench_plugin.scoring.context import ComponentScore, Scorer, ScorerType, ScoringContext
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 

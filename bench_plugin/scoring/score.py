@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 from functools import partial
 
-from bench_plugin.errors import JudgeError
+from bench_plugin.core.errors import JudgeError
 from bench_plugin.scoring.bind import CaseScoring
 from bench_plugin.scoring.context import ComponentScore, Scorer, ScoreSet, ScoringContext
 from bench_plugin.scoring.pass_rule import apply_thresholds, decide_pass

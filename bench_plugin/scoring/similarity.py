@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.chat import EmbeddingRequest
-from bench_plugin.errors import CaseError, JudgeError
+from bench_plugin.core.chat import EmbeddingRequest
+from bench_plugin.core.errors import CaseError, JudgeError
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.prompt import find_judge
 from bench_plugin.scoring.options import check_choice, check_option_names

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from bench_plugin.endpoints import ModelSpec
+from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.suite.spec import CaseSpec
 
 _WHERE = frozenset({"key", "line", "copies", "readable"})

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench_plugin.errors import SuiteError
-from bench_plugin.frozen import freeze_fields
+from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.frozen import freeze_fields
 from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.aggregates.outputs import csv_outputs
 from bench_plugin.suite.loader import LoadedSuite

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.errors import CaseError
-from bench_plugin.frozen import freeze_fields
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.frozen import freeze_fields
+from bench_plugin.core.utf8 import HINT as UTF8_HINT
+from bench_plugin.core.utf8 import NotUtf8, read_utf8
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.templates import TemplateRenderer
-from bench_plugin.utf8 import HINT as UTF8_HINT
-from bench_plugin.utf8 import NotUtf8, read_utf8
 
 #: The variable that holds a row's place in its file (0-based).
 ROW_INDEX = "row_index"

@@ -7,9 +7,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from bench_plugin.chat import Message
-from bench_plugin.endpoints import PRESETS, ModelSpec
-from bench_plugin.errors import CaseError
+from bench_plugin.core.chat import Message
+from bench_plugin.core.endpoints import PRESETS, ModelSpec
+from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.messages import render_messages
 from bench_plugin.suite.models import adhoc_model

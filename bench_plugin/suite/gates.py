@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from bench_plugin.frozen import type_name
+from bench_plugin.core.frozen import type_name
 
 GATE_KINDS = ("regex", "not_regex", "contains", "not_contains")
 """The keys of ``when:``; every key given must hold for the turn to be sent."""

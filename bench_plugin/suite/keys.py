@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from urllib.parse import urlsplit
 
-from bench_plugin.endpoints import PRESETS, ProviderSpec
-from bench_plugin.errors import CaseError
+from bench_plugin.core.endpoints import PRESETS, ProviderSpec
+from bench_plugin.core.errors import CaseError
 
 ALLOW_KEY_OPTION = "--bench-allow-key-env"
 ALLOW_KEY_INI = "bench_allow_key_env"

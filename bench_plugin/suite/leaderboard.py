@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from bench_plugin.errors import SuiteError
-from bench_plugin.hints import choices_hint
+from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.hints import choices_hint
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
 from bench_plugin.suite.scorers import component_names
 from bench_plugin.suite.sections import read_suite_sections

@@ -33,10 +33,10 @@ from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.utf8 import HINT as UTF8_HINT
+from bench_plugin.core.utf8 import NotUtf8, read_utf8
 from bench_plugin.suite.yaml_errors import yaml_syntax_error
-from bench_plugin.utf8 import HINT as UTF8_HINT
-from bench_plugin.utf8 import NotUtf8, read_utf8
 
 PathPart = str | int
 KeyPath = tuple[PathPart, ...]

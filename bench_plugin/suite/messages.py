@@ -11,9 +11,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_plugin.chat import Message
-from bench_plugin.errors import CaseError
-from bench_plugin.frozen import type_name
+from bench_plugin.core.chat import Message
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.frozen import type_name
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.sources import TemplateSpec
 from bench_plugin.suite.spec import MessageSpec

@@ -7,9 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec, ThinkingSpec, url_problem
-from bench_plugin.errors import CaseError, SuiteError
-from bench_plugin.hints import choices_hint
+from bench_plugin.core.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec, ThinkingSpec, url_problem
+from bench_plugin.core.errors import CaseError, SuiteError
+from bench_plugin.core.hints import choices_hint
 from bench_plugin.suite.keys import check_key
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.paths import SuiteFolders

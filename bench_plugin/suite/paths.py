@@ -10,8 +10,8 @@ from pathlib import Path
 import jinja2
 from jinja2.loaders import split_template_path
 
-from bench_plugin.errors import CaseError, SuiteError
-from bench_plugin.utf8 import read_utf8
+from bench_plugin.core.errors import CaseError, SuiteError
+from bench_plugin.core.utf8 import read_utf8
 
 ALLOW_PATH_OPTION = "--bench-allow-path"
 ALLOW_PATH_INI = "bench_allow_paths"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from bench_plugin.errors import CaseError, SuiteError
+from bench_plugin.core.errors import CaseError, SuiteError
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.messages import build_messages
 from bench_plugin.suite.sources import TemplateSpec

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.errors import CaseError
+from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.datasets import lookup
 
 Recording = tuple[Any, Any, Any, Any]

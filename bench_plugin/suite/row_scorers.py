@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from bench_plugin.errors import CaseError
-from bench_plugin.frozen import type_name
-from bench_plugin.hints import closest
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.frozen import type_name
+from bench_plugin.core.hints import closest
 from bench_plugin.suite.datasets import DatasetSpec, lookup
 from bench_plugin.suite.schema import describe, suite_schema
 from bench_plugin.suite.scorers import scorer_spec

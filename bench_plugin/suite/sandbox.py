@@ -16,7 +16,7 @@ from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment, safe_range
 from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
-from bench_plugin.errors import LimitExceeded
+from bench_plugin.core.errors import LimitExceeded
 from bench_plugin.suite.sandbox_limits import (
     MAX_EXPONENT,
     MAX_INT_BITS,

@@ -13,7 +13,7 @@ from typing import Any
 from jinja2.runtime import Context
 from jinja2.utils import Namespace
 
-from bench_plugin.errors import LimitExceeded
+from bench_plugin.core.errors import LimitExceeded
 
 #: Characters (or items, counted through nested lists and mappings) in any one value a template
 #: builds, and in one render's output. A long prompt is tens of kilobytes.

@@ -7,7 +7,7 @@ import string
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bench_plugin.errors import LimitExceeded
+from bench_plugin.core.errors import LimitExceeded
 from bench_plugin.suite.sandbox_limits import Budget, count, weigh
 
 _PERCENT_FIELD = re.compile(

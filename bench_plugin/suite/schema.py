@@ -10,8 +10,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from bench_plugin.errors import SuiteError
-from bench_plugin.hints import did_you_mean
+from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.hints import did_you_mean
 from bench_plugin.suite.loader import LoadedSuite, PathPart, format_key_path
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from bench_plugin.errors import SuiteError
-from bench_plugin.hints import choices_hint
+from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.hints import choices_hint
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 
 

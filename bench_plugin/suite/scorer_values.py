@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bench_plugin.frozen import freeze_fields
+from bench_plugin.core.frozen import freeze_fields
 from bench_plugin.suite.spec import ScorerSpec
 from bench_plugin.suite.templates import TemplateRenderer
 from bench_plugin.suite.thresholds import render_threshold

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.scorer_definitions import resolve_use
 from bench_plugin.suite.spec import CompositeSpec, GateSpec, ScorerSpec, VariableSpec

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench_plugin.frozen import FrozenDict, freeze_fields
+from bench_plugin.core.frozen import FrozenDict, freeze_fields
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, PathPart, format_key_path
 from bench_plugin.suite.templates import TemplateRenderer
 

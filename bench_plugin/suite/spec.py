@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench_plugin.chat import Message
-from bench_plugin.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.errors import CaseError
-from bench_plugin.frozen import freeze_fields
+from bench_plugin.core.chat import Message
+from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.frozen import freeze_fields
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.aggregates.outputs import OutputFile
 from bench_plugin.suite.datasets import DatasetSpec

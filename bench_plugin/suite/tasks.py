@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.errors import CaseError
+from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.spec import AgentSpec, SandboxOverride
 from bench_plugin.suite.datasets import DatasetSpec
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path

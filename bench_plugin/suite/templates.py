@@ -12,13 +12,13 @@ from typing import Any
 import jinja2
 from jinja2 import meta, nodes
 
-from bench_plugin.errors import CaseError, LimitExceeded
-from bench_plugin.hints import did_you_mean
+from bench_plugin.core.errors import CaseError, LimitExceeded
+from bench_plugin.core.hints import did_you_mean
+from bench_plugin.core.utf8 import HINT as UTF8_HINT
+from bench_plugin.core.utf8 import NotUtf8
 from bench_plugin.suite.paths import SuiteFolders, SuiteTemplateLoader
 from bench_plugin.suite.sandbox import BoundedEnvironment, make_environment
 from bench_plugin.suite.sandbox_limits import LIMIT_HINT, bounded, checked, current_budget
-from bench_plugin.utf8 import HINT as UTF8_HINT
-from bench_plugin.utf8 import NotUtf8
 
 _JINJA_LITERALS = frozenset({"true", "false", "none", "True", "False", "None"})
 """Names jinja2 reads as constants, never as variables."""

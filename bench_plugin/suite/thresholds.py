@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench_plugin.errors import CaseError, SuiteError
+from bench_plugin.core.errors import CaseError, SuiteError
 from bench_plugin.suite.templates import TemplateRenderer
 
 _HINT = 'a number from 0 to 1, or a template that gives one per case, such as "{{ threshold }}"'

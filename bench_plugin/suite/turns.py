@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.errors import CaseError
-from bench_plugin.frozen import type_name
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.frozen import type_name
 from bench_plugin.suite.gates import check_gate
 from bench_plugin.suite.loader import KeyPath
 from bench_plugin.suite.sources import Located, TemplateSpec

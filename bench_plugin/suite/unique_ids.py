@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 import jinja2
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.suite.datasets import ROW_INDEX
 from bench_plugin.suite.spec import CaseSpec, SuiteSpec, TaskSpec
 from bench_plugin.suite.templates import TemplateRenderer

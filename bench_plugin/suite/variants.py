@@ -10,8 +10,8 @@ from typing import Any
 import jinja2
 from jinja2 import meta
 
-from bench_plugin.errors import CaseError
-from bench_plugin.frozen import freeze_fields
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.frozen import freeze_fields
 from bench_plugin.suite.datasets import ROW_INDEX, select_rows
 from bench_plugin.suite.row_scorers import row_scorers
 from bench_plugin.suite.spec import PromptSpec, ScorerSpec, SuiteSpec, TaskSpec, safe_id

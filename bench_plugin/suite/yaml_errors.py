@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 
 _QUOTE_HINT = "put the whole value in quotes"
 _INDENT_HINT = ("keys of one mapping start in the same column, and the '- ' items of one list line up; "

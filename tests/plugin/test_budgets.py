@@ -130,7 +130,7 @@ def test_a_dollar_budget_stops_at_a_paid_endpoint_it_cannot_price(
 ) -> None:
     model_id = unique("new-model")
     # the mock server taken for a paid API (not loopback) that serves a model the price table does not know
-    monkeypatch.setattr("bench_plugin.pricing._is_local", lambda base_url: False)  # pytester runs in this process
+    monkeypatch.setattr("bench_plugin.calls.pricing._is_local", lambda base_url: False)  # pytester runs in this process
     pytester.makefile(".yaml", **{"suites/budget": suite(mock_server, model_id)})
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-runs", "4", "--bench-concurrency", "1",
                                 "--bench-budget-usd", "5", "-rs")

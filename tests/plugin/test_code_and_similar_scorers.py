@@ -255,7 +255,7 @@ scorers:
 
 def test_an_embedding_model_whose_provider_cannot_embed_fails_the_case(pytester: pytest.Pytester) -> None:
     pytester.makeconftest("""
-from bench_plugin.chat import Completion
+from bench_plugin.core.chat import Completion
 from bench_plugin.providers.interface import BaseProvider
 
 class Canned(BaseProvider):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.record import CaseRecord
-from bench_plugin.schedule import Scheduler
+from bench_plugin.results.record import CaseRecord
+from bench_plugin.run.schedule import Scheduler
 from suites import CAPITALS  # type: ignore[import-not-found]
 
 WATCH_RELEASE = """\
@@ -22,7 +22,7 @@ import json
 import weakref
 from pathlib import Path
 
-from bench_plugin.nodes import CaseItem
+from bench_plugin.plugin.nodes import CaseItem
 
 SEEN = {}
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bench_plugin.case import CasePreparer
-from bench_plugin.catalog import BUILTIN_CATALOG
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
+from bench_plugin.run.case import CasePreparer
+from bench_plugin.run.catalog import BUILTIN_CATALOG
 from bench_plugin.suite.aggregates.outputs import OutputClaims, OutputFile
 from bench_plugin.suite.build import BuildOptions, build_suite
 from bench_plugin.suite.expand import expand_suite

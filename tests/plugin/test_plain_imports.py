@@ -14,11 +14,11 @@ LOADERS = """\
 import sys
 
 import bench_plugin.plugin
-import bench_plugin.runner
+import bench_plugin.run.runner
 
 
 def test_loaders():
-    names = ("bench_plugin.plugin", "bench_plugin.runner")
+    names = ("bench_plugin.plugin", "bench_plugin.run.runner")
     loaders = {name: type(sys.modules[name].__loader__).__name__ for name in names}
     assert loaders == dict.fromkeys(names, "SourceFileLoader"), loaders
 """

@@ -79,7 +79,7 @@ NOT_IMPORTED = [
     "bench_plugin.suite.aggregates.build",  # aggregates:
     "bench_plugin.suite.aggregates.spec",
     "bench_plugin.suite.leaderboard",  # leaderboard:
-    "bench_plugin.xdist_schedule",  # only a process that distributes with -n
+    "bench_plugin.plugin.xdist_schedule",  # only a process that distributes with -n
     "xdist.scheduler",
     "dotenv",  # only a run with a .env file
     "bench_plugin.report.write",  # the report writers: at the end of a run

@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
-from bench_plugin import progress
+from bench_plugin.calls.run_status import RunStatus
 from bench_plugin.mock.server import MockServer
-from bench_plugin.run_status import RunStatus
+from bench_plugin.plugin import progress
 
 
 def test_status_line_counts_cases_and_groups_the_waits():

@@ -110,14 +110,14 @@ def pytest_html_results_summary(prefix, summary, postfix, session):
 
 
 LARGE_FROM_8 = """
-import bench_plugin.reporter
+import bench_plugin.plugin.reporter
 
-bench_plugin.reporter.LATE_WRITERS_FROM = 8
+bench_plugin.plugin.reporter.LATE_WRITERS_FROM = 8
 """
 
 
 def test_in_a_large_run_the_writers_load_after_report_html_and_write_the_same(pytester: pytest.Pytester) -> None:
-    from bench_plugin import reporter
+    from bench_plugin.plugin import reporter
 
     assert not reporter.writers_load_late(reporter.LATE_WRITERS_FROM - 1, html=True)
     assert reporter.writers_load_late(reporter.LATE_WRITERS_FROM, html=True)

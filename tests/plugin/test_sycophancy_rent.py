@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.chat import Message
+from bench_plugin.core.chat import Message
 from bench_plugin.scoring.context import ScoringContext
 from bench_plugin.scoring.judge.llm_judge import JudgeScorer
 from bench_plugin.suite.build import build_suite

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench_plugin.chat import CompletionRequest, Message
+from bench_plugin.core.chat import CompletionRequest, Message
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.suite.spec import ScorerSpec
 

@@ -15,7 +15,7 @@ from typing import BinaryIO
 import pytest
 
 import bench_plugin.report.write as report_write
-import bench_plugin.store as store_module
+import bench_plugin.results.store as store_module
 
 SUITE = """
 suite: disk

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.call_options import read_call_settings
-from bench_plugin.limits import Limits, shared_by
+from bench_plugin.calls.rate_limits import Limits, shared_by
 from bench_plugin.mock.server import MockServer
+from bench_plugin.plugin.options.calls import read_call_settings
 
 RPM = 120  # two requests a second, for all workers together
 WINDOW_S = 4.0

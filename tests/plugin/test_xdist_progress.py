@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from bench_plugin.calls.run_status import RunStatus, StatusSnapshot, Wait, combine
 from bench_plugin.mock.server import MockServer
-from bench_plugin.run_status import RunStatus, StatusSnapshot, Wait, combine
-from bench_plugin.xdist_progress import FOLDER_KEY, WorkersStatus, WorkerStatusSender
+from bench_plugin.plugin.xdist_progress import FOLDER_KEY, WorkersStatus, WorkerStatusSender
 
 
 def test_a_snapshot_crosses_as_plain_data_and_snapshots_add_up():

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.core.errors import ToolFailure
 from bench_plugin.engines.agent.program import check_allowed, clip, run_argv, split_command
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.workspace import confine, shown, walk_files
-from bench_plugin.errors import ToolFailure
 from bench_plugin.suite.agent.spec import ToolSpec
 
 MAX_LISTED = 500

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.core.errors import ToolFailure
+from bench_plugin.core.json_text import json_equal, load_json
+from bench_plugin.core.transcript import CheckResult
 from bench_plugin.engines.agent.program import run_argv, split_command
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.workspace import confine
-from bench_plugin.errors import ToolFailure
-from bench_plugin.json_text import json_equal, load_json
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
-from bench_plugin.transcript import CheckResult
 
 TEXT_CONDITIONS = ("contains", "not_contains", "matches", "json_equals", "ignore_case")
 

@@ -12,10 +12,10 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench_plugin.core.errors import ToolFailure
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.sandbox.choose import open_sandbox
 from bench_plugin.engines.agent.sandbox.launch import CommandResult, clip, program_name
-from bench_plugin.errors import ToolFailure
 from bench_plugin.suite.agent.spec import SandboxSpec
 
 __all__ = ["CommandResult", "check_allowed", "clip", "program_name", "run_argv", "split_command"]

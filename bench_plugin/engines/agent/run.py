@@ -17,17 +17,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.chat import CallModel, Completion, CompletionRequest, Message
-from bench_plugin.engines.agent.final_checks import has_command_checks, verify_completion
-from bench_plugin.engines.agent.sandbox.choose import open_sandbox
-from bench_plugin.engines.agent.toolbox import Toolbox
-from bench_plugin.engines.agent.view import transcript_text
-from bench_plugin.engines.agent.workspace import create_workspace, remove_workspace, snapshot
-from bench_plugin.engines.partial import keep_partial
-from bench_plugin.engines.turns import open_turn, phase_system
-from bench_plugin.errors import CaseError, ProviderError
-from bench_plugin.suite.spec import CaseSpec
-from bench_plugin.transcript import (
+from bench_plugin.core.chat import CallModel, Completion, CompletionRequest, Message
+from bench_plugin.core.errors import CaseError, ProviderError
+from bench_plugin.core.transcript import (
     AgentRun,
     ToolCallRecord,
     Transcript,
@@ -35,6 +27,14 @@ from bench_plugin.transcript import (
     answered_turn,
     skipped_turn,
 )
+from bench_plugin.engines.agent.final_checks import has_command_checks, verify_completion
+from bench_plugin.engines.agent.sandbox.choose import open_sandbox
+from bench_plugin.engines.agent.toolbox import Toolbox
+from bench_plugin.engines.agent.view import transcript_text
+from bench_plugin.engines.agent.workspace import create_workspace, remove_workspace, snapshot
+from bench_plugin.engines.partial import keep_partial
+from bench_plugin.engines.turns import open_turn, phase_system
+from bench_plugin.suite.spec import CaseSpec
 
 
 async def run_agent(case: CaseSpec, call_model: CallModel) -> Transcript:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.errors import ToolFailure
+from bench_plugin.core.errors import ToolFailure
 from bench_plugin.suite.agent.spec import ToolSpec
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.suite.templates import render_standalone

@@ -17,16 +17,16 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from bench_plugin.chat import ToolCall
+from bench_plugin.core.chat import ToolCall
+from bench_plugin.core.errors import ToolFailure
+from bench_plugin.core.places import take_place
+from bench_plugin.core.transcript import ToolCallRecord
 from bench_plugin.engines.agent import builtin_tools as builtin
 from bench_plugin.engines.agent.families import BUILTIN_FAMILIES, classify_command, classify_name
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.scripted_tools import scripted_result
-from bench_plugin.errors import ToolFailure
-from bench_plugin.places import take_place
 from bench_plugin.suite.agent.spec import ToolSpec
 from bench_plugin.suite.spec import CaseSpec
-from bench_plugin.transcript import ToolCallRecord
 
 _FILE_TOOLS = {"read_file": builtin.read_file, "write_file": builtin.write_file,
                "list_files": builtin.list_files, "search": builtin.search}

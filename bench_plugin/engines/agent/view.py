@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_plugin.chat import Message
-from bench_plugin.transcript import AgentRun, ToolCallRecord
+from bench_plugin.core.chat import Message
+from bench_plugin.core.transcript import AgentRun, ToolCallRecord
 
 RESULT_CHARS = 1_500  # of each tool result in the transcript text
 

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.errors import CaseError, ToolFailure
+from bench_plugin.core.errors import CaseError, ToolFailure
 from bench_plugin.suite.agent.spec import WorkspaceSpec
 
 SNAPSHOT_MAX_FILES = 200

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench_plugin.endpoints import ModelSpec
+from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.engines.conversation.state import Room, Seat
 from bench_plugin.suite.conversation.spec import CommandSpec, ParticipantSpec
 from bench_plugin.suite.sources import TemplateSpec

@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.chat import CallModel, CompletionRequest, Message
+from bench_plugin.core.chat import CallModel, CompletionRequest, Message
+from bench_plugin.core.errors import CaseError, ProviderError
+from bench_plugin.core.transcript import Transcript, TurnResult, answered_turn, split_thinking
 from bench_plugin.engines.conversation.commands import apply_command, find_commands, remove_spans
 from bench_plugin.engines.conversation.log import MESSAGE, NOTICE, SEED, LogEntry, ending, render_text
 from bench_plugin.engines.conversation.state import Room, Seat
 from bench_plugin.engines.conversation.views import messages_for
 from bench_plugin.engines.partial import keep_partial
 from bench_plugin.engines.turns import render_template
-from bench_plugin.errors import CaseError, ProviderError
 from bench_plugin.suite.sources import TemplateSpec
 from bench_plugin.suite.spec import CaseSpec
-from bench_plugin.transcript import Transcript, TurnResult, answered_turn, split_thinking
 
 
 class _Conversation:

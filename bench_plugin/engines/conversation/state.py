@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_plugin.chat import Completion, Message
-from bench_plugin.endpoints import ModelSpec
+from bench_plugin.core.chat import Completion, Message
+from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.engines.conversation.log import EVENT, NOTICE, LogEntry
 from bench_plugin.suite.conversation.spec import ConversationSpec, ParticipantSpec
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bench_plugin.chat import Message
+from bench_plugin.core.chat import Message
 from bench_plugin.engines.conversation.log import MESSAGE, NOTICE, SEED
 from bench_plugin.engines.conversation.state import Room, Seat
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.record import FAILED, PASSED, CaseRecord
+from bench_plugin.results.record import FAILED, PASSED, CaseRecord
 
 
 def number(value: Any) -> float | None:

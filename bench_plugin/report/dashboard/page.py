@@ -7,7 +7,6 @@ import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from bench_plugin.record import CaseRecord
 from bench_plugin.report.dashboard.compare import comparison_of, rating_sets
 from bench_plugin.report.dashboard.figures import breakdowns, model_figures
 from bench_plugin.report.dashboard.frame import PAGE_SCRIPT, PAGE_STYLE, fmt
@@ -26,6 +25,7 @@ from bench_plugin.report.dashboard.versus import (
     significance_section,
 )
 from bench_plugin.report.sandbox_flag import html_suite_warning, html_warning, unsandboxed_cases
+from bench_plugin.results.record import CaseRecord
 
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(PAGE_SCRIPT.encode()).digest()).decode()
 # only the page's own script may run: a label that slipped past escaping still could not execute

@@ -16,12 +16,12 @@ from typing import Any
 
 from typing_extensions import Self
 
-from bench_plugin.chat import Message
+from bench_plugin.core.chat import Message
+from bench_plugin.core.transcript import ToolCallRecord
 from bench_plugin.engines.agent.families import DANGEROUS
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.options import merge_typed_options
 from bench_plugin.suite.spec import ScorerSpec
-from bench_plugin.transcript import ToolCallRecord
 
 PATTERNS: Mapping[str, str] = {
     # models write typographic apostrophes as often as straight ones

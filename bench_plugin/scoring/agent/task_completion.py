@@ -15,8 +15,8 @@ from typing import Any
 
 from typing_extensions import Self
 
+from bench_plugin.core.hints import did_you_mean
 from bench_plugin.engines.agent.final_checks import CONDITIONS
-from bench_plugin.hints import did_you_mean
 from bench_plugin.scoring.context import ComponentScore, ScoringContext, require_agent
 from bench_plugin.scoring.options import check_option_names
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec

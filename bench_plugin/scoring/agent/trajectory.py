@@ -25,11 +25,11 @@ from typing import Any
 
 from typing_extensions import Self
 
+from bench_plugin.core.transcript import ToolCallRecord
 from bench_plugin.engines.agent.families import FAMILIES, is_dangerous
 from bench_plugin.scoring.context import ComponentScore, ScoringContext, require_agent
 from bench_plugin.scoring.options import merge_typed_options
 from bench_plugin.suite.spec import ScorerSpec
-from bench_plugin.transcript import ToolCallRecord
 
 EXPLORING = frozenset({"read", "search", "memory", "browser"})
 VERIFYING = frozenset({"read", "search", "execute", "memory", "browser"})

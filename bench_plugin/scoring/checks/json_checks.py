@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import Self, override
 
-from bench_plugin.json_text import (
+from bench_plugin.core.json_text import (
     PathStep,
     fenced_blocks,
     format_json_path,

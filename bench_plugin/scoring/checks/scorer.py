@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from typing_extensions import Self
 
-from bench_plugin.errors import CaseError
+from bench_plugin.core.errors import CaseError
 from bench_plugin.scoring.context import ComponentScore, Scorer, ScoringContext
 from bench_plugin.scoring.options import IGNORED_KEYS, check_choice, check_flag, check_option_names
 from bench_plugin.scoring.targets import TARGETS

@@ -15,10 +15,10 @@ from typing import Any
 
 from typing_extensions import Self
 
-from bench_plugin.chat import Completion
-from bench_plugin.endpoints import ModelSpec
-from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import iter_json_objects
+from bench_plugin.core.chat import Completion
+from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.errors import JudgeError
+from bench_plugin.core.json_text import iter_json_objects
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.graders.base import GRADER_KEYS, grader_judge
 from bench_plugin.scoring.judge.llm_judge import JudgeScorer

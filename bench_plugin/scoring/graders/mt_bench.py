@@ -25,13 +25,13 @@ from typing import Any
 
 from typing_extensions import Self
 
+from bench_plugin.core.transcript import TurnResult
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.llm_judge import OPTION_KEYS, JudgeScorer
 from bench_plugin.scoring.judge.pairwise import PairwiseScorer
 from bench_plugin.scoring.judge.prompt import JudgePrompt, JudgeTemplate
 from bench_plugin.scoring.options import check_option_names
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
-from bench_plugin.transcript import TurnResult
 
 PROMPTS_FILE = "mt_bench_prompts.jsonl"
 MT_BENCH_KEYS = ("judge", "reference", "target")

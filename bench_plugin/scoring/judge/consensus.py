@@ -17,8 +17,8 @@ from typing import Any
 
 import jsonschema
 
-from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import PathStep, parse_json_path, walk_json_path
+from bench_plugin.core.errors import JudgeError
+from bench_plugin.core.json_text import PathStep, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.judge_reply import candidate_entry, canonical_scores, numbers_of
 from bench_plugin.scoring.judge.prompt import JudgeTemplate, parse_templates
 

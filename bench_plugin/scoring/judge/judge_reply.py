@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_plugin.endpoints import ModelSpec
-from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.errors import JudgeError
+from bench_plugin.core.json_text import iter_json_objects, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.markdown_table import TableRule, match_name, parse_table_rule
 from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
 from bench_plugin.scoring.judge.verdict_maps import VerdictMap, parse_verdict_map

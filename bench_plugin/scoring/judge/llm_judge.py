@@ -12,8 +12,8 @@ from typing import Any
 
 from typing_extensions import Self
 
-from bench_plugin.chat import Completion, Message
-from bench_plugin.endpoints import ModelSpec
+from bench_plugin.core.chat import Completion, Message
+from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.judge_reply import (
     ReportReader,

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench_plugin.errors import JudgeError
+from bench_plugin.core.errors import JudgeError
 
 TABLE_KEYS = ("column", "row", "key_column", "after")
 _SEPARATOR_CELL = re.compile(r"^:?-{1,}:?$")

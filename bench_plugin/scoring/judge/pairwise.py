@@ -18,10 +18,11 @@ from typing import Any
 
 from typing_extensions import Self
 
-from bench_plugin.chat import CompletionRequest
-from bench_plugin.endpoints import ModelSpec
-from bench_plugin.errors import CaseError
-from bench_plugin.hints import choices_hint
+from bench_plugin.core.chat import CompletionRequest
+from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.hints import choices_hint
+from bench_plugin.core.transcript import split_thinking
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.prompt import (
     JudgePrompt,
@@ -36,7 +37,6 @@ from bench_plugin.scoring.options import check_choice, check_option_names
 from bench_plugin.scoring.targets import TARGETS
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 from bench_plugin.suite.templates import render_standalone
-from bench_plugin.transcript import split_thinking
 
 _ONE_PROMPT = "against: {model: ...} answers a single prompt; for a conversation give against: {answer: ...}"
 AGAINST_NAMES = ("model", "question")

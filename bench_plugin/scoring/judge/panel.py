@@ -19,7 +19,7 @@ from typing import Any
 
 from typing_extensions import Self
 
-from bench_plugin.errors import JudgeError
+from bench_plugin.core.errors import JudgeError
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.consensus import (
     Consensus,

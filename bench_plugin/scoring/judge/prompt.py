@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from bench_plugin.chat import Completion, CompletionRequest, Message
-from bench_plugin.endpoints import ModelSpec
+from bench_plugin.core.chat import Completion, CompletionRequest, Message
+from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.hints import choices_hint
 from bench_plugin.engines.agent.view import judge_variables
-from bench_plugin.errors import CaseError
-from bench_plugin.hints import choices_hint
 from bench_plugin.scoring.context import ScoringContext
 from bench_plugin.scoring.judge.rubric import Rubric, rubric_variables
 from bench_plugin.scoring.per_turn import judged_turn, pick_for_turn, turn_variables

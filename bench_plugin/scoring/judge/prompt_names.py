@@ -12,8 +12,8 @@ from collections.abc import Collection
 
 import jinja2
 
-from bench_plugin.errors import CaseError
-from bench_plugin.hints import did_you_mean
+from bench_plugin.core.errors import CaseError
+from bench_plugin.core.hints import did_you_mean
 from bench_plugin.scoring.judge.prompt import JudgePrompt, JudgeTemplate
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.suite.templates import TemplateRenderer

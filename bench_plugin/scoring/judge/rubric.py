@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.core.errors import JudgeError
+from bench_plugin.core.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
 
 RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
 CATEGORY_KEYS = ("name", "max", "scale", "key", "description")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_plugin.chat import Completion
+from bench_plugin.core.chat import Completion
 
 
 def total_usage(usages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_plugin.errors import JudgeError
-from bench_plugin.hints import did_you_mean
+from bench_plugin.core.errors import JudgeError
+from bench_plugin.core.hints import did_you_mean
 
 NUMBER = "number"  # the default: the verdict is a number on the scorer's scale
 NAMED_VERDICTS: dict[str, dict[str, float]] = {

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.core.errors import JudgeError
+from bench_plugin.core.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.markdown_table import TableRule, cell_number, parse_table_rule
 from bench_plugin.scoring.judge.verdict_maps import LabelVerdict, VerdictMap, label_rule
 

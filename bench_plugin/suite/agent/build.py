@@ -10,7 +10,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from bench_plugin.errors import CaseError
+from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.consent import check_sandbox_consent
 from bench_plugin.suite.agent.spec import (
     BUILTIN_DEFAULTS,

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.chat import ToolDefinition
-from bench_plugin.frozen import freeze_fields
+from bench_plugin.core.chat import ToolDefinition
+from bench_plugin.core.frozen import freeze_fields
 
 BUILTIN_TOOLS = ("read_file", "write_file", "list_files", "search", "command")
 TOOL_TYPES = (*BUILTIN_TOOLS, "scripted")

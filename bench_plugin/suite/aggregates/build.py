@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.errors import SuiteError
-from bench_plugin.hints import choices_hint
+from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.hints import choices_hint
 from bench_plugin.suite.aggregates.spec import (
     RECORD_FIELDS,
     AggregateSpec,

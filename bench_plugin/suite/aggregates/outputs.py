@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bench_plugin.errors import SuiteError
+from bench_plugin.core.errors import SuiteError
 from bench_plugin.suite.loader import LoadedSuite, format_key_path
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_plugin.frozen import freeze_fields
+from bench_plugin.core.frozen import freeze_fields
 
 # fields every record has, besides bins, mapping tags and variables
 RECORD_FIELDS = ("model", "model_id", "model_label", "provider", "task", "run", "status", "suite")

@@ -6,9 +6,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bench_plugin.chat import Message
-from bench_plugin.endpoints import PRESETS, ModelSpec
-from bench_plugin.errors import CaseError
+from bench_plugin.core.chat import Message
+from bench_plugin.core.endpoints import PRESETS, ModelSpec
+from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.conversation.commands import build_commands
 from bench_plugin.suite.conversation.jsonl_template import (
     TemplateLine,

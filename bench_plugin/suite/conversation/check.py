@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.errors import SuiteError
-from bench_plugin.hints import choices_hint
+from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.hints import choices_hint
 from bench_plugin.suite.conversation.commands import ACTION_OPTIONS, COMMON_KEYS
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 

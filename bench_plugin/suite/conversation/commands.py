@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from bench_plugin.endpoints import ModelSpec
-from bench_plugin.errors import CaseError
+from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.conversation.spec import HIDDEN_BY_DEFAULT, CommandSpec
 from bench_plugin.suite.loader import PathPart
 from bench_plugin.suite.sources import Located, TemplateSpec

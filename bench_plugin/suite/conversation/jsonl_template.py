@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.chat import Message
+from bench_plugin.core.chat import Message
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(lm(\d+)_([A-Za-z_]\w*))\}")
 _LINE_KEYS = ("system_prompt", "context")

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_plugin.chat import Message
-from bench_plugin.endpoints import ModelSpec
-from bench_plugin.frozen import freeze_fields
+from bench_plugin.core.chat import Message
+from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.frozen import freeze_fields
 from bench_plugin.suite.sources import TemplateSpec
 
 MODES = ("broadcast", "shared")

@@ -6,9 +6,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench_plugin.core.places import take_place
 from bench_plugin.engines.agent.sandbox.launch import CommandResult, Launch
 from bench_plugin.engines.agent.sandbox.process import run_launch
-from bench_plugin.places import take_place
 from bench_plugin.suite.agent.spec import SandboxLimits
 
 

@@ -12,11 +12,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from bench_plugin.core.errors import SandboxError, ToolFailure
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.sandbox.bubblewrap import BubblewrapSandbox, bwrap_features
 from bench_plugin.engines.agent.sandbox.container import ContainerSandbox, find_engine, has_image
 from bench_plugin.engines.agent.sandbox.unconfined import UnconfinedSandbox
-from bench_plugin.errors import SandboxError, ToolFailure
 from bench_plugin.suite.agent.spec import SandboxLimits, SandboxSpec
 
 INSTALL_HINT = ("install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap), "

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from bench_plugin.errors import ToolFailure
+from bench_plugin.core.errors import ToolFailure
 
 MAX_OUTPUT_CHARS = 8_000
 PYTHONS = ("python", "python3")

@@ -10,8 +10,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench_plugin.core.errors import ToolFailure
 from bench_plugin.engines.agent.sandbox.launch import CommandResult, Launch, shown_output
-from bench_plugin.errors import ToolFailure
 from bench_plugin.suite.agent.spec import SandboxLimits
 
 CHUNK_BYTES = 65_536

@@ -1,0 +1,1 @@
+"""The ground floor: the words every stage shares (messages, endpoints, transcripts, errors, look-ups)."""
