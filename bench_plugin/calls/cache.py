@@ -150,21 +150,36 @@ def decode_completion(text: str) -> Completion:
     Raises:
         ValueError, TypeError, KeyError: the value is not one this version wrote (then it is a miss).
     """
-    data = json.loads(text)
+    fields = _stored_fields(json.loads(text))
+    fields["usage"] = _usage_of(fields.get("usage") or {})
+    fields["tool_calls"] = _tool_calls_of(fields.get("tool_calls") or ())
+    return Completion(**fields, attempts=0, cached=True)
+
+
+def _stored_fields(data: Any) -> dict[str, Any]:
+    """The fields this version stores, each of its type (a file edited by hand, or damaged, is refused)."""
     if not isinstance(data, dict):
         raise ValueError("a cached value is not an object")
     fields: dict[str, Any] = {key: value for key, value in data.items() if key in _STORED_FIELDS}
-    for name, value in fields.items():
-        if not isinstance(value, _FIELD_TYPES.get(name, object)):
-            raise TypeError(f"a cached {name} is {type(value).__name__}")  # a file edited by hand, or damaged
-    usage = {k: v for k, v in (fields.get("usage") or {}).items() if k in _USAGE_FIELDS}
+    wrong = next((name for name, value in fields.items() if not isinstance(value, _FIELD_TYPES.get(name, object))),
+                 None)
+    if wrong is not None:
+        raise TypeError(f"a cached {wrong} is {type(fields[wrong]).__name__}")
+    return fields
+
+
+def _usage_of(stored: dict[str, Any]) -> Usage:
+    usage = {k: v for k, v in stored.items() if k in _USAGE_FIELDS}
     if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in usage.values()):
         raise TypeError("a cached token count is not a whole number")
-    fields["usage"] = Usage(**usage)
-    fields["tool_calls"] = tuple(ToolCall(**call) for call in fields.get("tool_calls") or ())
-    if not all(isinstance(v, str) for call in fields["tool_calls"] for v in (call.id, call.name, call.arguments)):
+    return Usage(**usage)
+
+
+def _tool_calls_of(stored: Any) -> tuple[ToolCall, ...]:
+    calls = tuple(ToolCall(**call) for call in stored)
+    if not all(isinstance(v, str) for call in calls for v in (call.id, call.name, call.arguments)):
         raise TypeError("a cached tool call is not text")
-    return Completion(**fields, attempts=0, cached=True)
+    return calls
 
 
 class ResponseCache:
@@ -404,29 +419,38 @@ def cache_problem(folder: Path, mode: str) -> str | None:
     if mode == OFF:
         return None
     path = folder / DB_NAME
-    if path.exists() or path.is_symlink():
-        if not path.is_file():
-            return f"{path} is not a file"
-        for query in ("?mode=ro", "?immutable=1"):  # immutable: a folder restored read-only (WAL cannot share memory)
-            try:
-                with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + query, uri=True, timeout=1)) as db:
-                    db.execute("SELECT 1 FROM responses LIMIT 1").fetchall()
-                break
-            except sqlite3.OperationalError as exc:
-                if "no such table" in str(exc) or "locked" in str(exc):
-                    break
-                if "unable to open" not in str(exc) or query != "?mode=ro":
-                    return f"cannot read {path} ({exc})"
-            except sqlite3.DatabaseError as exc:
+    problem = _unreadable(path) if path.exists() or path.is_symlink() else None
+    return problem or (_unwritable(folder) if mode in (WRITE, ON) else None)
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why an existing cache file cannot be read, or None."""
+    if not path.is_file():
+        return f"{path} is not a file"
+    for query in ("?mode=ro", "?immutable=1"):  # immutable: a folder restored read-only (WAL cannot share memory)
+        try:
+            with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + query, uri=True, timeout=1)) as db:
+                db.execute("SELECT 1 FROM responses LIMIT 1").fetchall()
+            return None
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc) or "locked" in str(exc):
+                return None
+            if "unable to open" not in str(exc) or query != "?mode=ro":
                 return f"cannot read {path} ({exc})"
-    if mode in (WRITE, ON):
-        existing = folder
-        while not existing.exists() and existing != existing.parent:
-            existing = existing.parent
-        if not existing.is_dir():
-            return f"cannot make the folder {folder}: {existing} is not a folder"
-        if not os.access(existing, os.W_OK | os.X_OK):
-            return f"cannot write in {existing}: answers are not stored"
+        except sqlite3.DatabaseError as exc:
+            return f"cannot read {path} ({exc})"
+    return None
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why answers could not be stored in ``folder`` (made on the first write), or None."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"cannot make the folder {folder}: {existing} is not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"cannot write in {existing}: answers are not stored"
     return None
 
 

@@ -8,7 +8,7 @@ them: providers redact before anything is stored.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,30 +169,57 @@ class CaseRecord:
 def reported_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a whole record (``to_dict()``, a line of results.jsonl) that ``CaseRecord.for_reports`` keeps."""
     kept = {k: v for k, v in data.items() if k in REPORTED_FIELDS}
-    scores = kept.get("scores")
-    if isinstance(scores, Mapping):  # the components, and the reason a case shows (``report/summary.py``)
-        kept["scores"] = {k: scores[k] for k in _SCORES_READ if k in scores}
-    turns = kept.get("turns")
-    if turns:  # only the thinking format's compliance per turn is reported (``report/turns.py``)
-        kept["turns"] = [{k: turn[k] for k in _TURN_READ if k in turn} for turn in turns
-                         if isinstance(turn, Mapping) and turn.get("format_valid") is not None]
-    usage = kept.get("usage")
-    if isinstance(usage, Mapping):  # tokens and cost, the case model's and its judges' (``report/summary.py``)
-        slim = {k: usage[k] for k in _USAGE_READ if k in usage}
-        judge = usage.get("judge")
-        if isinstance(judge, Mapping):
-            slim["judge"] = {k: judge[k] for k in _USAGE_READ if k in judge}
-        elif "judge" in usage:
-            slim["judge"] = judge
-        kept["usage"] = slim
-    calls = kept.get("call_log")
-    if calls:  # the reports count what the response cache did, from each call's ``cache``
-        kept["call_log"] = [{"cache": call["cache"]} for call in calls
-                            if isinstance(call, Mapping) and call.get("cache") is not None]
-    agent = kept.get("agent")
-    if isinstance(agent, Mapping):  # only whether its programs ran without a sandbox is reported
-        kept["agent"] = {"sandbox": agent["sandbox"]} if "sandbox" in agent else {}
+    for name, slim in _SLIMMERS.items():
+        if kept.get(name):
+            kept[name] = slim(kept[name])
     return kept
+
+
+def _pick(data: Any, keys: Sequence[str]) -> Any:
+    """The named keys of a mapping; anything else as it is (``record_problem`` says what is wrong with it)."""
+    return {k: data[k] for k in keys if k in data} if isinstance(data, Mapping) else data
+
+
+def _slim_turns(turns: Any) -> Any:
+    """Only the thinking format's compliance per turn is reported (``report/turns.py``)."""
+    if not isinstance(turns, list):
+        return turns
+    return [_pick(turn, _TURN_READ) for turn in turns
+            if isinstance(turn, Mapping) and turn.get("format_valid") is not None]
+
+
+def _slim_usage(usage: Any) -> Any:
+    """Tokens and cost, the case model's and its judges' (``report/summary.py``)."""
+    if not isinstance(usage, Mapping):
+        return usage
+    slim = _pick(usage, _USAGE_READ)
+    if "judge" in usage:
+        slim["judge"] = _pick(usage["judge"], _USAGE_READ)
+    return slim
+
+
+def _slim_call_log(calls: Any) -> Any:
+    """The reports count what the response cache did, from each call's ``cache``."""
+    if not isinstance(calls, list):
+        return calls
+    return [{"cache": call["cache"]} for call in calls if isinstance(call, Mapping) and call.get("cache") is not None]
+
+
+def _slim_agent(agent: Any) -> Any:
+    """Only whether its programs ran without a sandbox is reported."""
+    return _pick(agent, ("sandbox",))
+
+
+def _slim_scores(scores: Any) -> Any:
+    """The components, and the reason a case shows (``report/summary.py``)."""
+    return _pick(scores, ("components", "unscored_reason", "composite_detail"))
+
+
+_SLIMMERS: dict[str, Callable[[Any], Any]] = {
+    "scores": _slim_scores, "turns": _slim_turns, "usage": _slim_usage, "call_log": _slim_call_log,
+    "agent": _slim_agent,
+}
+"""Per field of a record: what of it the reports read (``reported_fields``)."""
 
 
 def json_safe(value: Any) -> Any:
@@ -212,7 +239,6 @@ _KNOWN_FIELDS = frozenset(_FIELD_NAMES)
 # what ``for_reports`` leaves out: fields no report file reads, and the texts of each turn
 _NOT_REPORTED = frozenset({"messages", "transcript", "response", "conversation", "finish_reason", "response_id",
                            "duration_s", "rejudged", "judgments", "model_params", "asked", "scored_by"})
-_SCORES_READ = ("components", "unscored_reason", "composite_detail")  # what ``for_reports`` keeps of ``scores``
 _TURN_READ = ("index", "format_valid")  # of a turn
 _USAGE_READ = ("input_tokens", "output_tokens", "cost_usd", "cost_note")  # and of ``usage`` (and its ``judge``)
 REPORTED_FIELDS = _KNOWN_FIELDS - _NOT_REPORTED
@@ -248,25 +274,56 @@ def record_problem(data: Mapping[str, Any]) -> str | None:
     Records are read back to resume a run, re-judge it, merge shards and rebuild reports: a value of the wrong
     kind (a file edited by hand, another tool's line) failed there with a Python traceback.
     """
+    for check in (_field_kind_problem, _status_problem, _usage_problem, _components_problem):
+        problem = check(data)
+        if problem:
+            return problem
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, _NUMBER) and not isinstance(value, bool)
+
+
+def _is_number_or_none(value: Any) -> bool:
+    return value is None or _is_number(value)
+
+
+def _field_kind_problem(data: Mapping[str, Any]) -> str | None:
     for name, (kinds, expected) in _FIELD_KINDS.items():
         if name in data and (not isinstance(data[name], kinds) or isinstance(data[name], bool)):
             return f"'{name}' should be {expected}, got {data[name]!r:.40}"
+    return None
+
+
+def _status_problem(data: Mapping[str, Any]) -> str | None:
     if "status" in data and data["status"] not in STATUSES:
         return f"'status' should be one of {', '.join(STATUSES)}, got {data['status']!r:.40}"
-    for part in (data.get("usage") or {}, (data.get("usage") or {}).get("judge") or {}):
+    return None
+
+
+def _usage_problem(data: Mapping[str, Any]) -> str | None:
+    usage = data.get("usage") or {}
+    for part in (usage, usage.get("judge") or {}):
         if not isinstance(part, Mapping):
             return "'usage.judge' should be an object"
-        for key in _USAGE_NUMBERS:
-            value = part.get(key)
-            if value is not None and (not isinstance(value, _NUMBER) or isinstance(value, bool)):
-                return f"'usage.{key}' should be a number or null, got {value!r:.40}"
+        wrong = next((key for key in _USAGE_NUMBERS if not _is_number_or_none(part.get(key))), None)
+        if wrong:
+            return f"'usage.{wrong}' should be a number or null, got {part[wrong]!r:.40}"
+    return None
+
+
+def _is_named_object(component: Any) -> bool:
+    return isinstance(component, Mapping) and isinstance(component.get("name"), str)
+
+
+def _components_problem(data: Mapping[str, Any]) -> str | None:
     components = (data.get("scores") or {}).get("components", [])
-    if not isinstance(components, list) or not all(isinstance(c, Mapping) and isinstance(c.get("name"), str)
-                                                   for c in components):
+    if not isinstance(components, list) or not all(map(_is_named_object, components)):
         return "'scores.components' should be a list of objects with a 'name'"
     for component in components:
-        for key in ("value", "raw"):
-            value = component.get(key)
-            if value is not None and (not isinstance(value, _NUMBER) or isinstance(value, bool)):
-                return f"'scores.components[{component['name']}].{key}' should be a number or null, got {value!r:.40}"
+        wrong = next((key for key in ("value", "raw") if not _is_number_or_none(component.get(key))), None)
+        if wrong:
+            return (f"'scores.components[{component['name']}].{wrong}' should be a number or null, "
+                    f"got {component[wrong]!r:.40}")
     return None

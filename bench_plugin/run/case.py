@@ -113,54 +113,59 @@ async def _run_and_score(
     started = time.perf_counter()
     transcript: Transcript | None = None
     try:
-        if case.problem is not None:
-            raise case.problem
-        assert prepared.engine is not None and prepared.scoring is not None, \
-            "CasePreparer sets the engine and scoring of every case without a problem"
-        scoring = prepared.scoring
-        check_recorded_verdicts(case, scoring)  # skip before the model is called when no verdict could be served
-        if prepared.stored is not None:  # --bench-rejudge: the stored transcript, no call to the model under test
-            transcript = _stored_transcript(case, prepared.stored)
-            (notes if notes is not None else []).extend(check_agent_checks(case, transcript.agent))
-            (notes if notes is not None else []).extend(changed_since(case, prepared.stored))
-        else:
-            transcript = await prepared.engine(case, call_model)
+        transcript = await _transcript(prepared, call_model, notes if notes is not None else [])
+        assert prepared.scoring is not None, "CasePreparer sets the scoring of every case without a problem"
         context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns,
                                  transcript_text=transcript.text, agent=transcript.agent, embed=embed)
-        scores = await score_case(context, scoring)
+        scores = await score_case(context, prepared.scoring)
         status, reason = _verdict(scores)
         return build_record(case, nodeid, status, reason, transcript=transcript, scores=scores,
                             started_at=started_at, duration_s=time.perf_counter() - started)
-    except CaseError as exc:
-        error: dict[str, Any] = {"kind": "suite", "type": type(exc).__name__, "message": str(exc)}
-        if transcript is None and (transcript := partial_of(exc)) is not None:
-            error["partial"] = True  # a template failed mid-conversation: what was said, and paid for, is kept
-        return build_record(case, nodeid, rec.INVALID, str(exc), transcript=transcript, error=error,
+    except (Exception, SystemExit) as exc:  # every failure ends this case alone, as a record
+        status, reason, error = _failure(exc)
+        if transcript is None and isinstance(exc, (CaseError, ProviderError)) \
+                and (transcript := partial_of(exc)) is not None:
+            error["partial"] = True  # what was said (and paid for) before the failure, kept to read, resume, re-judge
+        return build_record(case, nodeid, status, reason, transcript=transcript, error=error,
                             started_at=started_at, duration_s=time.perf_counter() - started)
-    except ProviderError as exc:
+
+
+async def _transcript(prepared: PreparedCase, call_model: CallModel, notes: list[str]) -> Transcript:
+    """The engine's transcript, or under --bench-rejudge the stored one (no call to the model under test)."""
+    case = prepared.spec
+    if case.problem is not None:
+        raise case.problem
+    assert prepared.engine is not None and prepared.scoring is not None, \
+        "CasePreparer sets the engine and scoring of every case without a problem"
+    check_recorded_verdicts(case, prepared.scoring)  # skip before the model is called when no verdict could be served
+    if prepared.stored is None:
+        return await prepared.engine(case, call_model)
+    transcript = _stored_transcript(case, prepared.stored)
+    notes.extend(check_agent_checks(case, transcript.agent))
+    notes.extend(changed_since(case, prepared.stored))
+    return transcript
+
+
+def _failure(exc: BaseException) -> tuple[str, str, dict[str, Any]]:
+    """A failed case's status, reason and ``error``, by what failed: the suite, a call, the sandbox, or us."""
+    if isinstance(exc, CaseError):
+        return rec.INVALID, str(exc), {"kind": "suite", "type": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, ProviderError):
         status = rec.SKIPPED if isinstance(exc, ReplayMissError) else rec.ERROR
-        error = {"kind": exc.kind, "type": type(exc).__name__, "message": exc.message, "status": exc.status}
+        error: dict[str, Any] = {"kind": exc.kind, "type": type(exc).__name__, "message": exc.message,
+                                 "status": exc.status}
         if exc.expected:  # still an infrastructure failure; pytest shows it as XFAIL (nodes.py)
             error["expected"] = True
-        if transcript is None and (transcript := partial_of(exc)) is not None:
-            error["partial"] = True  # what was said before the failing call, kept to read, resume or re-judge
-        return build_record(case, nodeid, status, f"{exc.kind}: {exc.message}", transcript=transcript,
-                            error=error, started_at=started_at, duration_s=time.perf_counter() - started)
-    except SandboxError as exc:  # the machine cannot isolate the case's programs: nothing was run
-        error = {"kind": "sandbox", "type": type(exc).__name__, "message": str(exc)}
-        return build_record(case, nodeid, rec.ERROR, f"sandbox: {exc}", transcript=transcript, error=error,
-                            started_at=started_at, duration_s=time.perf_counter() - started)
-    except SystemExit as exc:  # code of the project's (an engine from conftest.py) called sys.exit(): this case ends
+        return status, f"{exc.kind}: {exc.message}", error
+    if isinstance(exc, SandboxError):  # the machine cannot isolate the case's programs: nothing was run
+        return rec.ERROR, f"sandbox: {exc}", {"kind": "sandbox", "type": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, SystemExit):  # code of the project's (an engine from conftest.py) called sys.exit()
         message = f"the case's code called sys.exit({exc.code!r}), which ends this case, not the run"
-        error = {"kind": "suite", "type": "SystemExit", "message": message, "traceback": traceback.format_exc()}
-        return build_record(case, nodeid, rec.INVALID, message, transcript=transcript, error=error,
-                            started_at=started_at, duration_s=time.perf_counter() - started)
-    except Exception as exc:
-        message = f"internal error in bench_plugin: {type(exc).__name__}: {exc}"
-        error = {"kind": "internal", "type": type(exc).__name__, "message": message,
-                 "traceback": traceback.format_exc()}
-        return build_record(case, nodeid, rec.ERROR, message, transcript=transcript, error=error,
-                            started_at=started_at, duration_s=time.perf_counter() - started)
+        return rec.INVALID, message, {"kind": "suite", "type": "SystemExit", "message": message,
+                                      "traceback": traceback.format_exc()}
+    message = f"internal error in bench_plugin: {type(exc).__name__}: {exc}"
+    return rec.ERROR, message, {"kind": "internal", "type": type(exc).__name__, "message": message,
+                                "traceback": traceback.format_exc()}
 
 
 def _stored_transcript(case: CaseSpec, stored: CaseRecord) -> Transcript:
@@ -179,18 +184,24 @@ def _stored_transcript(case: CaseSpec, stored: CaseRecord) -> Transcript:
 def _verdict(scores: ScoreSet) -> tuple[str, str]:
     if scores.passed is None:
         return rec.UNSCORED, scores.unscored_reason or "the grader could not decide"
-    failing = [c for c in scores.components if c.name not in scores.dropped
-               and (c.passed is False or (c.value is not None and c.value < 1))]
-    shown = "; ".join([*(f"{c.name}={c.value:.4g}: {c.detail}" for c in failing[:3] if c.value is not None),
-                       # a component the composite left out did not lower the score: say so, not its value
-                       *(f"{name} not counted: {why}" for name, why in scores.dropped.items())])
     if scores.composite is None:
         return rec.PASSED, "no scorers: the call succeeded"
+    status = rec.PASSED if scores.passed else rec.FAILED
     if scores.pass_detail or scores.threshold is None:  # the scorers' pass rules decided (scoring/pass_rule.py)
-        return (rec.PASSED if scores.passed else rec.FAILED), scores.pass_detail
+        return status, scores.pass_detail
     comparison = ">=" if scores.passed else "<"
     head = f"score {scores.composite:.4f} {comparison} threshold {scores.threshold:g}"
-    return (rec.PASSED if scores.passed else rec.FAILED), (f"{head} ({shown})" if shown and not scores.passed else head)
+    shown = "" if scores.passed else _what_lowered(scores)
+    return status, f"{head} ({shown})" if shown else head
+
+
+def _what_lowered(scores: ScoreSet) -> str:
+    """The first three components below full marks, and the components the composite left out."""
+    failing = [c for c in scores.components if c.name not in scores.dropped
+               and (c.passed is False or (c.value is not None and c.value < 1))]
+    return "; ".join([*(f"{c.name}={c.value:.4g}: {c.detail}" for c in failing[:3] if c.value is not None),
+                      # a component the composite left out did not lower the score: say so, not its value
+                      *(f"{name} not counted: {why}" for name, why in scores.dropped.items())])
 
 
 def build_record(
@@ -206,48 +217,51 @@ def build_record(
     duration_s: float | None = None,
 ) -> CaseRecord:
     """The record of a case in any state; also used for cases that never ran (invalid)."""
+    return CaseRecord(
+        nodeid=nodeid, suite=case.suite, path=case.path, task=case.task, model=case.model_name, run=case.run,
+        status=status, reason=reason, tags=list(case.tags), variables=json_safe(dict(case.variables)),
+        messages=[m.to_dict() for m in case.messages], scores=scores.to_dict() if scores else None,
+        composite=scores.composite if scores else None, threshold=case.pass_threshold, duration_s=duration_s,
+        started_at=started_at, error=error, case_index=case.index, asked=asked_digest(case),
+        turns=turn_entries(transcript, scores, case),
+        **_model_fields(case), **_transcript_fields(transcript), **_call_fields(case.model, transcript),
+    )
+
+
+def _model_fields(case: CaseSpec) -> dict[str, Any]:
+    """Who answered: a case that never got a model (invalid) names the one the suite asked for."""
     model = case.model
+    if model is None:
+        return {"model_id": case.model_name, "model_label": case.model_name, "model_params": {}, "provider": ""}
+    return {"model_id": model.id, "model_label": model.label, "model_params": json_safe(dict(model.params)),
+            "provider": model.provider.name}
+
+
+def _transcript_fields(transcript: Transcript | None) -> dict[str, Any]:
+    """What was said: the messages, the answer, and a conversation's or an agent's own log."""
+    if transcript is None:
+        return {"transcript": [], "response": None, "conversation": None, "agent": None}
+    return {
+        "transcript": [m.to_dict() for m in transcript.messages], "response": transcript.response,
+        "conversation": json_safe(transcript.conversation) if transcript.conversation else None,
+        "agent": json_safe(transcript.agent.to_dict()) if transcript.agent else None,
+    }
+
+
+def _call_fields(model: ModelSpec | None, transcript: Transcript | None) -> dict[str, Any]:
+    """The calls' tokens, cost and timing; the last call's finish reason and id."""
     completions = transcript.completions if transcript else ()
     input_tokens = _sum(c.usage.input_tokens for c in completions)
     output_tokens = _sum(c.usage.output_tokens for c in completions)
     cost = _cost(model, completions, input_tokens, output_tokens)
-    return CaseRecord(
-        nodeid=nodeid,
-        suite=case.suite,
-        path=case.path,
-        task=case.task,
-        model=case.model_name,
-        model_id=model.id if model else case.model_name,
-        model_label=model.label if model else case.model_name,
-        model_params=json_safe(dict(model.params)) if model else {},
-        provider=model.provider.name if model else "",
-        run=case.run,
-        status=status,
-        reason=reason,
-        tags=list(case.tags),
-        variables=json_safe(dict(case.variables)),
-        messages=[m.to_dict() for m in case.messages],
-        transcript=[m.to_dict() for m in transcript.messages] if transcript else [],
-        response=transcript.response if transcript else None,
-        turns=turn_entries(transcript, scores, case),
-        conversation=json_safe(transcript.conversation) if transcript and transcript.conversation else None,
-        agent=json_safe(transcript.agent.to_dict()) if transcript and transcript.agent else None,
-        scores=scores.to_dict() if scores else None,
-        composite=scores.composite if scores else None,
-        threshold=case.pass_threshold,
-        usage={"input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost.usd,
-               "calls": len(completions), "attempts": sum(c.attempts for c in completions),
-               **({"cost_source": cost.source} if cost.source else {}),
-               **({"cost_note": cost.note} if cost.note else {})},
-        finish_reason=completions[-1].finish_reason if completions else None,
-        response_id=completions[-1].request_id if completions else None,
-        latency_s=sum(c.latency_s for c in completions) if completions else None,
-        duration_s=duration_s,
-        started_at=started_at,
-        error=error,
-        case_index=case.index,
-        asked=asked_digest(case),
-    )
+    usage = {"input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost.usd,
+             "calls": len(completions), "attempts": sum(c.attempts for c in completions),
+             **({"cost_source": cost.source} if cost.source else {}),
+             **({"cost_note": cost.note} if cost.note else {})}
+    if not completions:
+        return {"usage": usage, "finish_reason": None, "response_id": None, "latency_s": None}
+    return {"usage": usage, "finish_reason": completions[-1].finish_reason, "response_id": completions[-1].request_id,
+            "latency_s": sum(c.latency_s for c in completions)}
 
 
 def turn_entries(transcript: Transcript | None, scores: ScoreSet | None,

@@ -133,30 +133,57 @@ def derive_contexts(
         first = next((t for t in turns if not t.get("skipped") and t.get("answer") is not None), None)
         return {int(first.get("index", 0)): tuple(prompt)} if first is not None else {}
     unnamed = [replace(m, name=None) if m.role == "assistant" and m.name == label else m for m in messages]
-    contexts: dict[int, tuple[Message, ...]] = {}
-    position = 0
-    phase: int | None = None
-    history: list[Message] = []
-    for turn in turns:
-        if turn.get("phase", 1) != phase:
-            phase = turn.get("phase", 1)
-            start = position
-            while position < len(unnamed) and unnamed[position].role == "system":
-                position += 1
-            history = list(unnamed[start:position])
-        if turn.get("skipped") and not str(turn.get("skip_reason") or "").startswith("not answered"):
-            continue  # a gate or the budget kept it from being sent
-        if position >= len(unnamed) or unnamed[position].role != "user":
-            break
-        user = unnamed[position]
-        end = position + 1
-        while end < len(unnamed) and unnamed[end].role in ("assistant", "tool"):
-            end += 1
-        if not turn.get("skipped"):
-            contexts[int(turn.get("index", 0))] = (*history, user)
-        history.extend(unnamed[position:end])
-        position = end
-    return contexts
+    return _TranscriptWalk(unnamed).contexts(turns)
+
+
+def _sent(turn: Mapping[str, Any]) -> bool:
+    """Whether a turn's question was sent: a gate or the budget keeps a skipped one back, unless it went unanswered."""
+    return not turn.get("skipped") or str(turn.get("skip_reason") or "").startswith("not answered")
+
+
+class _TranscriptWalk:
+    """Reads a phased transcript turn by turn: each phase's system messages, then user message and replies."""
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.messages = messages
+        self.position = 0
+        self.history: list[Message] = []
+
+    def contexts(self, turns: Sequence[Mapping[str, Any]]) -> dict[int, tuple[Message, ...]]:
+        contexts: dict[int, tuple[Message, ...]] = {}
+        phase: int | None = None
+        for turn in turns:
+            if turn.get("phase", 1) != phase:
+                phase = turn.get("phase", 1)
+                self.start_phase()
+            if not _sent(turn):
+                continue
+            if not self.at_role("user"):
+                break
+            context = self.take_exchange()
+            if not turn.get("skipped"):
+                contexts[int(turn.get("index", 0))] = context
+        return contexts
+
+    def at_role(self, *roles: str) -> bool:
+        return self.position < len(self.messages) and self.messages[self.position].role in roles
+
+    def start_phase(self) -> None:
+        """A phase starts its history afresh with its system messages."""
+        start = self.position
+        while self.at_role("system"):
+            self.position += 1
+        self.history = list(self.messages[start:self.position])
+
+    def take_exchange(self) -> tuple[Message, ...]:
+        """The context of the user message here (the history and it); then its replies join the history."""
+        start = self.position
+        context = (*self.history, self.messages[start])
+        self.position += 1
+        while self.at_role("assistant", "tool"):
+            self.position += 1
+        self.history.extend(self.messages[start:self.position])
+        return context
 
 
 def agent_from_dict(data: Mapping[str, Any]) -> AgentRun:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,6 +177,46 @@ def args_name_suites(config: pytest.Config) -> bool:
     return False
 
 
+@dataclass
+class _KnownNames:
+    """The names the suites of this run define: what the command line may name."""
+
+    models: set[str] = field(default_factory=set)
+    judges: set[str] = field(default_factory=set)  # a judge's calls may be limited by its name too
+    providers: set[str] = field(default_factory=lambda: set(PRESETS))
+    ids: set[str] = field(default_factory=set)  # provider:model-id, of the suites and the command line
+
+    def read(self, data: dict[str, Any]) -> None:
+        """Add one suite's models, judges, providers and their provider:model-id."""
+        self.models.update(data.get("models") or {})
+        self.judges.update(data.get("judges") or {})
+        self.providers.update(data.get("providers") or {})
+        for section in ("models", "judges"):
+            for name, entry in (data.get(section) or {}).items():
+                if isinstance(entry, dict) and entry.get("provider"):
+                    self.ids.add(f"{entry['provider']}:{entry.get('id') or name}")
+
+    def unknown_models(self, names: Sequence[str]) -> list[str]:
+        return [n for n in names if n not in self.models and n.partition(":")[0] not in self.providers]
+
+    def unknown_providers(self, names: Sequence[str]) -> list[str]:
+        return [name for name in names if name not in self.providers]
+
+    def unknown_limited_models(self, names: Sequence[str]) -> list[str]:
+        return [n for n in names if n not in self.models and n not in self.judges and n not in self.ids]
+
+
+def _known_names(suite_files: Sequence[Path], names: Sequence[str]) -> _KnownNames:
+    """Read every suite that loads; those that do not are left to collection, which reports them with their line."""
+    known = _KnownNames(ids={name for name in names if ":" in name})
+    for path in suite_files:
+        try:
+            known.read(load_suite_file(path).data)
+        except SuiteError:
+            continue
+    return known
+
+
 def check_names(
     names: Sequence[str] | None,
     base_url_providers: Sequence[str],
@@ -189,43 +230,40 @@ def check_names(
     Silence would run nothing (--bench-models) or the wrong endpoint (--bench-base-url). Suites that do not
     load are left to collection, which reports them with their line.
     """
-    if not (names or base_url_providers or limited_providers or limited_models or judge) or not suite_files:
+    if not suite_files or not any((names, base_url_providers, limited_providers, limited_models, judge)):
         return
-    models: set[str] = set()
-    judges: set[str] = set()  # a judge's calls may be limited by its name too
-    providers: set[str] = set(PRESETS)
-    ids = {name for name in names or () if ":" in name}  # provider:model-id, of the suites and the command line
-    for path in suite_files:
-        try:
-            data = load_suite_file(path).data
-        except SuiteError:
-            continue
-        models.update(data.get("models") or {})
-        judges.update(data.get("judges") or {})
-        providers.update(data.get("providers") or {})
-        for section in ("models", "judges"):
-            for name, entry in (data.get(section) or {}).items():
-                if isinstance(entry, dict) and entry.get("provider"):
-                    ids.add(f"{entry['provider']}:{entry.get('id') or name}")
-    unknown = [n for n in names or () if n not in models and n.partition(":")[0] not in providers]
-    if unknown:
-        raise pytest.UsageError(
-            f"--bench-models: unknown model(s) {', '.join(unknown)}. Choose from the suites' models "
-            f"({', '.join(sorted(models)) or 'none'}) or write PROVIDER:MODEL with a provider from: "
-            f"{', '.join(sorted(providers))}"
-        )
+    known = _known_names(suite_files, names or ())
+    _refuse_unknown_models(known, names or ())
     judge_provider = [judge.partition(":")[0]] if judge else []  # each suite said "expected provider:model"
     for option, given in (("--bench-base-url", base_url_providers), ("--bench-rate-limit", limited_providers),
                           ("--bench-judge", judge_provider)):
-        unknown = [name for name in given if name not in providers]
-        if unknown:  # a misspelt name would leave the run unthrottled, or on the wrong endpoint, in silence
-            raise pytest.UsageError(
-                f"{option}: unknown provider(s) {', '.join(unknown)}; choose from: {', '.join(sorted(providers))}"
-            )
-    unknown = [n for n in limited_models if n not in models and n not in judges and n not in ids]
+        _refuse_unknown_providers(known, option, given)
+    _refuse_unknown_limited_models(known, limited_models)
+
+
+def _refuse_unknown_models(known: _KnownNames, names: Sequence[str]) -> None:
+    unknown = known.unknown_models(names)
+    if unknown:
+        raise pytest.UsageError(
+            f"--bench-models: unknown model(s) {', '.join(unknown)}. Choose from the suites' models "
+            f"({', '.join(sorted(known.models)) or 'none'}) or write PROVIDER:MODEL with a provider from: "
+            f"{', '.join(sorted(known.providers))}"
+        )
+
+
+def _refuse_unknown_providers(known: _KnownNames, option: str, given: Sequence[str]) -> None:
+    unknown = known.unknown_providers(given)
+    if unknown:  # a misspelt name would leave the run unthrottled, or on the wrong endpoint, in silence
+        raise pytest.UsageError(
+            f"{option}: unknown provider(s) {', '.join(unknown)}; choose from: {', '.join(sorted(known.providers))}"
+        )
+
+
+def _refuse_unknown_limited_models(known: _KnownNames, limited_models: Sequence[str]) -> None:
+    unknown = known.unknown_limited_models(limited_models)
     if unknown:
         raise pytest.UsageError(
             f"--bench-model-rate-limit: unknown model(s) {', '.join(unknown)}. Choose from the suites' models and "
-            f"judges ({', '.join(sorted(models | judges)) or 'none'}) or their PROVIDER:MODEL-ID "
-            f"({', '.join(sorted(ids)) or 'none'}), or name the model with --bench-models PROVIDER:MODEL-ID too"
+            f"judges ({', '.join(sorted(known.models | known.judges)) or 'none'}) or their PROVIDER:MODEL-ID "
+            f"({', '.join(sorted(known.ids)) or 'none'}), or name the model with --bench-models PROVIDER:MODEL-ID too"
         )
