@@ -20,8 +20,8 @@ from bench_plugin.calls.rate_limits import (
     RECHECK_S,
     CasePlaces,
     CircuitBreaker,
-    Limits,
     RankedSlots,
+    RateLimits,
     Scope,
     SessionBudget,
     TokenBucket,
@@ -177,7 +177,7 @@ async def test_a_nap_ends_when_the_breaker_opens():
 @pytest.mark.asyncio
 async def test_a_pause_holds_new_attempts_and_says_why():
     clock = Clock()
-    scope, breaker, reports = Scope("p", Limits(), clock), ClockBreaker(clock), Reports()
+    scope, breaker, reports = Scope("p", RateLimits(), clock), ClockBreaker(clock), Reports()
     scope.pause(12)
     await scope.wait_turn(0, breaker, reports)
     assert reports.waits == [("paused after HTTP 429", 12)]
@@ -187,7 +187,7 @@ async def test_a_pause_holds_new_attempts_and_says_why():
 @pytest.mark.asyncio
 async def test_rpm_and_tpm_buckets_make_calls_wait_their_turn():
     clock = Clock()
-    scope, breaker, reports = Scope("p", Limits(rpm=60, tpm=600), clock), ClockBreaker(clock), Reports()
+    scope, breaker, reports = Scope("p", RateLimits(rpm=60, tpm=600), clock), ClockBreaker(clock), Reports()
     for _ in range(3):
         await scope.wait_turn(10, breaker, reports)
     assert {why for why, _ in reports.waits} == {"rpm limit 60/min"}  # in naps of RECHECK_S, each said
@@ -204,7 +204,7 @@ async def test_rpm_and_tpm_buckets_make_calls_wait_their_turn():
 async def test_waits_end_with_the_breakers_error_when_it_opens():
     clock = Clock()
     breaker = ClockBreaker(clock)
-    scope = Scope("p", Limits(), clock)
+    scope = Scope("p", RateLimits(), clock)
     scope.pause(30)
     breaker.trip("down")
     with pytest.raises(ProviderError, match="down"):
@@ -248,8 +248,8 @@ def gate(provider: Counting, endpoint: Endpoint, model: Scope, entry: CallEntry,
 @pytest.mark.asyncio
 async def test_concurrency_caps_of_model_and_endpoint_hold_every_attempt():
     provider = Counting()
-    endpoint = Endpoint("k", "p", Scope("p", Limits(concurrency=3)), CircuitBreaker(10))
-    model = Scope("p/m", Limits(concurrency=2))
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits(concurrency=3)), CircuitBreaker(10))
+    model = Scope("p/m", RateLimits(concurrency=2))
     request = CompletionRequest(model=MODEL, messages=())
     entries = [CallEntry.of(request) for _ in range(12)]
     await asyncio.gather(*(complete_with_retries(gate(provider, endpoint, model, e), request, max_retries=0)
@@ -261,8 +261,8 @@ async def test_concurrency_caps_of_model_and_endpoint_hold_every_attempt():
 @pytest.mark.asyncio
 async def test_a_429_pauses_the_model_and_fail_fast_opens_the_breaker_instead():
     request = CompletionRequest(model=MODEL, messages=())
-    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
-    model = Scope("p/m", Limits())
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits()), CircuitBreaker(10))
+    model = Scope("p/m", RateLimits())
     limited = TransientProviderError("slow down", status=429, retry_after=30)
     with pytest.raises(TransientProviderError):
         await gate(Counting(limited), endpoint, model, CallEntry.of(request)).complete(request)
@@ -270,7 +270,7 @@ async def test_a_429_pauses_the_model_and_fail_fast_opens_the_breaker_instead():
 
     entry = CallEntry.of(request)
     with pytest.raises(TransientProviderError):
-        await gate(Counting(limited), endpoint, Scope("p/m", Limits()), entry, fail_fast=True).complete(request)
+        await gate(Counting(limited), endpoint, Scope("p/m", RateLimits()), entry, fail_fast=True).complete(request)
     assert endpoint.breaker.kind == "fail_fast" and entry.attempts == 1
     with pytest.raises(ProviderError, match="under --bench-fail-fast"):
         await gate(Counting(), endpoint, model, CallEntry.of(request)).complete(request)
@@ -280,8 +280,8 @@ async def test_a_429_pauses_the_model_and_fail_fast_opens_the_breaker_instead():
 async def test_a_pause_longer_than_max_wait_ends_the_models_other_calls_at_once():
     """An exhausted daily quota (Retry-After: 86400): the model's other calls do not sit it out, unsent."""
     request = CompletionRequest(model=MODEL, messages=())
-    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
-    model = Scope("p/m", Limits())
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits()), CircuitBreaker(10))
+    model = Scope("p/m", RateLimits())
     model.pause(86400)
     provider, entry = Counting(), CallEntry.of(request)
     with pytest.raises(ProviderError, match=r"p/m: no call sent: the model is paused for \d+ s more after an HTTP "
@@ -289,27 +289,27 @@ async def test_a_pause_longer_than_max_wait_ends_the_models_other_calls_at_once(
         await asyncio.wait_for(complete_with_retries(gate(provider, endpoint, model, entry), request, max_retries=2),
                                timeout=5)
     assert info.value.kind == "http_429" and entry.attempts == 0 and provider.most == 0
-    short = Scope("p/m", Limits())
+    short = Scope("p/m", RateLimits())
     short.pause(0.05)  # a pause that fits is waited out
     assert (await gate(Counting(), endpoint, short, CallEntry.of(request)).complete(request)).text == "ok"
 
 
 @pytest.mark.asyncio
 async def test_a_model_the_endpoint_does_not_have_ends_its_own_calls_only():
-    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(3))
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits()), CircuitBreaker(3))
     missing = CompletionRequest(model=replace(MODEL, id="typo"), messages=())
     request = CompletionRequest(model=MODEL, messages=())
     for _ in range(3):
         with pytest.raises(ProviderError, match="no such model"):
-            await gate(Counting(ProviderError("no such model", status=404)), endpoint, Scope("p/typo", Limits()),
+            await gate(Counting(ProviderError("no such model", status=404)), endpoint, Scope("p/typo", RateLimits()),
                        CallEntry.of(missing)).complete(missing)
     entry = CallEntry.of(missing)
     with pytest.raises(ProviderError, match="p/typo: no more calls: 3 consecutive") as info:
-        await gate(Counting(), endpoint, Scope("p/typo", Limits()), entry).complete(missing)
+        await gate(Counting(), endpoint, Scope("p/typo", RateLimits()), entry).complete(missing)
     assert info.value.kind == "circuit_open" and entry.attempts == 0
     # the endpoint and its other models go on
     assert not endpoint.breaker.open and endpoint.breaker.failures == 0
-    assert (await gate(Counting(), endpoint, Scope("p/m", Limits()), CallEntry.of(request)).complete(request)).text
+    assert (await gate(Counting(), endpoint, Scope("p/m", RateLimits()), CallEntry.of(request)).complete(request)).text
 
 
 class Timed(BaseProvider):
@@ -344,8 +344,8 @@ async def attempt_all(provider: Timed, endpoint: Endpoint, model: Scope, calls: 
 async def test_calls_queued_for_a_slot_do_not_gather_rate_tokens_and_leave_in_a_burst():
     """The rpm bucket was taken before the slot: calls waiting for the slot banked tokens, then left together."""
     provider = Timed(first_s=0.5)
-    endpoint = Endpoint("k", "p", Scope("p", Limits(concurrency=1, rpm=240)), CircuitBreaker(10))  # 4 a second
-    await attempt_all(provider, endpoint, Scope("p/m", Limits()), calls=10)
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits(concurrency=1, rpm=240)), CircuitBreaker(10))  # 4 a second
+    await attempt_all(provider, endpoint, Scope("p/m", RateLimits()), calls=10)
     most = max(sum(1 for t in provider.sent if start <= t < start + 0.2) for start in provider.sent)
     assert most <= 4  # the bucket's second's worth, never the tokens of the half second spent waiting
 
@@ -354,8 +354,8 @@ async def test_calls_queued_for_a_slot_do_not_gather_rate_tokens_and_leave_in_a_
 async def test_a_models_rate_holds_when_its_calls_queue_for_the_endpoints_slot():
     """The model's bucket was taken before the endpoint's slot: queued behind another model, its calls left at once."""
     provider = Timed(first_s=0.5)  # the other model's call holds the endpoint's one slot for half a second
-    endpoint = Endpoint("k", "p", Scope("p", Limits(concurrency=1)), CircuitBreaker(10))
-    other, limited = Scope("p/h", Limits()), Scope("p/f", Limits(rpm=240))  # 4 a second
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits(concurrency=1)), CircuitBreaker(10))
+    other, limited = Scope("p/h", RateLimits()), Scope("p/f", RateLimits(rpm=240))  # 4 a second
     request = CompletionRequest(model=MODEL, messages=())
 
     async def one(scope: Scope, delay: float) -> None:
@@ -371,8 +371,8 @@ async def test_a_models_rate_holds_when_its_calls_queue_for_the_endpoints_slot()
 async def test_a_429_holds_calls_already_waiting_for_a_slot():
     limited = TransientProviderError("slow down", status=429, retry_after=0.5)
     provider = Timed(first_s=0.05, first_error=limited)
-    endpoint = Endpoint("k", "p", Scope("p", Limits(concurrency=1)), CircuitBreaker(10))
-    await attempt_all(provider, endpoint, Scope("p/m", Limits()), calls=4)
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits(concurrency=1)), CircuitBreaker(10))
+    await attempt_all(provider, endpoint, Scope("p/m", RateLimits()), calls=4)
     first, *others = provider.sent
     assert len(others) == 3 and min(others) >= first + 0.05 + 0.5 - 0.02  # none left during the pause
 
@@ -380,9 +380,9 @@ async def test_a_429_holds_calls_already_waiting_for_a_slot():
 @pytest.mark.asyncio
 async def test_an_attempt_without_an_answer_gives_its_tpm_estimate_back():
     """A 429 kept the estimate (prompt and max_tokens) taken: one refused call held the model for seconds."""
-    scope = Scope("p/m", Limits(tpm=6000))  # 100 tokens in the bucket
+    scope = Scope("p/m", RateLimits(tpm=6000))  # 100 tokens in the bucket
     assert scope.tokens is not None
-    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits()), CircuitBreaker(10))
     request = CompletionRequest(model=replace(MODEL, params={"max_tokens": 60}), messages=())
     limited = TransientProviderError("slow down", status=429, retry_after=0.01)
     with pytest.raises(TransientProviderError):
@@ -393,7 +393,7 @@ async def test_an_attempt_without_an_answer_gives_its_tpm_estimate_back():
 @pytest.mark.asyncio
 async def test_a_tpm_wait_ends_once_an_answer_gives_back_what_the_estimate_took():
     """The waiter slept its whole computed delay: tpm was paced on the estimate, not on the usage."""
-    scope = Scope("p", Limits(tpm=6000))  # 100 tokens a second
+    scope = Scope("p", RateLimits(tpm=6000))  # 100 tokens a second
     assert scope.tokens is not None
     scope.tokens.take(2000)  # a call in flight, estimated at 2000 (its max_tokens): 20 s of debt for the next
     waiting = asyncio.ensure_future(scope.wait_turn(100, CircuitBreaker(0), Reports()))
@@ -403,7 +403,7 @@ async def test_a_tpm_wait_ends_once_an_answer_gives_back_what_the_estimate_took(
 
 
 def test_a_model_rate_limit_names_the_model_as_the_suite_does_or_as_provider_and_id():
-    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits()), CircuitBreaker(10))
     for limits in ({"m": {"rpm": 60.0}}, {"p:m": {"rpm": 60.0}}):
         runner = Runner(settings=RunnerSettings(model_limits=limits))
         scope = runner._model_scope(endpoint, CompletionRequest(model=MODEL, messages=()))
@@ -412,7 +412,7 @@ def test_a_model_rate_limit_names_the_model_as_the_suite_does_or_as_provider_and
 
 def test_two_models_of_one_id_keep_their_own_limits():
     """The first of them set the limits of both: the second's rpm was dropped in silence."""
-    endpoint = Endpoint("k", "p", Scope("p", Limits()), CircuitBreaker(10))
+    endpoint = Endpoint("k", "p", Scope("p", RateLimits()), CircuitBreaker(10))
     runner = Runner(settings=RunnerSettings())
     cold, hot = replace(MODEL, name="cold"), replace(MODEL, name="hot", rpm=60.0)
     assert runner._model_scope(endpoint, CompletionRequest(model=cold, messages=())).limits.rpm is None
@@ -671,7 +671,7 @@ async def test_a_waiter_cancelled_as_its_slot_came_passes_it_on():
 @pytest.mark.asyncio
 async def test_a_call_queued_for_a_bucket_says_how_many_are_ahead_and_when_its_turn_comes():
     """Four calls behind 30/min said '0 s left' each: the wait of the first, not theirs; now each counts those ahead."""
-    scope = Scope("p/m", Limits(rpm=30))
+    scope = Scope("p/m", RateLimits(rpm=30))
     scope.take(0)  # the bucket (one request's worth) is empty: the next leaves in 2 s
     reports = Reports()
     async with contextlib.AsyncExitStack() as holder:

@@ -32,7 +32,7 @@ RECHECK_S = 0.25
 
 
 @dataclass(frozen=True)
-class Limits:
+class RateLimits:
     """Caps of one scope (an endpoint, or one model on it); None: no cap."""
 
     concurrency: int | None = None
@@ -40,17 +40,17 @@ class Limits:
     tpm: float | None = None
 
 
-def shared_by(limits: Limits, processes: int) -> Limits:
+def shared_by(limits: RateLimits, processes: int) -> RateLimits:
     """One process's equal share of ``limits`` that ``processes`` processes keep together (xdist workers).
 
     The processes do not see each other's calls, so each keeps to its share: ``rpm / N`` and ``tpm / N``,
     and ``concurrency // N`` but at least 1 (so a concurrency below N lets N calls go at once).
 
-    Example: ``shared_by(Limits(concurrency=5, rpm=30), 2)`` is ``Limits(concurrency=2, rpm=15.0)``.
+    Example: ``shared_by(RateLimits(concurrency=5, rpm=30), 2)`` is ``RateLimits(concurrency=2, rpm=15.0)``.
     """
     if processes <= 1:
         return limits
-    return Limits(
+    return RateLimits(
         concurrency=max(1, limits.concurrency // processes) if limits.concurrency else None,
         rpm=limits.rpm / processes if limits.rpm else None,
         tpm=limits.tpm / processes if limits.tpm else None,
@@ -231,7 +231,7 @@ class Scope:
     sent.
     """
 
-    def __init__(self, name: str, limits: Limits, clock: Clock = time.monotonic) -> None:
+    def __init__(self, name: str, limits: RateLimits, clock: Clock = time.monotonic) -> None:
         self.name = name
         self.limits = limits
         self.slots = RankedSlots(limits.concurrency) if limits.concurrency else None

@@ -25,9 +25,9 @@ from bench_plugin.plugin import hookspecs
 from bench_plugin.plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.plugin.options import args_name_suites, check_names, read_options, wants_html_report
 from bench_plugin.plugin.options.calls import add_call_options
-from bench_plugin.plugin.options.case_limit import first_cases
 from bench_plugin.plugin.options.controls import ControlOptions, add_control_options
 from bench_plugin.plugin.options.env_file import ENV_FILE_KEY, env_file_path, load_env_file
+from bench_plugin.plugin.options.first_cases import first_cases
 from bench_plugin.plugin.options.runs import add_run_options, load_history
 from bench_plugin.plugin.progress import register_progress
 from bench_plugin.plugin.sandbox_notice import SandboxNotice

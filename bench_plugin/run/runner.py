@@ -32,8 +32,8 @@ from bench_plugin.calls.rate_limits import (
     CasePlaces,
     CaseSlot,
     CircuitBreaker,
-    Limits,
     RankedSlots,
+    RateLimits,
     Scope,
     SessionBudget,
     shared_by,
@@ -448,7 +448,7 @@ class Runner:
                      **self.settings.model_limits.get(f"{model.provider.name}:{model.id}", {}),
                      **self.settings.model_limits.get(model.name, {})}
             concurrency = int(given["concurrency"]) if given["concurrency"] else None
-            limits = shared_by(Limits(concurrency, given["rpm"], given["tpm"]), self.settings.processes)
+            limits = shared_by(RateLimits(concurrency, given["rpm"], given["tpm"]), self.settings.processes)
             self._model_scopes[key] = Scope(f"{endpoint.name}/{model.id}", limits)
         return self._model_scopes[key]
 
@@ -530,14 +530,14 @@ class Runner:
             await self._http.aclose()
 
 
-def strictest(providers: Iterable[Provider]) -> Limits:
+def strictest(providers: Iterable[Provider]) -> RateLimits:
     """The lowest concurrency, rpm and tpm that any of ``providers`` declares (None where none does)."""
     def lowest(values: Iterable[float | None]) -> Any:
         given = [value for value in values if value]
         return min(given) if given else None
 
     found = list(providers)
-    return Limits(lowest(p.max_concurrency() for p in found), lowest(p.spec.rpm for p in found),
+    return RateLimits(lowest(p.max_concurrency() for p in found), lowest(p.spec.rpm for p in found),
                   lowest(p.spec.tpm for p in found))
 
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from bench_plugin.mock.server import MockServer
-from bench_plugin.plugin.options.case_limit import first_cases
 from bench_plugin.plugin.options.controls import parse_model_args
+from bench_plugin.plugin.options.first_cases import first_cases
 
 GRID = """\
 models:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench_plugin.calls.rate_limits import Limits, shared_by
+from bench_plugin.calls.rate_limits import RateLimits, shared_by
 from bench_plugin.mock.server import MockServer
 from bench_plugin.plugin.options.calls import read_call_settings
 
@@ -19,10 +19,10 @@ WINDOW_S = 4.0
 
 
 def test_each_of_n_processes_keeps_to_an_equal_share():
-    assert shared_by(Limits(concurrency=5, rpm=30, tpm=9000), 2) == Limits(concurrency=2, rpm=15, tpm=4500)
-    assert shared_by(Limits(concurrency=1, rpm=None, tpm=None), 3) == Limits(concurrency=1)  # at least one call
-    assert shared_by(Limits(), 4) == Limits()
-    limits = Limits(concurrency=3, rpm=10)
+    assert shared_by(RateLimits(concurrency=5, rpm=30, tpm=9000), 2) == RateLimits(concurrency=2, rpm=15, tpm=4500)
+    assert shared_by(RateLimits(concurrency=1, rpm=None, tpm=None), 3) == RateLimits(concurrency=1)  # at least one call
+    assert shared_by(RateLimits(), 4) == RateLimits()
+    limits = RateLimits(concurrency=3, rpm=10)
     assert shared_by(limits, 1) is limits
 
 
