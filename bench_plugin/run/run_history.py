@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,27 +86,10 @@ class RunHistory:
         path = settings.results
         if path is None or settings.fresh or not (settings.name or settings.rejudge) or not path.exists():
             return cls(settings)
-        data = path.read_bytes()
         entries: dict[str, _Entry] = {}
-        offset = 0
-        number = 0
-        while offset < len(data):
-            end = data.find(b"\n", offset)
-            if end < 0:
-                break  # a last line torn by a killed run: the controller cuts it off
-            number += 1
-            line = data[offset:end].decode("utf-8", "replace")
-            if line.strip():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    record = None
-                if not isinstance(record, dict) or "nodeid" not in record:
-                    parse_record_line(line, path, number, last=False)  # raises, naming the line
-                    raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
-                entries.pop(record["nodeid"], None)  # the newest line of a case is its record
-                entries[record["nodeid"]] = _entry(record, offset, end - offset, path, number)
-            offset = end + 1
+        for record, offset, length, number in _record_lines(path.read_bytes(), path):
+            entries.pop(record["nodeid"], None)  # the newest line of a case is its record
+            entries[record["nodeid"]] = _entry(record, offset, length, path, number)
         return cls(settings, entries)
 
     def __len__(self) -> int:
@@ -129,16 +112,7 @@ class RunHistory:
             return REJUDGE if entry is not None and entry.rejudge_problem is None else CANNOT_REJUDGE
         if self.settings.name is None or entry is None:
             return RUN
-        if entry.status == rec.INVALID or entry.error_kind == "budget":
-            return RUN  # never ran: the suite had a problem (it may be fixed) or the budget was spent
-        if entry.status == rec.ERROR and self.settings.retry_errors:
-            return RUN
-        if entry.fingerprint != fingerprint(case.model.id if case.model else case.model_name,
-                                            [m.to_dict() for m in case.messages]):
-            return RUN  # the prompt or the model changed since: its record is not this case's
-        if entry.asked is not None and entry.asked != asked_digest(case):
-            return RUN  # its turns, conversation or tools changed since (a record written before says nothing)
-        return REUSE
+        return REUSE if _still_answers(entry, case, self.settings.retry_errors) else RUN
 
     def scored_otherwise(self, nodeid: str, scored_by: str | None) -> bool:
         """Whether the case's stored record was scored otherwise than ``scored_by`` says it is now.
@@ -189,3 +163,43 @@ def fingerprint(model_id: str, messages: list[dict[str, Any]]) -> str:
     """What a case asked of which model: a record is reused only for the case it was made for."""
     text = json.dumps([model_id, messages], ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.blake2b(text.encode("utf-8", "backslashreplace"), digest_size=16).hexdigest()
+
+
+def _record_lines(data: bytes, path: Path) -> Iterator[tuple[dict[str, Any], int, int, int]]:
+    """(record, offset, length, line number) of each line of a results file; a torn last line is left out.
+
+    Raises:
+        ValueError: ``path:line: ...`` for a line that is not a case record.
+    """
+    offset = 0
+    number = 0
+    while (end := data.find(b"\n", offset)) >= 0:  # no newline: a last line torn by a killed run (cut off later)
+        number += 1
+        line = data[offset:end].decode("utf-8", "replace")
+        if line.strip():
+            yield _case_record(line, path, number), offset, end - offset, number
+        offset = end + 1
+
+
+def _case_record(line: str, path: Path, number: int) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        record = None
+    if not isinstance(record, dict) or "nodeid" not in record:
+        parse_record_line(line, path, number, last=False)  # raises, naming the line
+        raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
+    return record
+
+
+def _still_answers(entry: _Entry, case: CaseSpec, retry_errors: bool) -> bool:
+    """Whether a stored record still answers the case as the suite asks it now."""
+    if entry.status == rec.INVALID or entry.error_kind == "budget":
+        return False  # never ran: the suite had a problem (it may be fixed) or the budget was spent
+    if entry.status == rec.ERROR and retry_errors:
+        return False
+    if entry.fingerprint != fingerprint(case.model.id if case.model else case.model_name,
+                                        [m.to_dict() for m in case.messages]):
+        return False  # the prompt or the model changed since: its record is not this case's
+    # its turns, conversation or tools changed since (a record written before says nothing)
+    return entry.asked is None or entry.asked == asked_digest(case)

@@ -43,6 +43,19 @@ def read_run_settings(config: pytest.Config, output_dir: Path) -> tuple[RunSetti
     fresh = bool(config.getoption("bench_fresh", False))
     retry = bool(config.getoption("bench_retry_errors", False))
     rejudge = bool(config.getoption("bench_rejudge", False))
+    _check_run_flags(name, fresh, retry, rejudge)
+    if name is not None:
+        output_dir = output_dir / RUNS_FOLDER / name
+    results = output_dir / "results.jsonl"
+    if rejudge and not config.option.collectonly:
+        _check_results_to_rejudge(results, name, output_dir)
+    last_failed = bool(config.getoption("lf", False))
+    settings = RunSettings(name=name, results=results, fresh=fresh, retry_errors=retry, rejudge=rejudge,
+                           keep_earlier=not fresh and (name is not None or rejudge or last_failed))
+    return settings, output_dir
+
+
+def _check_run_flags(name: str | None, fresh: bool, retry: bool, rejudge: bool) -> None:
     if name is not None and not _NAME.fullmatch(name):
         raise pytest.UsageError(f"--bench-run: expected a name of letters, digits, '.', '_' or '-' (at most 100, "
                                 f"starting with a letter or digit), got {name!r}")
@@ -52,17 +65,13 @@ def read_run_settings(config: pytest.Config, output_dir: Path) -> tuple[RunSetti
     if rejudge and (fresh or retry):
         flag = "--bench-fresh" if fresh else "--bench-retry-errors"
         raise pytest.UsageError(f"--bench-rejudge scores stored transcripts again; it cannot be combined with {flag}")
-    if name is not None:
-        output_dir = output_dir / RUNS_FOLDER / name
-    results = output_dir / "results.jsonl"
-    if rejudge and not results.is_file() and not journals(results) and not config.option.collectonly:
+
+
+def _check_results_to_rejudge(results: Path, name: str | None, output_dir: Path) -> None:
+    if not results.is_file() and not journals(results):
         where = f"run {name!r}" if name is not None else str(output_dir)
         raise pytest.UsageError(f"--bench-rejudge: no stored results to re-judge: {results} does not exist; run the "
                                 f"suites first (the {where} results are re-judged)")
-    last_failed = bool(config.getoption("lf", False))
-    settings = RunSettings(name=name, results=results, fresh=fresh, retry_errors=retry, rejudge=rejudge,
-                           keep_earlier=not fresh and (name is not None or rejudge or last_failed))
-    return settings, output_dir
 
 
 def load_history(settings: RunSettings, *, controller: bool = True, collect_only: bool = False) -> RunHistory:
