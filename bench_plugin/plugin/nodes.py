@@ -207,21 +207,41 @@ class CaseItem(pytest.Item):
         self._share_keywords(report, call.when)
         record = self.stash.get(RECORD_KEY, None)
         if record is None and call.when == "setup" and report.failed and SETUP_PROBLEM_KEY in self.stash:
-            report.longrepr = self.stash[SETUP_PROBLEM_KEY]  # setup errors skip repr_failure
-            if KEPT_KEY in self.stash:  # selected, and its stored record stays as it was: the controller counts it
-                report.bench_kept = True  # type: ignore[attr-defined]
+            self._report_setup_problem(report)
             return
-        # an infrastructure failure ends in setup: ERROR, or XFAIL when the suite expects it
-        if record is None or not (call.when == "call" or (call.when == "setup" and record.status == rec.ERROR)):
+        if record is None or not _decides_outcome(record, call.when):
             return
         report.bench_record = record.to_dict()  # type: ignore[attr-defined]
         # the report carries the record from here; pytest keeps every item to the end of the session, and
         # its copy of the record would be the largest thing kept per case (about 6 KB)
         del self.stash[RECORD_KEY]
-        if REUSED_KEY in self.stash:  # the controller counts it and does not write it again
-            report.bench_reused = self.stash[REUSED_KEY]  # type: ignore[attr-defined]
-            if SCORED_OTHERWISE_KEY in self.stash:  # its scores are the earlier scorers': the summary says so
-                report.bench_scored_otherwise = True  # type: ignore[attr-defined]
+        self._mark_reused(report)
+        self._add_properties(report, record)
+        if call.when == "setup" and report.failed:
+            report.longrepr = infrastructure_message(record)  # setup errors skip repr_failure
+        if report.skipped and isinstance(report.longrepr, tuple):
+            self._point_skip_at_task(report, report.longrepr[2])
+
+    def _point_skip_at_task(self, report: pytest.TestReport, message: str) -> None:
+        """-rs names the suite's task (1-based, as pytest prints it), not our pytest.skip call."""
+        line = self.case.line + 1 if self.case.line is not None else 0
+        report.longrepr = (str(self.path), line, message)
+
+    def _report_setup_problem(self, report: pytest.TestReport) -> None:
+        report.longrepr = self.stash[SETUP_PROBLEM_KEY]  # setup errors skip repr_failure
+        if KEPT_KEY in self.stash:  # selected, and its stored record stays as it was: the controller counts it
+            report.bench_kept = True  # type: ignore[attr-defined]
+
+    def _mark_reused(self, report: pytest.TestReport) -> None:
+        """A record reused from a named run: the controller counts it and does not write it again."""
+        if REUSED_KEY not in self.stash:
+            return
+        report.bench_reused = self.stash[REUSED_KEY]  # type: ignore[attr-defined]
+        if SCORED_OTHERWISE_KEY in self.stash:  # its scores are the earlier scorers': the summary says so
+            report.bench_scored_otherwise = True  # type: ignore[attr-defined]
+
+    def _add_properties(self, report: pytest.TestReport, record: CaseRecord) -> None:
+        """The case's model, task, status and score as junitxml properties."""
         properties = [
             junit_property("bench_model", record.model),
             junit_property("bench_task", record.task),
@@ -230,12 +250,6 @@ class CaseItem(pytest.Item):
         ]
         self.user_properties.extend(properties)  # junitxml reads them from the teardown report
         report.user_properties = [*report.user_properties, *properties]
-        if call.when == "setup" and report.failed:
-            report.longrepr = infrastructure_message(record)  # setup errors skip repr_failure
-        if report.skipped and isinstance(report.longrepr, tuple):
-            # point -rs at the suite's task (1-based, as pytest prints it), not at our pytest.skip call
-            line = self.case.line + 1 if self.case.line is not None else 0
-            report.longrepr = (str(self.path), line, report.longrepr[2])
 
     _setup_keywords: tuple[str, Mapping[str, Any]] = ("", {})  # the running case's, see _share_keywords
 
@@ -277,3 +291,8 @@ def infrastructure_message(record: CaseRecord) -> str:
         return (f"{record.reason}\n(infrastructure failure, not a model failure: the request was refused as sent; "
                 "fix the key, the model id or the suite before running it again)")
     return f"{record.reason}\n(infrastructure failure, not a model failure: re-run this case)"
+
+
+def _decides_outcome(record: CaseRecord, when: str) -> bool:
+    """The phase whose report carries the record: the call, or setup for an infrastructure failure (ERROR or XFAIL)."""
+    return when == "call" or (when == "setup" and record.status == rec.ERROR)
