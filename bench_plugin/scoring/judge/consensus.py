@@ -1,4 +1,4 @@
-"""A panel's consensus step: one model reads the judges' reports and answers in JSON.
+"""A panel's consensus step: one model reads the judges' replies and answers in JSON.
 
 The reply is read the way BackroomsBench reads it: stripped, fence lines dropped when it starts
 with a code fence, then parsed whole. It must be a JSON object with the ``required_keys`` (and
@@ -59,7 +59,7 @@ class JsonPathOption:
 
 @dataclass(frozen=True)
 class Consensus:
-    """A panel's ``consensus:``: the model that reads the reports, how it is asked, how its JSON is read.
+    """A panel's ``consensus:``: the model that reads the replies, how it is asked, how its JSON is read.
 
     The verdict is at ``score``, else the candidate's entry in the object at ``scores``.
     """

@@ -1,9 +1,9 @@
-"""Markdown tables in a judge's report: find one (after a heading), read a cell or a whole column.
+"""Markdown tables in a judge's reply: find one (after a heading), read a cell or a whole column.
 
 Judges write tables such as BackroomsBench's ``| Model | Score | Assessment |`` with emphasis,
 extra spaces and scores like ``92/100`` in the cells; these readers allow for all of that. The
 parse rule ``{table: {column: Score, row: Alpha, key_column: Model, after: "Individual Model
-Assessment"}}`` is read once into a ``TableRule``, whose ``cell`` reads one cell of a report and
+Assessment"}}`` is read once into a ``TableRule``, whose ``cell`` reads one cell of a reply and
 ``scores`` a whole column as ``key -> number``.
 """
 

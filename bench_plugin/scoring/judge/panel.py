@@ -5,7 +5,7 @@ its template also sees ``judge``) and every judge's reading is kept in the compo
 The verdicts combine by ``mean``, ``median``, ``min`` or a strict ``majority`` of pass votes, or go
 to a ``consensus`` model whose JSON reply gives the verdict. How far apart the judges are (the
 spread, highest minus lowest verdict) is recorded for every case and flagged above ``max_spread``.
-A judge whose report cannot be read is left out, never counted as 0; with fewer than
+A judge whose reply cannot be read is left out, never counted as 0; with fewer than
 ``min_judges`` verdicts the case is unscored. A judge call that fails makes the case an ERROR, as
 for a single judge.
 """
@@ -50,7 +50,7 @@ class PanelScorer:
     """``type: llm_judge_panel``: asks every judge of ``judges:`` in parallel, then combines their verdicts.
 
     ``judge`` asks and reads each judge as an ``llm_judge`` would (its prompt names the first judge;
-    the others are asked the same way); ``reads`` is False when only a consensus reads the reports.
+    the others are asked the same way); ``reads`` is False when only a consensus reads the replies.
     """
 
     spec: ScorerSpec
@@ -85,7 +85,7 @@ class PanelScorer:
         limit = _max_spread(options)
         judge = JudgeScorer.from_options(spec, judge_options(options, judges[0]))
         consensus = _panel_consensus(spec, options["consensus"], judge) if how == "consensus" else None
-        # a consensus needs two reports to reconcile unless min_judges says otherwise
+        # a consensus needs two replies to reconcile unless min_judges says otherwise
         least = options.get("min_judges", 2 if how == "consensus" else 1)
         reads = how != "consensus" or any(key in options for key in READ_KEYS)
         return cls(spec, judge, tuple(judges), how, least, pass_at, limit, consensus, reads)
@@ -107,7 +107,7 @@ class PanelScorer:
         extra = {"judge": {"name": name, "id": model.id, "label": model.label}}
         if self.reads:
             found = (await self.judge.ask(context, model, extra)).to_dict()
-        else:  # a consensus reads the reports; nothing asks for a verdict of each
+        else:  # a consensus reads the replies; nothing asks for a verdict of each
             completion = await self.judge.prompt.call(context, model, extra)
             found = {"value": None, "raw": None, "detail": "report only", "judge_output": completion.text,
                      "error": None, "usage": completion_usage(completion)}

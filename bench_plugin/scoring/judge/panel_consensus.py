@@ -1,4 +1,4 @@
-"""A panel's consensus step: one more model reads the judges' reports and its JSON gives the verdict.
+"""A panel's consensus step: one more model reads the judges' replies and its JSON gives the verdict.
 
 It is asked with the consensus's own prompt and the panel's target, reference and rubric; its
 template also sees ``reports`` (each judge's reading and text) and ``reports_text``.
@@ -32,7 +32,7 @@ def place_on_scale(raw: float, low: float, high: float, clamp: bool) -> tuple[fl
 
 
 def _consensus_variables(usable: list[Entry]) -> dict[str, Any]:
-    """What the consensus's template sees of the usable reports: ``reports`` and ``reports_text``."""
+    """What the consensus's template sees of the usable replies: ``reports`` and ``reports_text``."""
     return {
         "reports": [{key: entry.get(key) for key in ENTRY_KEYS} | {"text": entry_text(entry)} for entry in usable],
         "reports_text": reports_text([(entry["label"], entry_text(entry)) for entry in usable]),
@@ -63,7 +63,7 @@ class PanelConsensus:
     async def decide(
         self, context: ScoringContext, panel_round: PanelRound, scale: tuple[float, float], clamp: bool
     ) -> ComponentScore:
-        """Ask the consensus model about the usable reports and read its verdict onto ``scale``.
+        """Ask the consensus model about the usable replies and read its verdict onto ``scale``.
 
         The consensus's call and reading are kept in the panel's ``consensus``.
         """

@@ -1,6 +1,6 @@
 """One case's panel round: the judges' entries, and what the component records of them.
 
-The outcomes that need no further call are here too (too few usable reports, a majority vote, a
+The outcomes that need no further call are here too (too few usable replies, a majority vote, a
 mean, median or min); a consensus asks one more model (``panel_consensus.py``).
 An entry is one judge's reading as a mapping (``judge``, ``label``, ``value``, ``raw``,
 ``judge_output``, ``error``, ``usage``...); ``value`` is None when the judge gave no verdict.
@@ -51,7 +51,7 @@ class PanelRound:
     """The judges' entries for one case, and what every outcome of the panel records of them.
 
     ``scored`` are the entries with a verdict; ``usable`` those that count towards ``min_judges``
-    (the scored ones, or, when only a consensus reads the reports, those with any text); ``shown``
+    (the scored ones, or, when only a consensus reads the replies, those with any text); ``shown``
     lists each judge's verdict, ``spread_text`` says how far apart they are.
     """
 
@@ -72,7 +72,7 @@ class PanelRound:
 
     @property
     def outputs(self) -> list[tuple[str, str]]:
-        """Each judge's label and report, as the consensus reads them."""
+        """Each judge's label and reply, as the consensus reads them."""
         return [(entry["label"], entry_text(entry)) for entry in self.entries]
 
     def component(self, value: float | None, raw: float | None, passed: bool | None, detail: str,

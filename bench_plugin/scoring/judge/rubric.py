@@ -1,8 +1,8 @@
-"""Rubrics: named categories with their points, shown to the judge and read back from its report.
+"""Rubrics: named categories with their points, shown to the judge and read back from its reply.
 
 A category has a maximum (``{name: Philosophical Depth, max: 25}``: 0..25) or a scale
 (``{name: Clarity, scale: [1, 5]}``). The judge's prompt sees the rubric as ``rubric`` (a list)
-and ``rubric_text``; its report is read per category, from lines such as
+and ``rubric_text``; its reply is read per category, from lines such as
 ``### 1. Philosophical Depth (18/25)`` or ``**Clarity:** 4`` (``read: text``), or from a JSON
 object with a field per category (``read: json``). A category that cannot be read is None (never
 a silent 0) unless the rubric declares a ``default``.
@@ -32,7 +32,7 @@ _OUT_OF = r"\s*/\s*\d+(?:\.\d+)?"
 class Category:
     """One rubric category: its name, its JSON key and its scale ``[low, high]``.
 
-    ``patterns`` find its score after its name in a text report: ``18/25`` first, else a bare number.
+    ``patterns`` find its score after its name in a text reply: ``18/25`` first, else a bare number.
     """
 
     name: str
@@ -223,7 +223,7 @@ def _score_from_json(found: Mapping[str, Any], category: Category) -> float:
 
 
 def read_categories(text: str, rubric: Rubric, *, clamp: bool = False) -> tuple[dict[str, float | None], list[str]]:
-    """Each category's score in a judge's report.
+    """Each category's score in a judge's reply.
 
     Args:
         text: the judge's reply.
