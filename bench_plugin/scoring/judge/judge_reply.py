@@ -12,7 +12,7 @@ options are read once into a ``ReplyReader`` (``parse_reply_reader``), which rea
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bench_plugin.endpoints import ModelSpec
@@ -117,44 +117,68 @@ class ReplyReader:
             known: the names of the conversation's participants (``canonical_scores``).
         """
         problems: list[str] = []
-        rubric = self.rubric
-        categories: dict[str, float | None] = {}
-        if rubric is not None:
-            categories, found = read_categories(text, rubric, clamp=clamp)
-            problems += found
-        participants: dict[str, float] | None = None
-        participants_error = ""
-        if self.participants is not None:
-            try:
-                found_scores, found = self.participants.read(text)
-                participants = canonical_scores(found_scores, known)
-                problems += found
-            except JudgeError as exc:
-                participants_error = f"participants: {exc}"
-                problems.append(participants_error)
-        common: dict[str, Any] = {"categories": categories, "participants": participants}
-        if self.rule is None and participants is not None:
-            try:
-                return Reading(raw=candidate_entry(participants, candidate), problems=tuple(problems), **common)
-            except JudgeError as exc:
-                return Reading(raw=None, error=f"the candidate's score: {exc}", problems=tuple(problems), **common)
+        categories = self._categories(text, clamp, problems)
+        participants, participants_error = self._participants(text, known, problems)
         if self.rule is None and self.participants is not None:
-            return Reading(raw=None, error=participants_error, problems=tuple(problems), **common)
-        if self.rule is None and rubric is not None:
-            missing = [name for name, value in categories.items() if value is None]
-            if missing:
-                error = f"the rubric's total needs every category; no score for {', '.join(missing)}"
-                return Reading(raw=None, error=error, problems=tuple(problems), **common)
-            total = sum(value for value in categories.values() if value is not None)
-            return Reading(raw=total, note="sum of the rubric's categories", problems=tuple(problems), **common)
+            found = _candidate_score(participants, candidate, participants_error)
+        elif self.rule is None and self.rubric is not None:
+            found = _rubric_total(categories)
+        else:
+            found = self._rule_score(text, candidate)
+        return replace(found, categories=categories, participants=participants, problems=tuple(problems))
+
+    def _categories(self, text: str, clamp: bool, problems: list[str]) -> dict[str, float | None]:
+        """The rubric's categories (none without a rubric); a category that cannot be read is a problem."""
+        if self.rubric is None:
+            return {}
+        categories, found = read_categories(text, self.rubric, clamp=clamp)
+        problems += found
+        return categories
+
+    def _participants(
+        self, text: str, known: Sequence[Sequence[str]], problems: list[str]
+    ) -> tuple[dict[str, float] | None, str]:
+        """Every participant's score (None without ``participants:`` or when unreadable), and why unreadable."""
+        if self.participants is None:
+            return None, ""
         try:
-            verdict = (self.rule or _DEFAULT_RULE).reading(text, candidate)
-            return Reading(raw=verdict.score, problems=tuple(problems), label=verdict.label, **common)
+            scores, found = self.participants.read(text)
+        except JudgeError as exc:
+            error = f"participants: {exc}"
+            problems.append(error)
+            return None, error
+        problems += found
+        return canonical_scores(scores, known), ""
+
+    def _rule_score(self, text: str, candidate: Sequence[str]) -> Reading:
+        """The score the ``parse:`` rule reads (``[[N]]`` without one), else ``parse.default`` if declared."""
+        try:
+            found = (self.rule or _DEFAULT_RULE).reading(text, candidate)
         except JudgeError as exc:
             if self.default is None:
-                return Reading(raw=None, error=str(exc), problems=tuple(problems), **common)
+                return Reading(raw=None, error=str(exc))
             note = f"no verdict read ({exc}); the declared default {self.default:g} was used"
-            return Reading(raw=self.default, note=note, problems=tuple(problems), **common)
+            return Reading(raw=self.default, note=note)
+        return Reading(raw=found.score, label=found.label)
+
+
+def _candidate_score(participants: Mapping[str, float] | None, candidate: Sequence[str], error: str) -> Reading:
+    """The candidate's entry among the participants' scores (``error`` says why there are none)."""
+    if participants is None:
+        return Reading(raw=None, error=error)
+    try:
+        return Reading(raw=candidate_entry(participants, candidate))
+    except JudgeError as exc:
+        return Reading(raw=None, error=f"the candidate's score: {exc}")
+
+
+def _rubric_total(categories: Mapping[str, float | None]) -> Reading:
+    """The sum of the rubric's categories, when every one was read."""
+    missing = [name for name, value in categories.items() if value is None]
+    if missing:
+        return Reading(raw=None, error=f"the rubric's total needs every category; no score for {', '.join(missing)}")
+    total = sum(value for value in categories.values() if value is not None)
+    return Reading(raw=total, note="sum of the rubric's categories")
 
 
 _DEFAULT_RULE = compile_parse_rule(None)
