@@ -12,7 +12,6 @@ for a single judge.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from typing_extensions import Self
 
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.scoring.gather import gather_all
 from bench_plugin.scoring.judge.consensus import parse_consensus_options
 from bench_plugin.scoring.judge.llm_judge import OPTION_KEYS, JudgeScorer
 from bench_plugin.scoring.judge.panel_combine import AGGREGATES
@@ -120,11 +120,7 @@ class PanelScorer:
         Raises:
             CaseError: for an unknown judge or a template that fails. ProviderError: when a call fails.
         """
-        outcomes = await asyncio.gather(*(self._ask(context, name) for name in self.judges), return_exceptions=True)
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
-        entries = [outcome for outcome in outcomes if isinstance(outcome, dict)]
+        entries = await gather_all(self._ask(context, name) for name in self.judges)
         return await self._combine(context, entries)
 
     async def _combine(self, context: ScoringContext, entries: list[dict[str, Any]]) -> ComponentScore:
