@@ -27,6 +27,17 @@ def check_option_names(options: Iterable[str], allowed: Sequence[str], scorer: s
             raise ValueError(f"unknown option {key!r} for {scorer}{hint} (options: {', '.join(allowed)})")
 
 
+def check_known_keys(mapping: Iterable[str], allowed: Sequence[str], what: str, *, taker: str = "it") -> None:
+    """Reject a nested mapping's unknown keys, all of them at once.
+
+    Raises:
+        ValueError: ``WHAT has unknown key(s) x, y; TAKER takes a, b``.
+    """
+    unknown = sorted(set(mapping) - set(allowed))
+    if unknown:
+        raise ValueError(f"{what} has unknown key(s) {', '.join(unknown)}; {taker} takes {', '.join(allowed)}")
+
+
 def check_choice(key: str, value: Any, allowed: Sequence[str]) -> str:
     """``value`` when it is one of ``allowed``.
 

@@ -21,6 +21,7 @@ from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import PathStep, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.judge_reply import candidate_entry, canonical_scores, numbers_of
 from bench_plugin.scoring.judge.prompt import JudgeTemplate, parse_templates
+from bench_plugin.scoring.options import check_known_keys
 
 CONSENSUS_KEYS = ("judge", "prompt", "prompt_file", "system", "system_file", "required_keys", "schema", "score",
                   "scores")
@@ -119,9 +120,7 @@ def parse_consensus_options(options: Any) -> Consensus:
     """
     if not isinstance(options, Mapping):
         raise TypeError(f"consensus must be a mapping with judge:, prompt: and score: or scores:, got {options!r}")
-    unknown = sorted(set(options) - set(CONSENSUS_KEYS))
-    if unknown:
-        raise ValueError(f"consensus has unknown key(s) {', '.join(unknown)}; it takes {', '.join(CONSENSUS_KEYS)}")
+    check_known_keys(options, CONSENSUS_KEYS, "consensus")
     if not isinstance(options.get("judge"), str) or not options["judge"]:
         raise ValueError("consensus needs judge: the name of a model under the suite's judges:")
     clash = "consensus: give system or system_file, not both"

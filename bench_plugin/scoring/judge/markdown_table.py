@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench_plugin.errors import JudgeError
+from bench_plugin.scoring.options import check_known_keys
 
 TABLE_KEYS = ("column", "row", "key_column", "after")
 _SEPARATOR_CELL = re.compile(r"^:?-{1,}:?$")
@@ -123,19 +124,35 @@ def match_name(names: Sequence[str], wanted: Sequence[str], what: str = "row") -
     """
     cleaned = [clean_cell(name).casefold() for name in names]
     many = what.replace(" of ", "s of ", 1) if " of " in what else f"{what}s"  # "rows of the table"
-    for text in wanted:
-        target = clean_cell(text).casefold()
-        if target and target in cleaned:
-            return cleaned.index(target)
+    found = _exact_match(cleaned, wanted)
+    if found is None:
+        found = _only_mention(cleaned, wanted, many)
+    if found is not None:
+        return found
+    shown = ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
+    raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {shown})")
+
+
+def _exact_match(cleaned: Sequence[str], wanted: Sequence[str]) -> int | None:
+    """The index of the first of ``wanted`` that is one of the (cleaned) names."""
+    targets = [target for target in (clean_cell(text).casefold() for text in wanted) if target]
+    return next((cleaned.index(target) for target in targets if target in cleaned), None)
+
+
+def _only_mention(cleaned: Sequence[str], wanted: Sequence[str], many: str) -> int | None:
+    """The index of the only name that mentions one of ``wanted``, tried in order.
+
+    Raises:
+        JudgeError: when more than one name mentions it.
+    """
     for text in wanted:
         target = clean_cell(text).casefold()
         found = [index for index, name in enumerate(cleaned) if target and target in name]
-        if len(found) == 1:
-            return found[0]
         if len(found) > 1:
             raise JudgeError(f"{len(found)} {many} mention {text!r}; expected one")
-    shown = ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
-    raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {shown})")
+        if found:
+            return found[0]
+    return None
 
 
 def find_row(table: MarkdownTable, keys: int, wanted: Sequence[str]) -> tuple[str, ...]:
@@ -224,20 +241,24 @@ def parse_table_rule(options: Any, *, needs_row: bool) -> TableRule:
     """
     if not isinstance(options, Mapping):
         raise TypeError(f"table must be a mapping such as {{column: Score, row: Alpha}}, got {options!r}")
-    unknown = sorted(set(options) - set(TABLE_KEYS))
-    if unknown:
-        raise ValueError(f"table has unknown key(s) {', '.join(unknown)}; it takes {', '.join(TABLE_KEYS)}")
+    check_known_keys(options, TABLE_KEYS, "table")
     if not isinstance(options.get("column"), str) or not options["column"].strip():
         raise ValueError("table needs column: the header of the column that holds the score")
     for key in ("key_column", "after"):
         if key in options and not isinstance(options[key], str):
             raise ValueError(f"table.{key} must be text, got {options[key]!r}")
-    row = options.get("row")
+    rows = _rows(options.get("row"), needs_row)
+    return TableRule(options["column"], rows, options.get("key_column"), options.get("after"))
+
+
+def _rows(row: Any, needs_row: bool) -> tuple[str, ...] | None:
+    """``row:`` as a tuple of the texts that may name the row; None when the caller names it."""
     if row is None:
         if needs_row:
             raise ValueError("table needs row: the text in the key column of the row to read")
-        return TableRule(options["column"], None, options.get("key_column"), options.get("after"))
-    if not (isinstance(row, str) or (isinstance(row, list) and row and all(isinstance(r, str) for r in row))):
+        return None
+    if isinstance(row, str):
+        return (row,)
+    if not (isinstance(row, list) and row and all(isinstance(r, str) for r in row)):
         raise ValueError(f"table.row must be a text or a list of texts, got {row!r}")
-    rows = (row,) if isinstance(row, str) else tuple(row)
-    return TableRule(options["column"], rows, options.get("key_column"), options.get("after"))
+    return tuple(row)

@@ -32,7 +32,7 @@ from bench_plugin.scoring.judge.prompt import (
 )
 from bench_plugin.scoring.judge.prompt_names import check_prompt_names
 from bench_plugin.scoring.judge.usage import completion_usage, total_usage
-from bench_plugin.scoring.options import check_choice, check_option_names
+from bench_plugin.scoring.options import check_choice, check_known_keys, check_option_names
 from bench_plugin.scoring.targets import TARGETS
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 from bench_plugin.suite.templates import render_standalone
@@ -105,9 +105,7 @@ def _parse_against(against: Any) -> Against:
     if not isinstance(against, Mapping) or ("model" in against) == ("answer" in against):
         raise ValueError("llm_judge_pairwise needs against: {model: NAME} (a suite model answers the same prompt) "
                          "or {answer: TEMPLATE} (the other answer itself)")
-    unknown = sorted(set(against) - set(AGAINST_KEYS))
-    if unknown:
-        raise ValueError(f"against has unknown key(s) {', '.join(unknown)}; it takes {', '.join(AGAINST_KEYS)}")
+    check_known_keys(against, AGAINST_KEYS, "against")
     for key in AGAINST_KEYS:
         if key in against and not isinstance(against[key], str):
             raise ValueError(f"against.{key} must be text, got {against[key]!r}")

@@ -18,6 +18,7 @@ from typing import Any
 
 from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.scoring.options import check_known_keys
 
 RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
 CATEGORY_KEYS = ("name", "max", "scale", "key", "description")
@@ -110,10 +111,7 @@ def _category_entry(entry: Any, where: str) -> Mapping[str, Any]:
         return {"name": entry}
     if not isinstance(entry, Mapping):
         raise TypeError(f"{where} must be a mapping such as {{name: Depth, max: 25}}, got {entry!r}")
-    unknown = sorted(set(entry) - set(CATEGORY_KEYS))
-    if unknown:
-        takes = ", ".join(CATEGORY_KEYS)
-        raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)}; a category takes {takes}")
+    check_known_keys(entry, CATEGORY_KEYS, where, taker="a category")
     return entry
 
 
@@ -162,9 +160,7 @@ def rubric_from_options(value: Any) -> Rubric | None:
 def _check_rubric_keys(value: Any) -> None:
     if not isinstance(value, Mapping):
         raise TypeError(f"rubric must be a mapping with categories:, got {type(value).__name__}")
-    unknown = sorted(set(value) - set(RUBRIC_KEYS))
-    if unknown:
-        raise ValueError(f"rubric has unknown key(s) {', '.join(unknown)}; it takes {', '.join(RUBRIC_KEYS)}")
+    check_known_keys(value, RUBRIC_KEYS, "rubric")
 
 
 def _check_unique(categories: tuple[Category, ...], attribute: str) -> None:
