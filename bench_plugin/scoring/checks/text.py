@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -88,30 +88,33 @@ class Contains(Check):
 
     @override
     def run(self, text: str) -> Outcome:
-        wanted, needles = self.WANTED, self.needles
-        starts = {needle: self._find(text, needle) for needle in needles}
-        satisfied = [(start >= 0) == wanted for start in starts.values()]
+        starts = {needle: self._find(text, needle) for needle in self.needles}
+        satisfied = [(start >= 0) == self.WANTED for start in starts.values()]
         passed = all(satisfied) if self.mode == "all" else any(satisfied)
-        listed = ", ".join(map(quote, needles))
-        single = len(needles) == 1
-        if single:
-            claim = f"{'' if wanted else 'not '}to contain {listed}"
-        elif self.mode == "all":
-            claim = f"to contain {'all' if wanted else 'none'} of {listed}"
-        else:
-            claim = f"to contain any of {listed}" if wanted else f"at least one of {listed} to be absent"
+        return passed, f"expected {self._claim()}{flags(ignore_case=self.ignore_case)} — {self._evidence(text, starts)}"
 
-        def located(needle: str) -> str:
-            start = starts[needle]
-            near = "" if wanted else f": {quote(text[max(0, start - 20) : start + len(needle) + 20])}"
-            return f"{'' if single else quote(needle) + ' '}at char {start}{near}"
+    def _claim(self) -> str:
+        """What the check expected: ``to contain 'a'``, ``to contain none of 'a', 'b'``..."""
+        wanted, listed = self.WANTED, ", ".join(map(quote, self.needles))
+        if len(self.needles) == 1:
+            return f"{'' if wanted else 'not '}to contain {listed}"
+        if self.mode == "all":
+            return f"to contain {'all' if wanted else 'none'} of {listed}"
+        return f"to contain any of {listed}" if wanted else f"at least one of {listed} to be absent"
 
-        found = [located(needle) for needle in needles if starts[needle] >= 0]
-        missing = ", ".join(quote(needle) for needle in needles if starts[needle] < 0)
+    def _evidence(self, text: str, starts: Mapping[str, int]) -> str:
+        """Where each value was found (with the text around it, when it should not be), and which were not."""
+        single = len(self.needles) == 1
+        found = [self._located(text, needle, starts[needle]) for needle in self.needles if starts[needle] >= 0]
+        missing = ", ".join(quote(needle) for needle in self.needles if starts[needle] < 0)
         evidence = [f"found {', '.join(found)}"] if found else []
         if missing:
             evidence.append(f"{'' if single else missing + ' '}not found in {len(text)} chars")
-        return passed, f"expected {claim}{flags(ignore_case=self.ignore_case)} — {'; '.join(evidence)}"
+        return "; ".join(evidence)
+
+    def _located(self, text: str, needle: str, start: int) -> str:
+        near = "" if self.WANTED else f": {quote(text[max(0, start - 20) : start + len(needle) + 20])}"
+        return f"{'' if len(self.needles) == 1 else quote(needle) + ' '}at char {start}{near}"
 
 
 @dataclass(frozen=True)
@@ -217,9 +220,8 @@ class Length(Check):
         low, high = options.get("min"), options.get("max")
         if low is None and high is None:
             raise ValueError("length needs min, max or both")
-        for name, bound in (("min", low), ("max", high)):
-            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
-                raise ValueError(f"{name} must be a whole number >= 0, got {bound!r}")
+        _check_bound("min", low)
+        _check_bound("max", high)
         if low is not None and high is not None and low > high:
             raise ValueError(f"min ({low}) is greater than max ({high}); no text can pass")
         return cls(spec, options["target"], options["unit"], low, high)
@@ -231,12 +233,21 @@ class Length(Check):
         bounds = " and ".join(
             phrase for bound, phrase in ((low, f"at least {low}"), (high, f"at most {high}")) if bound is not None
         )
-        verdict = "ok"
-        if low is not None and size < low:
-            verdict = "too short"
-        elif high is not None and size > high:
-            verdict = "too long"
+        verdict = self._verdict(size)
         return verdict == "ok", f"expected {bounds} {self.unit} — {size} {self.unit}, {verdict}"
+
+    def _verdict(self, size: int) -> str:
+        if self.low is not None and size < self.low:
+            return "too short"
+        if self.high is not None and size > self.high:
+            return "too long"
+        return "ok"
+
+
+def _check_bound(name: str, bound: Any) -> None:
+    """Raises: ValueError when a length bound is not a whole number >= 0."""
+    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
+        raise ValueError(f"{name} must be a whole number >= 0, got {bound!r}")
 
 
 @dataclass(frozen=True)
