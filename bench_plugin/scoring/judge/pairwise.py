@@ -26,6 +26,7 @@ from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.prompt import (
     JudgePrompt,
     check_judges,
+    last_question,
     model_variables,
     parse_reference,
     parse_templates,
@@ -201,7 +202,7 @@ class PairwiseScorer:
     def _rendered_answer(self, context: ScoringContext, template: str) -> str:
         """``against.answer`` rendered for the case; it may read the names of AGAINST_NAMES (``check_case``)."""
         case, spec = context.case, self.spec
-        scope = {**case.variables, "model": model_variables(case), "question": _question(context)}
+        scope = {**case.variables, "model": model_variables(case), "question": last_question(context)}
         if case.templates is None:
             return render_standalone(template, scope)
         return case.templates.render(template, scope, key=f"{spec.key}.against.answer", line=spec.line)
@@ -271,11 +272,6 @@ def _judge_output(completions: Sequence[Completion]) -> str:
     """Both replies, each under the order it answers."""
     return "\n\n".join(f"## Order {order} (candidate as {_position(order)})\n\n{completion.text}"
                        for order, completion in enumerate(completions, 1))
-
-
-def _question(context: ScoringContext) -> str:
-    users = [message.content for message in (context.transcript or context.case.messages) if message.role == "user"]
-    return users[-1] if users else ""
 
 
 def _chosen(order: int, choice: str | None, label: str, other: str) -> str:
