@@ -22,6 +22,7 @@ from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.markdown_table import TableRule, cell_number, parse_table_rule
 from bench_plugin.scoring.judge.verdict_maps import LabelVerdict, VerdictMap, label_rule
+from bench_plugin.scoring.options import check_known_keys
 
 _DOUBLE_BRACKETS = re.compile(r"\[\[\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*\]\]")
 # a signed decimal as the rent benchmark's master scorer reads it: "-0.5", "+1", "0.25"
@@ -172,16 +173,20 @@ def _parse_regex(rule: Mapping[str, Any]) -> RegexRule:
         compiled = re.compile(source)
     except re.error as exc:
         raise ValueError(f"parse.regex /{source}/ does not compile: {exc}") from exc
-    group = rule.get("group")
+    return RegexRule(compiled, _group(rule.get("group"), compiled))
+
+
+def _group(group: Any, pattern: re.Pattern[str]) -> int | str:
+    """``parse.group``, a group of the pattern; without one, group 1 when it has groups, else the whole match."""
     if group is None:
-        return RegexRule(compiled, 1 if compiled.groups else 0)
+        return 1 if pattern.groups else 0
     if isinstance(group, bool) or not isinstance(group, (int, str)):
         raise TypeError(f"parse.group must be a group number or name, got {group!r}")
-    if isinstance(group, int) and not 0 <= group <= compiled.groups:
-        raise ValueError(f"parse.group is {group} but /{source}/ has {compiled.groups} group(s)")
-    if isinstance(group, str) and group not in compiled.groupindex:
-        raise ValueError(f"parse.group {group!r} is not a named group of /{source}/")
-    return RegexRule(compiled, group)
+    if isinstance(group, int) and not 0 <= group <= pattern.groups:
+        raise ValueError(f"parse.group is {group} but /{pattern.pattern}/ has {pattern.groups} group(s)")
+    if isinstance(group, str) and group not in pattern.groupindex:
+        raise ValueError(f"parse.group {group!r} is not a named group of /{pattern.pattern}/")
+    return group
 
 
 def _parse_json_field(rule: Mapping[str, Any]) -> JsonFieldRule:
@@ -272,18 +277,19 @@ class ParseRule:
 def _rule_kind(rule: Mapping[str, Any], labels: VerdictMap | None) -> RuleKind:
     if not rule or set(rule) == {FALLBACK}:
         return DoubleBrackets() if labels is None else GradeLineRule(label_rule(labels))
+    name = _kind_name(rule)
+    kind = RULE_KINDS[name]
+    check_known_keys(rule, sorted({name, *kind.extra_keys, FALLBACK}), "parse rule", taker=f"a {name} rule")
+    return kind.parse(rule)
+
+
+def _kind_name(rule: Mapping[str, Any]) -> str:
+    """The one key of the rule that names its kind (``regex``, ``json_field``...)."""
     kinds = [key for key in rule if key in RULE_KINDS]
     if len(kinds) != 1:
         found = "both " + " and ".join(kinds) if kinds else "none"
         raise ValueError(f"a parse rule needs exactly one of {', '.join(RULE_KINDS)}; found {found}")
-    kind = RULE_KINDS[kinds[0]]
-    unknown = sorted(set(rule) - {kinds[0], FALLBACK} - kind.extra_keys)
-    if unknown:
-        allowed = ", ".join(sorted({kinds[0], *kind.extra_keys, FALLBACK}))
-        raise ValueError(
-            f"parse rule has unknown key(s) {', '.join(unknown)}; a {kinds[0]} rule takes {allowed}"
-        )
-    return kind.parse(rule)
+    return kinds[0]
 
 
 def compile_parse_rule(rule: Mapping[str, Any] | None, labels: VerdictMap | None = None) -> ParseRule:
