@@ -75,21 +75,28 @@ def find_table(text: str, column: str, after: str | None = None) -> MarkdownTabl
     Raises:
         JudgeError: when there is no such heading or no such table, saying which.
     """
-    if after:
-        lines = text.splitlines()
-        start = next((i for i, line in enumerate(lines) if after.casefold() in line.casefold()), None)
-        if start is None:
-            raise JudgeError(f"no line mentions {after!r}, so there is no table after it")
-        text = "\n".join(lines[start + 1 :])
-    tables = find_tables(text)
-    for table in tables:
-        if table.column(column) is not None:
-            return table
+    tables = find_tables(_after(text, after) if after else text)
+    found = next((table for table in tables if table.column(column) is not None), None)
+    if found is not None:
+        return found
     where = f" after {after!r}" if after else ""
     if not tables:
         raise JudgeError(f"no markdown table{where}")
     headers = "; ".join(" | ".join(table.header) for table in tables[:3])
     raise JudgeError(f"no markdown table{where} has a column {column!r} (headers: {headers})")
+
+
+def _after(text: str, heading: str) -> str:
+    """The text after the first line that mentions ``heading`` (ignoring case).
+
+    Raises:
+        JudgeError: when no line mentions it.
+    """
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if heading.casefold() in line.casefold()), None)
+    if start is None:
+        raise JudgeError(f"no line mentions {heading!r}, so there is no table after it")
+    return "\n".join(lines[start + 1 :])
 
 
 def key_index(table: MarkdownTable, key_column: str | None) -> int:
