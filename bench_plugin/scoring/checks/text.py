@@ -44,14 +44,20 @@ def _to_float(value: Any) -> float:
     return float(str(value).replace(",", "").replace("\u2212", "-").strip())
 
 
-def _value_strings(value: Any) -> tuple[str, ...]:
-    if isinstance(value, list):
-        if not value:
-            raise ValueError("value is an empty list; give at least one string")
-        if any(isinstance(item, (dict, list)) for item in value):
+def _check_value_shape(value: Any) -> None:
+    """Raises: TypeError, ValueError unless ``value`` is a text (a number) or a non-empty list of them."""
+    if not isinstance(value, list):
+        if isinstance(value, (dict, type(None))):
             raise TypeError("value must be a string or a list of strings")
-    elif isinstance(value, (dict, type(None))):
+        return
+    if not value:
+        raise ValueError("value is an empty list; give at least one string")
+    if any(isinstance(item, (dict, list)) for item in value):
         raise TypeError("value must be a string or a list of strings")
+
+
+def _value_strings(value: Any) -> tuple[str, ...]:
+    _check_value_shape(value)
     needles = _strings(value)
     if any(needle == "" for needle in needles):
         raise ValueError("value contains an empty string, which every text contains")
@@ -189,13 +195,17 @@ class Equals(Check):
         if self.strip:
             expected, got = expected.strip(), got.strip()
         same = self._same(expected, got)
-        evidence = "equal" if same else f"got {quote(got)} ({len(got)} chars)"
-        # the defaults normalise (strip: true) or not (ignore_case: false): say so when that decided it
-        if same and self.strip and not self._same(self.value, text):
-            evidence += " once whitespace at both ends is stripped (strip: true, the default)"
-        elif not same and not self.ignore_case and expected.casefold() == got.casefold():
-            evidence += ", which differs only in case (ignore_case: false, the default)"
+        evidence = ("equal" if same else f"got {quote(got)} ({len(got)} chars)") + self._default_decided(same, text)
         return same, f"expected {quote(expected)}{flags(ignore_case=self.ignore_case, strip=self.strip)} — {evidence}"
+
+    def _default_decided(self, same: bool, text: str) -> str:
+        """Says so when a default decided it: the normalising ``strip: true``, the strict ``ignore_case: false``."""
+        expected, got = (self.value.strip(), text.strip()) if self.strip else (self.value, text)
+        if same and self.strip and not self._same(self.value, text):
+            return " once whitespace at both ends is stripped (strip: true, the default)"
+        if not same and not self.ignore_case and expected.casefold() == got.casefold():
+            return ", which differs only in case (ignore_case: false, the default)"
+        return ""
 
     def _same(self, expected: str, got: str) -> bool:
         return expected.casefold() == got.casefold() if self.ignore_case else expected == got
@@ -272,20 +282,9 @@ class Numeric(Check):
             expected = _to_float(options["value"])
         except (TypeError, ValueError):
             raise ValueError(f"value must be a number, got {options['value']!r}") from None
-        bounds: dict[str, float | None] = {"tolerance": None, "relative_tolerance": None}
-        for name in bounds:
-            bound = options.get(name)
-            if bound is None:
-                continue
-            try:  # templated ("{{ slack }}"): rendered as text, read as value is
-                read = _to_float(bound)
-            except (TypeError, ValueError):
-                read = math.nan
-            if not 0 <= read < math.inf:
-                raise ValueError(f"{name} must be a number >= 0, got {bound!r}")
-            bounds[name] = read
-        return cls(spec, options["target"], expected, bounds["tolerance"] or 0.0, bounds["relative_tolerance"],
-                   options["pick"])
+        tolerance = _tolerance("tolerance", options.get("tolerance"))
+        relative = _tolerance("relative_tolerance", options.get("relative_tolerance"))
+        return cls(spec, options["target"], expected, tolerance or 0.0, relative, options["pick"])
 
     @override
     def run(self, text: str) -> Outcome:
@@ -295,11 +294,26 @@ class Numeric(Check):
         numbers = _NUMBER.findall(text)
         if not numbers:
             return False, f"expected {wanted} — no number in {len(text)} chars"
-        picked = numbers[0] if self.pick == "first" else numbers[-1]
-        got = _to_float(picked)
+        got = _to_float(numbers[0] if self.pick == "first" else numbers[-1])
         off = abs(got - expected)
         # the slack absorbs float representation (0.1 + 0.2), not the model's rounding
         passed = off <= allowed or math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
-        which = f"{self.pick} of {len(numbers)} numbers" if len(numbers) > 1 else "the only number"
         verdict = "within tolerance" if passed else f"off by {_number(off)}"
-        return passed, f"expected {wanted} — read {_number(got)} ({which}), {verdict}"
+        return passed, f"expected {wanted} — read {_number(got)} ({self._which(len(numbers))}), {verdict}"
+
+    def _which(self, count: int) -> str:
+        """Which number of the text was read: ``last of 3 numbers``, ``the only number``."""
+        return f"{self.pick} of {count} numbers" if count > 1 else "the only number"
+
+
+def _tolerance(name: str, bound: Any) -> float | None:
+    """A tolerance option: a number >= 0 (a template renders as text and is read as a number), or None."""
+    if bound is None:
+        return None
+    try:  # templated ("{{ slack }}"): rendered as text, read as value is
+        read = _to_float(bound)
+    except (TypeError, ValueError):
+        read = math.nan
+    if not 0 <= read < math.inf:
+        raise ValueError(f"{name} must be a number >= 0, got {bound!r}")
+    return read
