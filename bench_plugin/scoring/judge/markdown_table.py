@@ -62,11 +62,19 @@ def find_tables(text: str) -> list[MarkdownTable]:
         if line.strip().startswith("|"):
             block.append(line)
             continue
-        if len(block) >= 2 and _is_separator(split_row(block[1])):
-            rows = tuple(split_row(row) for row in block[2:] if not _is_separator(split_row(row)))
-            tables.append(MarkdownTable(header=split_row(block[0]), rows=rows))
+        table = _table_of(block)
+        if table is not None:
+            tables.append(table)
         block = []
     return tables
+
+
+def _table_of(block: Sequence[str]) -> MarkdownTable | None:
+    """The table a run of ``|`` lines makes, or None when its second line is not ``|---|``."""
+    if len(block) < 2 or not _is_separator(split_row(block[1])):
+        return None
+    rows = tuple(split_row(row) for row in block[2:] if not _is_separator(split_row(row)))
+    return MarkdownTable(header=split_row(block[0]), rows=rows)
 
 
 def find_table(text: str, column: str, after: str | None = None) -> MarkdownTable:
@@ -77,13 +85,18 @@ def find_table(text: str, column: str, after: str | None = None) -> MarkdownTabl
     """
     tables = find_tables(_after(text, after) if after else text)
     found = next((table for table in tables if table.column(column) is not None), None)
-    if found is not None:
-        return found
+    if found is None:
+        raise _no_table(tables, column, after)
+    return found
+
+
+def _no_table(tables: Sequence[MarkdownTable], column: str, after: str | None) -> JudgeError:
+    """Why no table was found: none at all, or none with the column (showing the first headers)."""
     where = f" after {after!r}" if after else ""
     if not tables:
-        raise JudgeError(f"no markdown table{where}")
+        return JudgeError(f"no markdown table{where}")
     headers = "; ".join(" | ".join(table.header) for table in tables[:3])
-    raise JudgeError(f"no markdown table{where} has a column {column!r} (headers: {headers})")
+    return JudgeError(f"no markdown table{where} has a column {column!r} (headers: {headers})")
 
 
 def _after(text: str, heading: str) -> str:
@@ -229,9 +242,9 @@ class TableRule:
         scores: dict[str, float] = {}
         problems: list[str] = []
         for row in table.rows:
-            if keys >= len(row) or not clean_cell(row[keys]):
+            name = clean_cell(row[keys]) if keys < len(row) else ""
+            if not name:
                 continue
-            name = clean_cell(row[keys])
             try:
                 scores[name] = cell_number(row[column] if column < len(row) else "", f"the score of {name!r}")
             except JudgeError as exc:
