@@ -188,7 +188,7 @@ class Composite:
         why = self._dropped_terms(terms, values, missing)
         kept = [term for term in terms if term.component not in why]
         notes = [f"{name} dropped: {reason}" for name, reason in why.items()]
-        dropped = tuple(term.component for term in terms if term not in kept)
+        dropped = tuple(why)  # in the formula's order
         if not kept:
             return CompositeResult(
                 None, "no terms left; " + "; ".join(notes), missing=missing, dropped=dropped, why_dropped=why
@@ -224,8 +224,12 @@ class Composite:
         if len(kept) == len(terms):
             return value, joined
         # keep the formula's scale: with weights summing to 1 this is "divide by the kept weights"
-        scale = f" / {_fmt(kept_weight)}" if abs(total - 1) < 1e-9 else f" * {_fmt(total)}/{_fmt(kept_weight)}"
-        return value * (total / kept_weight), f"({joined}){scale}"
+        return value * (total / kept_weight), f"({joined}){_rescaling(total, kept_weight)}"
+
+
+def _rescaling(total: float, kept_weight: float) -> str:
+    """How a rescaled sum shows its factor: `` / 0.9`` when the weights sum to 1, else `` * 2/1.5``."""
+    return f" / {_fmt(kept_weight)}" if abs(total - 1) < 1e-9 else f" * {_fmt(total)}/{_fmt(kept_weight)}"
 
 
 def compile_composite(spec: CompositeSpec, components: Sequence[str]) -> Composite:
@@ -245,19 +249,22 @@ def compile_composite(spec: CompositeSpec, components: Sequence[str]) -> Composi
     """
     if spec.on_missing not in ("unscored", "renormalize"):
         raise ValueError(f"on_missing must be 'unscored' or 'renormalize', got {spec.on_missing!r}")
-    needs_terms = bool(spec.gates) or spec.on_missing == "renormalize"
     formula: Compiled | None = None
     terms: tuple[Term, ...] | None
     if spec.formula is None:
-        terms = tuple(Term(1.0 / len(components), name) for name in components) if components else ()
-        referenced = tuple(components)
+        terms, referenced = _mean_terms(components), tuple(components)
     else:
         expression = compile_expression(spec.formula, "formula", components, condition=False)
-        formula = expression.function
-        referenced = expression.names
-        terms = _weighted_terms(spec.formula) if needs_terms else None
+        formula, referenced = expression.function, expression.names
+        # a term can be dropped only by a gate or on_missing: renormalize
+        terms = _weighted_terms(spec.formula) if spec.gates or spec.on_missing == "renormalize" else None
     gates = tuple(_compile_gate(gate.component, gate.when, components, terms) for gate in spec.gates)
     return Composite(spec, components, formula=formula, terms=terms, gates=gates, referenced=referenced)
+
+
+def _mean_terms(components: Sequence[str]) -> tuple[Term, ...]:
+    """The default composite, the mean of the components, as terms of equal weight."""
+    return tuple(Term(1.0 / len(components), name) for name in components)
 
 
 def _weighted_terms(formula: str) -> tuple[Term, ...]:
@@ -267,6 +274,12 @@ def _weighted_terms(formula: str) -> tuple[Term, ...]:
             f"formula {formula.strip()!r}: with gates or on_missing: renormalize the formula must be a "
             "weighted sum such as 0.4*C + 0.3*T + 0.2*B, so that dropping a term has one meaning"
         )
+    _check_weights(formula, found)
+    return tuple(found)
+
+
+def _check_weights(formula: str, found: Sequence[Term]) -> None:
+    """Raises: ValueError for a component in two terms, or a weight that is not positive."""
     names = [term.component for term in found]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
@@ -277,7 +290,6 @@ def _weighted_terms(formula: str) -> tuple[Term, ...]:
             f"formula {formula.strip()!r}: weights must be positive when terms can be dropped "
             f"(found {', '.join(negative)})"
         )
-    return tuple(found)
 
 
 def _compile_gate(
