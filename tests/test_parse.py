@@ -6,30 +6,30 @@ import pytest
 
 from bench_plugin.core.errors import JudgeError
 from bench_plugin.core.json_text import load_json, parse_json_path, walk_json_path
-from bench_plugin.scoring.judge.verdicts import VERDICT_RULES, parse_verdict, parse_verdict_rule
+from bench_plugin.scoring.judge.parse_rules import RULE_KINDS, compile_parse_rule, read_with_rule
 
 # ----------------------------------------------------------------------------- default rule: [[N]]
 
 
 def test_default_rule_reads_mt_bench_double_brackets() -> None:
-    assert parse_verdict("The answer is thorough. Rating: [[8]]") == 8.0
+    assert read_with_rule("The answer is thorough. Rating: [[8]]") == 8.0
 
 
 def test_default_rule_accepts_decimals_and_spaces() -> None:
-    assert parse_verdict("Rating: [[ 8.5 ]]") == 8.5
+    assert read_with_rule("Rating: [[ 8.5 ]]") == 8.5
 
 
 def test_default_rule_takes_the_first_rating() -> None:
-    assert parse_verdict("Rating: [[3]] ... on reflection [[9]]") == 3.0
+    assert read_with_rule("Rating: [[3]] ... on reflection [[9]]") == 3.0
 
 
 def test_default_rule_ignores_single_brackets() -> None:
     with pytest.raises(JudgeError, match=r"no \[\[N\]\] rating"):
-        parse_verdict("Rating: [8] out of 10")
+        read_with_rule("Rating: [8] out of 10")
 
 
 def test_empty_rule_means_the_default() -> None:
-    assert parse_verdict("[[2]]", {}) == 2.0
+    assert read_with_rule("[[2]]", {}) == 2.0
 
 
 # ----------------------------------------------------------------------------- regex
@@ -37,61 +37,61 @@ def test_empty_rule_means_the_default() -> None:
 
 def test_regex_rule_uses_group_one_when_the_pattern_has_groups() -> None:
     rule = {"regex": r"(?i)<score>\s*(\d)\s*</score>"}
-    assert parse_verdict("<feedback>ok</feedback><SCORE> 4 </SCORE>", rule) == 4.0
+    assert read_with_rule("<feedback>ok</feedback><SCORE> 4 </SCORE>", rule) == 4.0
 
 
 def test_regex_rule_uses_the_whole_match_without_groups() -> None:
-    assert parse_verdict("score 7/10", {"regex": r"\d+(?=/10)"}) == 7.0
+    assert read_with_rule("score 7/10", {"regex": r"\d+(?=/10)"}) == 7.0
 
 
 def test_regex_rule_explicit_group() -> None:
-    assert parse_verdict("a=1 b=2", {"regex": r"(a)=\d b=(\d)", "group": 2}) == 2.0
+    assert read_with_rule("a=1 b=2", {"regex": r"(a)=\d b=(\d)", "group": 2}) == 2.0
 
 
 def test_regex_rule_takes_the_first_match() -> None:
-    assert parse_verdict("Score: 3. Score: 5.", {"regex": r"Score: (\d)"}) == 3.0
+    assert read_with_rule("Score: 3. Score: 5.", {"regex": r"Score: (\d)"}) == 3.0
 
 
 def test_regex_rule_no_match_is_a_judge_error() -> None:
     with pytest.raises(JudgeError, match="no match for"):
-        parse_verdict("I refuse to grade this.", {"regex": r"Score: (\d)"})
+        read_with_rule("I refuse to grade this.", {"regex": r"Score: (\d)"})
 
 
 def test_regex_rule_non_numeric_capture_is_a_judge_error() -> None:
     with pytest.raises(JudgeError, match="not a number"):
-        parse_verdict("Score: high", {"regex": r"Score: (\w+)"})
+        read_with_rule("Score: high", {"regex": r"Score: (\w+)"})
 
 
 # ----------------------------------------------------------------------------- json_field
 
 
 def test_json_field_reads_a_bare_json_reply() -> None:
-    assert parse_verdict('{"score": 0.75, "reason": "ok"}', {"json_field": "score"}) == 0.75
+    assert read_with_rule('{"score": 0.75, "reason": "ok"}', {"json_field": "score"}) == 0.75
 
 
 def test_json_field_reads_a_fenced_block() -> None:
     reply = 'My verdict:\n```json\n{"score": 6}\n```'
-    assert parse_verdict(reply, {"json_field": "score"}) == 6.0
+    assert read_with_rule(reply, {"json_field": "score"}) == 6.0
 
 
 def test_json_field_reads_an_object_embedded_in_prose() -> None:
     reply = 'Thinking {not json} ... final: {"result": {"score": "9"}} done'
-    assert parse_verdict(reply, {"json_field": "result.score"}) == 9.0
+    assert read_with_rule(reply, {"json_field": "result.score"}) == 9.0
 
 
 def test_json_field_missing_field_is_a_judge_error() -> None:
     with pytest.raises(JudgeError, match="has the field 'score'"):
-        parse_verdict('{"rating": 5}', {"json_field": "score"})
+        read_with_rule('{"rating": 5}', {"json_field": "score"})
 
 
 def test_json_field_boolean_is_not_a_score() -> None:
     with pytest.raises(JudgeError, match="not a number"):
-        parse_verdict('{"score": true}', {"json_field": "score"})
+        read_with_rule('{"score": true}', {"json_field": "score"})
 
 
 def test_json_field_without_any_json_is_a_judge_error() -> None:
     with pytest.raises(JudgeError, match="no JSON object"):
-        parse_verdict("just words", {"json_field": "score"})
+        read_with_rule("just words", {"json_field": "score"})
 
 
 # ----------------------------------------------------------------------------- {number: first}
@@ -113,12 +113,12 @@ def test_json_field_without_any_json_is_a_judge_error() -> None:
     ],
 )
 def test_number_rule_reads_the_first_signed_number(reply: str, verdict: float) -> None:
-    assert parse_verdict(reply, {"number": "first"}) == verdict
+    assert read_with_rule(reply, {"number": "first"}) == verdict
 
 
 def test_number_rule_last_takes_the_final_number() -> None:
-    assert parse_verdict("Between -1 and 1 I would say: 0.5", {"number": "last"}) == 0.5
-    assert parse_verdict("Between -1 and 1 I would say: 0.5", {"number": "first"}) == -1.0
+    assert read_with_rule("Between -1 and 1 I would say: 0.5", {"number": "last"}) == 0.5
+    assert read_with_rule("Between -1 and 1 I would say: 0.5", {"number": "first"}) == -1.0
 
 
 @pytest.mark.parametrize(
@@ -126,44 +126,44 @@ def test_number_rule_last_takes_the_final_number() -> None:
 )
 def test_number_rule_without_a_number_is_a_judge_error(reply: str) -> None:
     with pytest.raises(JudgeError, match="no number in the reply"):
-        parse_verdict(reply, {"number": "first"})
+        read_with_rule(reply, {"number": "first"})
 
 
 def test_number_rule_position_must_be_first_or_last() -> None:
     with pytest.raises(ValueError, match=r"parse.number must be one of first, last, got 'second'"):
-        parse_verdict_rule({"number": "second"})
+        compile_parse_rule({"number": "second"})
 
 
 # ----------------------------------------------------------------------------- rule validation
 
 
 def test_rule_kinds_are_a_table_new_kinds_can_join() -> None:
-    assert set(VERDICT_RULES) >= {"regex", "json_field"}
+    assert set(RULE_KINDS) >= {"regex", "json_field"}
 
 
 def test_rule_with_two_kinds_is_rejected() -> None:
     with pytest.raises(ValueError, match="exactly one of"):
-        parse_verdict_rule({"regex": "x", "json_field": "score"})
+        compile_parse_rule({"regex": "x", "json_field": "score"})
 
 
 def test_rule_with_unknown_key_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown key"):
-        parse_verdict_rule({"regex": "(x)", "grop": 1})
+        compile_parse_rule({"regex": "(x)", "grop": 1})
 
 
 def test_rule_regex_that_does_not_compile_is_rejected() -> None:
     with pytest.raises(ValueError, match="does not compile"):
-        parse_verdict_rule({"regex": "(unclosed"})
+        compile_parse_rule({"regex": "(unclosed"})
 
 
 def test_rule_group_beyond_the_pattern_is_rejected() -> None:
     with pytest.raises(ValueError, match="has 1 group"):
-        parse_verdict_rule({"regex": "(x)", "group": 2})
+        compile_parse_rule({"regex": "(x)", "group": 2})
 
 
 def test_rule_without_a_kind_key_is_rejected() -> None:
     with pytest.raises(ValueError, match="found none"):
-        parse_verdict_rule({"group": 1})
+        compile_parse_rule({"group": 1})
 
 
 # ----------------------------------------------------------------------------- JSON helpers
@@ -192,20 +192,20 @@ MT_BENCH = {"fallback": {"regex": r"\[(\d+\.?\d*)\]"}}
 
 
 def test_fallback_is_tried_only_when_the_rule_reads_nothing() -> None:
-    assert parse_verdict("[1] is weak... Rating: [[8.5]]", MT_BENCH) == 8.5  # [[N]] anywhere wins
-    assert parse_verdict("The answer is wrong. Rating: [3]", MT_BENCH) == 3.0
-    assert parse_verdict("Rating: [[8]]", {"regex": r"Score: (\d+)", "fallback": {}}) == 8.0
+    assert read_with_rule("[1] is weak... Rating: [[8.5]]", MT_BENCH) == 8.5  # [[N]] anywhere wins
+    assert read_with_rule("The answer is wrong. Rating: [3]", MT_BENCH) == 3.0
+    assert read_with_rule("Rating: [[8]]", {"regex": r"Score: (\d+)", "fallback": {}}) == 8.0
 
 
 def test_fallback_that_also_reads_nothing_names_both_attempts() -> None:
     with pytest.raises(JudgeError, match=r"no \[\[N\]\] rating .*; fallback: no match for"):
-        parse_verdict("I cannot rate this.", MT_BENCH)
+        read_with_rule("I cannot rate this.", MT_BENCH)
 
 
 def test_fallback_rules_are_validated_like_any_rule() -> None:
-    parse_verdict_rule(MT_BENCH)
-    parse_verdict_rule({"number": "first", "fallback": {"json_field": "score", "fallback": {}}})
+    compile_parse_rule(MT_BENCH)
+    compile_parse_rule({"number": "first", "fallback": {"json_field": "score", "fallback": {}}})
     with pytest.raises(ValueError, match="does not compile"):
-        parse_verdict_rule({"fallback": {"regex": "(unclosed"}})
+        compile_parse_rule({"fallback": {"regex": "(unclosed"}})
     with pytest.raises(ValueError, match=r"parse.fallback must be a parse rule"):
-        parse_verdict_rule({"fallback": "[N]"})
+        compile_parse_rule({"fallback": "[N]"})

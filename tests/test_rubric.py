@@ -12,22 +12,22 @@ from typing import Any
 import pytest
 
 from bench_plugin.core.errors import JudgeError
-from bench_plugin.scoring.judge.judge_reply import Reading, ReportReader, canonical_scores, parse_reading
+from bench_plugin.scoring.judge.judge_reply import Reading, ReplyReader, canonical_scores, parse_reply_reader
 from bench_plugin.scoring.judge.markdown_table import find_tables, parse_table_rule, split_row
+from bench_plugin.scoring.judge.parse_rules import ParseRule, compile_parse_rule, read_with_rule
 from bench_plugin.scoring.judge.rubric import read_categories, rubric_from_options, rubric_variables, slug
-from bench_plugin.scoring.judge.verdicts import VerdictReader, parse_verdict, parse_verdict_rule
 
 
-def check_reading(options: dict[str, Any]) -> ReportReader:
-    return parse_reading(options)
+def check_reading(options: dict[str, Any]) -> ReplyReader:
+    return parse_reply_reader(options)
 
 
 def read_report(text: str, options: dict[str, Any], candidate: list[str], **keywords: Any) -> Reading:
-    return parse_reading(options).read(text, candidate, **keywords)
+    return parse_reply_reader(options).read(text, candidate, **keywords)
 
 
-def check_verdict_rule(rule: dict[str, Any]) -> VerdictReader:
-    return parse_verdict_rule(rule)
+def check_verdict_rule(rule: dict[str, Any]) -> ParseRule:
+    return compile_parse_rule(rule)
 
 
 def read_table_cell(text: str, rule: dict[str, Any]) -> float:
@@ -243,7 +243,7 @@ def test_tables_are_found_with_escaped_pipes_and_emphasis() -> None:
 def test_a_table_cell_is_read_by_column_and_row() -> None:
     rule = {"table": {"column": "Score", "row": "Gemini 3 Pro", "after": "Individual Model Assessment"}}
     check_verdict_rule(rule)
-    assert parse_verdict(REPORT, rule) == 79.0  # **79**/100
+    assert read_with_rule(REPORT, rule) == 79.0  # **79**/100
     assert read_table_cell(REPORT, {"table": {"column": "score", "row": ["nobody", "claude opus 4.5"]}}) == 84.0
 
 
@@ -261,7 +261,7 @@ def test_a_table_cell_is_read_by_column_and_row() -> None:
 )
 def test_table_cells_that_cannot_be_read_say_why(text: str, table: dict[str, Any], message: str) -> None:
     with pytest.raises(JudgeError) as info:
-        parse_verdict(text, {"table": table})
+        read_with_rule(text, {"table": table})
     assert message in str(info.value)
 
 

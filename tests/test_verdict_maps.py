@@ -7,22 +7,22 @@ from typing import Any
 import pytest
 
 from bench_plugin.core.errors import JudgeError
-from bench_plugin.scoring.judge.judge_reply import parse_reading
+from bench_plugin.scoring.judge.judge_reply import parse_reply_reader
 from bench_plugin.scoring.judge.llm_judge import parse_scale
+from bench_plugin.scoring.judge.parse_rules import compile_parse_rule, read_with_rule
 from bench_plugin.scoring.judge.verdict_maps import NAMED_VERDICTS, VerdictMap, label_rule, parse_verdict_map
-from bench_plugin.scoring.judge.verdicts import parse_verdict, parse_verdict_rule
 
 LETTERS = parse_verdict_map("letter_grade")
 
 
 def grade(text: str, rule: dict[str, Any] | None = None, verdict: Any = "letter_grade") -> float:
-    return parse_verdict(text, rule, parse_verdict_map(verdict))
+    return read_with_rule(text, rule, parse_verdict_map(verdict))
 
 
 def test_letter_grade_is_read_from_the_regex_group_that_failed_as_a_number_before() -> None:
     rule = {"regex": r"GRADE: ([CPI])"}
     with pytest.raises(JudgeError, match="is 'C', not a number"):
-        parse_verdict("Looks right.\nGRADE: C", rule)
+        read_with_rule("Looks right.\nGRADE: C", rule)
     assert grade("Looks right.\nGRADE: C", rule) == 1.0
     assert grade("Half of it.\nGRADE: P", rule) == 0.5
     assert grade("GRADE: I", rule) == 0.0
@@ -31,7 +31,7 @@ def test_letter_grade_is_read_from_the_regex_group_that_failed_as_a_number_befor
 def test_json_boolean_is_read_with_true_false_and_pass_fail() -> None:
     reply = '```json\n{"reason": "ok", "pass": true, "score": 0.8}\n```'
     with pytest.raises(JudgeError, match=r"field 'pass' is true, not a number.*true_false"):
-        parse_verdict(reply, {"json_field": "pass"})
+        read_with_rule(reply, {"json_field": "pass"})
     assert grade(reply, {"json_field": "pass"}, "true_false") == 1.0
     assert grade('{"pass": false}', {"json_field": "pass"}, "pass_fail") == 0.0
     assert grade('{"verdict": "PASS"}', {"json_field": "verdict"}, "pass_fail") == 1.0
@@ -49,7 +49,7 @@ def test_a_table_cell_is_read_as_a_label() -> None:
     assert grade(report, table) == 1.0
     assert grade(report, {"table": {"column": "Grade", "row": "Beta"}}) == 0.0
     # as a number the cell still reads its first number, as before
-    assert parse_verdict("| Model | Score |\n|---|---|\n| Alpha | **92**/100 |\n",
+    assert read_with_rule("| Model | Score |\n|---|---|\n| Alpha | **92**/100 |\n",
                          {"table": {"column": "Score", "row": "Alpha"}}) == 92.0
 
 
@@ -83,7 +83,7 @@ def test_a_label_outside_the_map_falls_back() -> None:
 def test_case_is_kept_when_asked() -> None:
     labels = parse_verdict_map({"map": {"A": 1, "a": 0}, "ignore_case": False})
     assert labels is not None
-    assert parse_verdict("VERDICT: a", None, labels) == 0.0
+    assert read_with_rule("VERDICT: a", None, labels) == 0.0
     with pytest.raises(ValueError, match="differ only in case"):
         parse_verdict_map({"map": {"A": 1, "a": 0}})
 
@@ -118,11 +118,11 @@ def test_the_scale_of_a_map_goes_from_its_lowest_to_its_highest_score() -> None:
 
 
 def test_a_report_reader_keeps_the_label() -> None:
-    reading = parse_reading({"verdict": "letter_grade"}).read("The answer is right.\nGRADE: C", ())
+    reading = parse_reply_reader({"verdict": "letter_grade"}).read("The answer is right.\nGRADE: C", ())
     assert (reading.raw, reading.label, reading.error) == (1.0, "C", None)
-    unread = parse_reading({"verdict": "letter_grade"}).read("No idea.", ())
+    unread = parse_reply_reader({"verdict": "letter_grade"}).read("No idea.", ())
     assert unread.raw is None and unread.error is not None and "GRADE" in unread.error
-    defaulted = parse_reading({"verdict": "letter_grade", "parse": {"default": 0}}).read("No idea.", ())
+    defaulted = parse_reply_reader({"verdict": "letter_grade", "parse": {"default": 0}}).read("No idea.", ())
     assert defaulted.raw == 0 and "declared default 0" in defaulted.note
 
 
@@ -138,6 +138,6 @@ def test_label_rule_reads_brackets_when_no_line_names_a_label() -> None:
 
 
 def test_a_map_reader_without_rule_is_the_label_rule() -> None:
-    reader = parse_verdict_rule(None, LETTERS)
-    verdict = reader.read_verdict("GRADE: P")
+    reader = compile_parse_rule(None, LETTERS)
+    verdict = reader.reading("GRADE: P")
     assert (verdict.score, verdict.label) == (0.5, "P")

@@ -116,29 +116,10 @@ class CodeScorer:
             JudgeError: the function raised one (it could not decide: the component is unscored).
         """
         spec, case = self.spec, context.case
-        function, arity = self.function, self.arity
-        if function is None:
-            assert self.ref is not None, "a code scorer has a function or a reference to one"
-            function = load_function(self.ref, case, key=f"{spec.key}.function", line=spec.line)
-            arity = check_signature(function, self.name)  # load_function checked it takes one of the forms
-        expected = self.expected
-        if expected is not None and case.templates is not None:
-            expected = case.templates.evaluate(expected, case.variables, key=f"{spec.key}.value", line=spec.line)
+        function, arity = self._function(case)
+        expected = self._expected(case)
         output = TARGETS[self.target](context)
-        code_context = CodeContext(
-            output=output, expected=expected, vars=case.variables, config=self.config,
-            messages=tuple(message.to_dict() for message in context.transcript), task=case.task,
-            model=case.model_name, run=case.run, turn=context.turn.index if context.turn is not None else None,
-            scorer=spec.name,
-        )
-        try:
-            result = function(output, code_context) if arity == 2 else function(output)
-            if inspect.isawaitable(result):
-                result = await result
-        except (JudgeError, CaseError):
-            raise
-        except (Exception, SystemExit) as exc:  # sys.exit() in a scorer stopped the runner's thread: the run hung
-            raise self._error(case, f"raised {type(exc).__name__}: {exc}{_where(exc)}") from exc
+        result = await self._call(function, arity, output, self._context(context, output, expected), case)
         try:
             value, passed, reason = read_result(result, spec.threshold)
         except ValueError as exc:
@@ -148,6 +129,49 @@ class CodeScorer:
         detail = f"{self.name}: {_shown(reason, quote=False)}" if reason else f"{self.name} returned {_shown(result)}"
         return ComponentScore(name=spec.name, value=value, raw=value, passed=passed, detail=detail,
                               extra={"function": self.name})
+
+    def _function(self, case: CaseSpec) -> tuple[ScorerFunction, int]:
+        """The function and how many arguments it takes, imported for the case's suite folder when named."""
+        if self.function is not None:
+            return self.function, self.arity
+        assert self.ref is not None, "a code scorer has a function or a reference to one"
+        function = load_function(self.ref, case, key=f"{self.spec.key}.function", line=self.spec.line)
+        return function, check_signature(function, self.name)  # load_function checked it takes one of the forms
+
+    def _expected(self, case: CaseSpec) -> Any:
+        """``value:``, rendered for the case when it is a template."""
+        if self.expected is None or case.templates is None:
+            return self.expected
+        return case.templates.evaluate(self.expected, case.variables, key=f"{self.spec.key}.value",
+                                       line=self.spec.line)
+
+    def _context(self, context: ScoringContext, output: str, expected: Any) -> CodeContext:
+        """What the function's second argument holds: the case, its messages, the rendered ``value``."""
+        case = context.case
+        return CodeContext(
+            output=output, expected=expected, vars=case.variables, config=self.config,
+            messages=tuple(message.to_dict() for message in context.transcript), task=case.task,
+            model=case.model_name, run=case.run, turn=context.turn.index if context.turn is not None else None,
+            scorer=self.spec.name,
+        )
+
+    async def _call(
+        self, function: ScorerFunction, arity: int, output: str, code_context: CodeContext, case: CaseSpec
+    ) -> Any:
+        """What the function returned (awaited when it is a coroutine).
+
+        Raises:
+            CaseError: the function raised. JudgeError: it raised one (it could not decide).
+        """
+        try:
+            result = function(output, code_context) if arity == 2 else function(output)
+            if inspect.isawaitable(result):
+                result = await result
+        except (JudgeError, CaseError):
+            raise
+        except (Exception, SystemExit) as exc:  # sys.exit() in a scorer stopped the runner's thread: the run hung
+            raise self._error(case, f"raised {type(exc).__name__}: {exc}{_where(exc)}") from exc
+        return result
 
     def _error(self, case: CaseSpec, problem: str) -> CaseError:
         return CaseError(f"python scorer {self.name} {problem}", path=case.path, line=self.spec.line,
@@ -166,27 +190,34 @@ def read_result(result: Any, threshold: float | None) -> tuple[float | None, boo
         value = _fraction(result, "returned")
         return value, (value >= threshold if threshold is not None else None), ""
     if isinstance(result, Mapping):
-        unknown = [key for key in result if key not in RESULT_KEYS]
-        if unknown:
-            guess = did_you_mean(str(unknown[0]), RESULT_KEYS)
-            raise ValueError(f"returned a mapping with key {unknown[0]!r}" + (f"; {guess}" if guess else "")
-                             + f" (keys: {', '.join(RESULT_KEYS)})")
-        reason = result.get("reason", "")
-        if not isinstance(reason, str):
-            raise ValueError(f"returned a reason that is {type(reason).__name__}, not text")
-        passed = result.get("pass")
-        if passed is not None and not isinstance(passed, bool):
-            raise ValueError(f"returned pass: {passed!r}, expected true or false")
-        score = result.get("score")
-        if score is None:
-            if passed is None:
-                return None, None, reason
-            return (1.0 if passed else 0.0), passed, reason
-        value = _fraction(score, "returned score")
-        if passed is None and threshold is not None:
-            passed = value >= threshold
-        return value, passed, reason
+        return _read_mapping(result, threshold)
     raise ValueError(f"returned {_shown(result)} ({type(result).__name__})")
+
+
+def _read_mapping(result: Mapping[str, Any], threshold: float | None) -> tuple[float | None, bool | None, str]:
+    """``{score, pass, reason}``: a score alone is held to the threshold, a pass alone is 1 or 0."""
+    _check_result_keys(result)
+    reason = result.get("reason", "")
+    if not isinstance(reason, str):
+        raise ValueError(f"returned a reason that is {type(reason).__name__}, not text")
+    passed = result.get("pass")
+    if passed is not None and not isinstance(passed, bool):
+        raise ValueError(f"returned pass: {passed!r}, expected true or false")
+    score = result.get("score")
+    if score is None:
+        return (None if passed is None else float(passed)), passed, reason
+    value = _fraction(score, "returned score")
+    if passed is None and threshold is not None:
+        passed = value >= threshold
+    return value, passed, reason
+
+
+def _check_result_keys(result: Mapping[str, Any]) -> None:
+    unknown = [key for key in result if key not in RESULT_KEYS]
+    if unknown:
+        guess = did_you_mean(str(unknown[0]), RESULT_KEYS)
+        raise ValueError(f"returned a mapping with key {unknown[0]!r}" + (f"; {guess}" if guess else "")
+                         + f" (keys: {', '.join(RESULT_KEYS)})")
 
 
 def _fraction(number: Any, what: str) -> float:

@@ -58,14 +58,22 @@ class FunctionRef:
         """
         if not isinstance(text, str):
             raise ValueError(f"function must be text such as 'checks.py:is_polite', got {text!r}")
-        module, sep, attribute = text.rpartition(":")
+        module, _, attribute = text.rpartition(":")
         is_file = module.endswith(".py")
-        names_ok = all(part.isidentifier() and not keyword.iskeyword(part) for part in attribute.split("."))
-        module_ok = is_file or all(part.isidentifier() for part in module.split("."))
-        if not sep or not module or not attribute or not names_ok or not module_ok:
+        if not (_is_attribute_path(attribute) and (is_file or _is_module_name(module))):
             raise ValueError(f"function must be 'module:function' or 'file.py:function' (e.g. 'checks.py:is_polite'), "
                              f"got {text!r}")
         return cls(text, module, attribute, is_file)
+
+
+def _is_attribute_path(text: str) -> bool:
+    """``name`` or ``Class.name``: identifiers that are not keywords."""
+    return all(part.isidentifier() and not keyword.iskeyword(part) for part in text.split("."))
+
+
+def _is_module_name(text: str) -> bool:
+    """``checks`` or ``helpers.text`` (an empty name is none)."""
+    return all(part.isidentifier() for part in text.split("."))
 
 
 # (folders, reference) -> the function, or the message and hint of why it could not be had; a suite's
@@ -116,16 +124,21 @@ def _import_function(ref: FunctionRef, folders: SuiteFolders) -> ScorerFunction:
     module = _import_file(ref, folders) if ref.file else _import_module(ref, folders)
     target: Any = module
     for part in ref.attribute.split("."):
-        if not hasattr(target, part):
-            names = [name for name in vars(target) if not name.startswith("_")] if hasattr(target, "__dict__") else []
-            guess = did_you_mean(part, names)
-            raise _NotLoaded(f"{ref.module} has no {part!r}" + (f"; {guess}" if guess else ""))
-        target = getattr(target, part)
+        target = _attribute(target, part, ref.module)
     try:
         check_signature(target, ref.text)
     except ValueError as exc:
         raise _NotLoaded(str(exc)) from exc
     return target  # type: ignore[no-any-return]
+
+
+def _attribute(owner: Any, name: str, module: str) -> Any:
+    """``owner.name``; raises ``_NotLoaded`` with a did-you-mean when it has no such name."""
+    if hasattr(owner, name):
+        return getattr(owner, name)
+    names = [found for found in vars(owner) if not found.startswith("_")] if hasattr(owner, "__dict__") else []
+    guess = did_you_mean(name, names)
+    raise _NotLoaded(f"{module} has no {name!r}" + (f"; {guess}" if guess else ""))
 
 
 def check_signature(function: object, name: str) -> int:
@@ -151,10 +164,7 @@ def check_signature(function: object, name: str) -> int:
 
 
 def _import_file(ref: FunctionRef, folders: SuiteFolders) -> ModuleType:
-    try:
-        file = folders.confine(ref.module, what="python scorer file")
-    except CaseError as exc:
-        raise _NotLoaded(exc.message, exc.hint) from exc
+    file = _confined(folders, ref.module, "python scorer file")
     if not file.is_file():
         raise _NotLoaded(f"python scorer file {ref.module} does not exist in the suite's folder ({folders.root})")
     digest = hashlib.sha1(str(file).encode(), usedforsecurity=False).hexdigest()[:10]
@@ -175,18 +185,22 @@ def _import_file(ref: FunctionRef, folders: SuiteFolders) -> ModuleType:
     return module
 
 
+def _confined(folders: SuiteFolders, path: str | Path, what: str) -> Path:
+    """``path`` resolved inside the suite's folders; raises ``_NotLoaded`` when it is outside."""
+    try:
+        return folders.confine(path, what=what)
+    except CaseError as exc:
+        raise _NotLoaded(exc.message, exc.hint) from exc
+
+
 def _import_module(ref: FunctionRef, folders: SuiteFolders) -> ModuleType:
     parts = ref.module.split(".")
     bases = [folders.root, *(folder for folder in folders.allowed if folder.is_dir())]
     for base in bases:
-        for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
-            if not candidate.is_file():
-                continue
-            try:
-                expected = folders.confine(candidate, what=f"module {ref.module}")
-            except CaseError as exc:
-                raise _NotLoaded(exc.message, exc.hint) from exc
-            return _import_by_name(ref.module, base, expected)
+        candidates = (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py"))
+        found = next((candidate for candidate in candidates if candidate.is_file()), None)
+        if found is not None:
+            return _import_by_name(ref.module, base, _confined(folders, found, f"module {ref.module}"))
     where = f"the suite's folder ({folders.root})" + (" or the folders allowed by --bench-allow-path"
                                                        if folders.allowed else "")
     raise _NotLoaded(f"no module {ref.module} in {where}: a python scorer's module must sit there", _REGISTER_HINT)
@@ -229,13 +243,13 @@ def _import_failed(name: str, exc: BaseException) -> BaseException:
     """
     if isinstance(exc, KeyboardInterrupt):
         return exc
-    where = ""
-    if isinstance(exc, SyntaxError) and exc.filename:
-        where = f" ({Path(exc.filename).name}, line {exc.lineno})"
-    else:
-        frames = traceback.extract_tb(exc.__traceback__)
-        own = [frame for frame in frames if "importlib" not in frame.filename]
-        if own:
-            where = f" ({Path(own[-1].filename).name}, line {own[-1].lineno})"
     detail = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-    return _NotLoaded(f"importing {name} failed: {type(exc).__name__}: {detail}{where}")
+    return _NotLoaded(f"importing {name} failed: {type(exc).__name__}: {detail}{_failed_at(exc)}")
+
+
+def _failed_at(exc: BaseException) -> str:
+    """`` (file.py, line 3)``: the line of a syntax error, else the innermost frame outside importlib."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f" ({Path(exc.filename).name}, line {exc.lineno})"
+    own = [frame for frame in traceback.extract_tb(exc.__traceback__) if "importlib" not in frame.filename]
+    return f" ({Path(own[-1].filename).name}, line {own[-1].lineno})" if own else ""

@@ -63,26 +63,55 @@ class CompositeResult:
 
 def _linear_terms(node: ast.expr) -> list[Term] | None:
     """Read ``w1*A + w2*B + ...`` (also ``A*w``, ``A/w``, ``A``); None when the formula is not that."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _linear_terms(node.left), _linear_terms(node.right)
-        return None if left is None or right is None else left + right
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
-        left, right = _linear_terms(node.left), _linear_terms(node.right)
-        if left is None or right is None:
-            return None
-        return left + [Term(-term.weight, term.component) for term in right]
     if isinstance(node, ast.Name):
         return [Term(1.0, node.id)]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
-        for weight_node, name_node in ((node.left, node.right), (node.right, node.left)):
-            weight = constant_value(weight_node)
-            if weight is not None and isinstance(name_node, ast.Name):
-                if isinstance(node.op, ast.Div):
-                    if weight_node is node.left:
-                        return None
-                    weight = 1 / weight
-                return [Term(weight, name_node.id)]
+    if not isinstance(node, ast.BinOp):
+        return None
+    if isinstance(node.op, (ast.Add, ast.Sub)):
+        return _sum_terms(node.left, node.right, negate_right=isinstance(node.op, ast.Sub))
+    if isinstance(node.op, (ast.Mult, ast.Div)):
+        return _scaled_term(node)
     return None
+
+
+def _sum_terms(left_node: ast.expr, right_node: ast.expr, *, negate_right: bool) -> list[Term] | None:
+    """The terms of ``left + right`` (or ``left - right``, the right ones negated)."""
+    left, right = _linear_terms(left_node), _linear_terms(right_node)
+    if left is None or right is None:
+        return None
+    if negate_right:
+        right = [Term(-term.weight, term.component) for term in right]
+    return left + right
+
+
+def _scaled_term(node: ast.BinOp) -> list[Term] | None:
+    """``w*A``, ``A*w`` or ``A/w`` as one term; None for ``w/A`` or a product of two names."""
+    dividing = isinstance(node.op, ast.Div)
+    for weight_node, name_node in ((node.left, node.right), (node.right, node.left)):
+        weight = constant_value(weight_node)
+        if weight is None or not isinstance(name_node, ast.Name):
+            continue
+        if not dividing:
+            return [Term(weight, name_node.id)]
+        return None if weight_node is node.left else [Term(1 / weight, name_node.id)]
+    return None
+
+
+def _unscored_inputs(gate: Gate, values: Mapping[str, float | None]) -> list[str]:
+    return [name for name in gate.names if values.get(name) is None]
+
+
+def _holds(gate: Gate, values: Mapping[str, float | None]) -> bool:
+    """Whether the gate's condition holds (its inputs all scored)."""
+    return bool(gate.condition({name: float(values[name] or 0.0) for name in gate.names}))
+
+
+def _gate_problem(gate: Gate, values: Mapping[str, float | None]) -> str | None:
+    """Why the gate keeps its component out (inputs unscored, condition not met), or None when it is open."""
+    unscored = _unscored_inputs(gate, values)
+    if unscored:
+        return f"gate {gate.text} not met ({', '.join(unscored)} unscored)"
+    return None if _holds(gate, values) else f"gate {gate.text} not met"
 
 
 class Composite:
@@ -120,82 +149,87 @@ class Composite:
             listed = ", ".join(missing)
             return CompositeResult(None, f"unscored: no value for {listed}", missing=missing)
         if self._terms is None:
-            # a formula that cannot drop terms is compiled as it is
-            assert self._formula is not None and self.spec.formula is not None
-            present = {name: float(value) for name, value in values.items() if value is not None}
-            try:
-                value = self._formula(present)
-            except ZeroDivisionError:
-                return CompositeResult(None, f"{self.spec.formula.strip()} divides by zero for these values")
-            except OverflowError:
-                value = math.inf
-            if not math.isfinite(value):  # Infinity in results.jsonl and summary.json, and a model's mean of inf
-                return CompositeResult(None, f"{self.spec.formula.strip()} = {value}: not a finite number")
-            return CompositeResult(round(value, 6), f"{self.spec.formula.strip()} = {_fmt(value)}")
-        return self._weighted(values, missing)
+            return self._as_written(values)  # a formula that cannot drop terms is compiled as it is
+        return self._weighted(self._terms, values, missing)
+
+    def _as_written(self, values: Mapping[str, float | None]) -> CompositeResult:
+        """The formula evaluated as written, over the components that have a value."""
+        assert self._formula is not None and self.spec.formula is not None
+        formula = self.spec.formula.strip()
+        present = {name: float(value) for name, value in values.items() if value is not None}
+        try:
+            value = self._formula(present)
+        except ZeroDivisionError:
+            return CompositeResult(None, f"{formula} divides by zero for these values")
+        except OverflowError:
+            value = math.inf
+        if not math.isfinite(value):  # Infinity in results.jsonl and summary.json, and a model's mean of inf
+            return CompositeResult(None, f"{formula} = {value}: not a finite number")
+        return CompositeResult(round(value, 6), f"{formula} = {_fmt(value)}")
+
+    def _gates_of(self, component: str) -> list[Gate]:
+        return [gate for gate in self._gates if gate.component == component]
 
     def _closed_by_gate(self, component: str, values: Mapping[str, float | None]) -> bool:
         """True when a gate of ``component`` is decided (its inputs scored) and not met."""
-        for gate in self._gates:
-            if gate.component != component or any(values.get(name) is None for name in gate.names):
-                continue
-            if not gate.condition({name: float(values[name] or 0.0) for name in gate.names}):
-                return True
-        return False
+        return any(not _unscored_inputs(gate, values) and not _holds(gate, values)
+                   for gate in self._gates_of(component))
 
-    def _gate_problem(self, component: str, values: Mapping[str, float | None]) -> str | None:
-        for gate in self._gates:
-            if gate.component != component:
-                continue
-            unscored = [name for name in gate.names if values.get(name) is None]
-            if unscored:
-                return f"gate {gate.text} not met ({', '.join(unscored)} unscored)"
-            present = {name: float(values[name] or 0.0) for name in gate.names}
-            if not gate.condition(present):
-                return f"gate {gate.text} not met"
-        return None
+    def _drop_reason(self, component: str, values: Mapping[str, float | None]) -> str | None:
+        """Why the first gate of ``component`` that keeps it out does so, or None."""
+        problems = (_gate_problem(gate, values) for gate in self._gates_of(component))
+        return next((problem for problem in problems if problem is not None), None)
 
-    def _weighted(self, values: Mapping[str, float | None], missing: tuple[str, ...]) -> CompositeResult:
-        assert self._terms is not None
-        if not self._terms:
+    def _weighted(
+        self, terms: tuple[Term, ...], values: Mapping[str, float | None], missing: tuple[str, ...]
+    ) -> CompositeResult:
+        if not terms:
             return CompositeResult(None, "no components to combine")
-        kept: list[Term] = []
-        why: dict[str, str] = {}
-        for term in self._terms:
-            reason = "unscored" if term.component in missing else self._gate_problem(term.component, values)
-            if reason is None:
-                kept.append(term)
-            else:
-                why[term.component] = reason
+        why = self._dropped_terms(terms, values, missing)
+        kept = [term for term in terms if term.component not in why]
         notes = [f"{name} dropped: {reason}" for name, reason in why.items()]
-        dropped = tuple(term.component for term in self._terms if term not in kept)
+        dropped = tuple(why)  # in the formula's order
         if not kept:
             return CompositeResult(
                 None, "no terms left; " + "; ".join(notes), missing=missing, dropped=dropped, why_dropped=why
             )
-        total = sum(term.weight for term in self._terms)
-        kept_weight = sum(term.weight for term in kept)
-        value = sum(term.weight * float(values[term.component] or 0.0) for term in kept)
-        if self.spec.formula is None:
-            shown = f"mean({', '.join(term.component for term in kept)})"
-            value /= kept_weight / total
-        elif dropped:
-            # keep the formula's scale: with weights summing to 1 this is "divide by the kept weights"
-            value *= total / kept_weight
-            joined = " + ".join(term.text for term in kept)
-            scale = (
-                f" / {_fmt(kept_weight)}"
-                if abs(total - 1) < 1e-9
-                else f" * {_fmt(total)}/{_fmt(kept_weight)}"
-            )
-            shown = f"({joined}){scale}"
-        else:
-            shown = " + ".join(term.text for term in kept)
+        value, shown = self._rescaled(terms, kept, values)
         if not math.isfinite(value):
             return CompositeResult(None, f"{shown} = {value}: not a finite number", missing=missing, dropped=dropped,
                                    why_dropped=why)
         detail = "; ".join([f"{shown} = {_fmt(value)}", *notes])
         return CompositeResult(round(value, 6), detail, missing=missing, dropped=dropped, why_dropped=why)
+
+    def _dropped_terms(
+        self, terms: tuple[Term, ...], values: Mapping[str, float | None], missing: tuple[str, ...]
+    ) -> dict[str, str]:
+        """The terms left out (unscored, or a gate not met) and why, in the formula's order."""
+        why: dict[str, str] = {}
+        for term in terms:
+            reason = "unscored" if term.component in missing else self._drop_reason(term.component, values)
+            if reason is not None:
+                why[term.component] = reason
+        return why
+
+    def _rescaled(
+        self, terms: tuple[Term, ...], kept: list[Term], values: Mapping[str, float | None]
+    ) -> tuple[float, str]:
+        """The kept terms' sum on the formula's scale, and how the detail shows it."""
+        total = sum(term.weight for term in terms)
+        kept_weight = sum(term.weight for term in kept)
+        value = sum(term.weight * float(values[term.component] or 0.0) for term in kept)
+        joined = " + ".join(term.text for term in kept)
+        if self.spec.formula is None:
+            return value / (kept_weight / total), f"mean({', '.join(term.component for term in kept)})"
+        if len(kept) == len(terms):
+            return value, joined
+        # keep the formula's scale: with weights summing to 1 this is "divide by the kept weights"
+        return value * (total / kept_weight), f"({joined}){_rescaling(total, kept_weight)}"
+
+
+def _rescaling(total: float, kept_weight: float) -> str:
+    """How a rescaled sum shows its factor: `` / 0.9`` when the weights sum to 1, else `` * 2/1.5``."""
+    return f" / {_fmt(kept_weight)}" if abs(total - 1) < 1e-9 else f" * {_fmt(total)}/{_fmt(kept_weight)}"
 
 
 def compile_composite(spec: CompositeSpec, components: Sequence[str]) -> Composite:
@@ -215,19 +249,22 @@ def compile_composite(spec: CompositeSpec, components: Sequence[str]) -> Composi
     """
     if spec.on_missing not in ("unscored", "renormalize"):
         raise ValueError(f"on_missing must be 'unscored' or 'renormalize', got {spec.on_missing!r}")
-    needs_terms = bool(spec.gates) or spec.on_missing == "renormalize"
     formula: Compiled | None = None
     terms: tuple[Term, ...] | None
     if spec.formula is None:
-        terms = tuple(Term(1.0 / len(components), name) for name in components) if components else ()
-        referenced = tuple(components)
+        terms, referenced = _mean_terms(components), tuple(components)
     else:
         expression = compile_expression(spec.formula, "formula", components, condition=False)
-        formula = expression.function
-        referenced = expression.names
-        terms = _weighted_terms(spec.formula) if needs_terms else None
+        formula, referenced = expression.function, expression.names
+        # a term can be dropped only by a gate or on_missing: renormalize
+        terms = _weighted_terms(spec.formula) if spec.gates or spec.on_missing == "renormalize" else None
     gates = tuple(_compile_gate(gate.component, gate.when, components, terms) for gate in spec.gates)
     return Composite(spec, components, formula=formula, terms=terms, gates=gates, referenced=referenced)
+
+
+def _mean_terms(components: Sequence[str]) -> tuple[Term, ...]:
+    """The default composite, the mean of the components, as terms of equal weight."""
+    return tuple(Term(1.0 / len(components), name) for name in components)
 
 
 def _weighted_terms(formula: str) -> tuple[Term, ...]:
@@ -237,6 +274,12 @@ def _weighted_terms(formula: str) -> tuple[Term, ...]:
             f"formula {formula.strip()!r}: with gates or on_missing: renormalize the formula must be a "
             "weighted sum such as 0.4*C + 0.3*T + 0.2*B, so that dropping a term has one meaning"
         )
+    _check_weights(formula, found)
+    return tuple(found)
+
+
+def _check_weights(formula: str, found: Sequence[Term]) -> None:
+    """Raises: ValueError for a component in two terms, or a weight that is not positive."""
     names = [term.component for term in found]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
@@ -247,7 +290,6 @@ def _weighted_terms(formula: str) -> tuple[Term, ...]:
             f"formula {formula.strip()!r}: weights must be positive when terms can be dropped "
             f"(found {', '.join(negative)})"
         )
-    return tuple(found)
 
 
 def _compile_gate(

@@ -12,6 +12,7 @@ import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bench_plugin.core.hints import did_you_mean
 
@@ -79,21 +80,42 @@ def name_hint(name: str, choices: Sequence[str]) -> str:
 
 def constant_value(node: ast.expr) -> float | None:
     """The value of a numbers-only subexpression such as ``0.4`` or ``1/3``; None otherwise."""
-    if (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, (int, float))
-        and not isinstance(node.value, bool)
-    ):
-        return float(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        inner = constant_value(node.operand)
-        return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        left, right = constant_value(node.left), constant_value(node.right)
-        if left is None or right is None or (isinstance(node.op, ast.Div) and right == 0):
-            return None
-        return _ARITHMETIC[type(node.op)](left, right)
-    return None
+    fold = _FOLDS.get(type(node))
+    return None if fold is None else fold(node)
+
+
+def _constant_number(node: ast.Constant) -> float | None:
+    value = node.value
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _constant_sign(node: ast.UnaryOp) -> float | None:
+    if not isinstance(node.op, (ast.USub, ast.UAdd)):
+        return None
+    inner = constant_value(node.operand)
+    return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+
+
+def _constant_arithmetic(node: ast.BinOp) -> float | None:
+    apply = _ARITHMETIC.get(type(node.op))
+    left, right = constant_value(node.left), constant_value(node.right)
+    if apply is None or left is None or right is None or (isinstance(node.op, ast.Div) and right == 0):
+        return None
+    return apply(left, right)
+
+
+_FOLDS: dict[type[ast.expr], Callable[[Any], float | None]] = {
+    ast.Constant: _constant_number,
+    ast.UnaryOp: _constant_sign,
+    ast.BinOp: _constant_arithmetic,
+}
+
+
+def _argument_count_problem(name: str, count: int) -> str:
+    """Why ``count`` arguments do not suit the function, or an empty string."""
+    if name == "abs":
+        return "" if count == 1 else f"abs takes one argument, got {count}"
+    return "" if count >= 2 else f"{name} needs at least two arguments"
 
 
 class _Compiler:
@@ -171,10 +193,9 @@ class _Compiler:
         function = _FUNCTIONS.get(name)
         if function is None or node.keywords or not node.args:
             raise self.fail(f"{ast.unparse(node)!r} is not allowed; the functions are min, max and abs")
-        if name == "abs" and len(node.args) != 1:
-            raise self.fail(f"abs takes one argument, got {len(node.args)}")
-        if name != "abs" and len(node.args) < 2:
-            raise self.fail(f"{name} needs at least two arguments")
+        wrong_count = _argument_count_problem(name, len(node.args))
+        if wrong_count:
+            raise self.fail(wrong_count)
         args = [self.node(arg) for arg in node.args]
         return lambda values: function(*(arg(values) for arg in args))
 
@@ -204,6 +225,11 @@ class _Compiler:
         return lambda values: any(part(values) for part in parts)
 
 
+_Token = tuple[str, str, int]  # (kind, text, column)
+_SIGN_WORDS = {"^": "powers are not allowed", "=": "a single '=' is not allowed (compare with ==)",
+               "&": "'&' is not allowed (write and)", "|": "'|' is not allowed (write or)"}
+
+
 def diagnose(text: str, allowed: str = _ALLOWED) -> tuple[str | None, int]:
     """Say in words what is wrong with a formula Python cannot parse, and the column to put a caret under.
 
@@ -216,7 +242,20 @@ def diagnose(text: str, allowed: str = _ALLOWED) -> tuple[str | None, int]:
         >>> diagnose("0.4*C + 0.3 T")
         ("no operator between '0.3' and 'T' (write 0.3*T)", 12)
     """
-    tokens: list[tuple[str, str, int]] = []  # (kind, text, column)
+    tokens = _tokens(text)
+    depth: list[int] = []  # the columns of the open brackets
+    previous: _Token | None = None
+    for token in tokens:
+        problem = _token_problem(previous, token, depth, allowed)
+        if problem is not None:
+            return problem
+        previous = token
+    return _ending_problem(tokens, depth)
+
+
+def _tokens(text: str) -> list[_Token]:
+    """The formula's tokens up to the first one that is not one; brackets are their own kinds."""
+    tokens: list[_Token] = []
     position = 0
     while position < len(text):
         found = _TOKEN.match(text, position)
@@ -226,31 +265,52 @@ def diagnose(text: str, allowed: str = _ALLOWED) -> tuple[str | None, int]:
         value = found.group(kind)
         tokens.append((kind if kind != "op" or value not in "()" else value, value, found.start(kind)))
         position = found.end()
-    depth: list[int] = []
-    previous: tuple[str, str, int] | None = None
-    for kind, value, column in tokens:
-        if kind == "other":
-            words = {"^": "powers are not allowed", "=": "a single '=' is not allowed (compare with ==)",
-                     "&": "'&' is not allowed (write and)", "|": "'|' is not allowed (write or)"}
-            return f"{words.get(value, f'{value!r} is not allowed')}; use {allowed}", column
-        starts_operand = kind in ("number", "name", "(")
-        call = previous is not None and previous[0] == "name" and kind == "("  # min(...)
-        if previous is not None and previous[0] in _OPERAND_END and starts_operand and not call:
-            fix = f" (write {previous[1]}*{value})" if previous[0] == "number" and kind == "name" else ""
-            if previous[2] + len(previous[1]) == column:  # 0.3T: Python's "invalid decimal literal"
-                return f"{previous[1] + value!r} glues a number to a name{fix}", column
-            return f"no operator between {previous[1]!r} and {value!r}{fix}", column
-        if kind == "(":
-            depth.append(column)
-        if kind == ")":
-            if not depth:
-                return "this ')' closes no '('", column
-            depth.pop()
-        previous = (kind, value, column)
+    return tokens
+
+
+def _token_problem(previous: _Token | None, token: _Token, depth: list[int], allowed: str) -> tuple[str, int] | None:
+    """What is wrong at this token, or None; keeps ``depth`` up to date with the brackets."""
+    kind, value, column = token
+    if kind == "other":
+        return f"{_SIGN_WORDS.get(value, f'{value!r} is not allowed')}; use {allowed}", column
+    if previous is not None and _missing_operator(previous, token):
+        return _missing_operator_problem(previous, token)
+    return _bracket_problem(token, depth)
+
+
+def _missing_operator(previous: _Token, token: _Token) -> bool:
+    """Two operands side by side, as in ``0.3 T`` (a name before a bracket is a call: ``min(``)."""
+    starts_operand = token[0] in ("number", "name", "(")
+    call = previous[0] == "name" and token[0] == "("
+    return previous[0] in _OPERAND_END and starts_operand and not call
+
+
+def _missing_operator_problem(previous: _Token, token: _Token) -> tuple[str, int]:
+    kind, value, column = token
+    fix = f" (write {previous[1]}*{value})" if previous[0] == "number" and kind == "name" else ""
+    if previous[2] + len(previous[1]) == column:  # 0.3T: Python's "invalid decimal literal"
+        return f"{previous[1] + value!r} glues a number to a name{fix}", column
+    return f"no operator between {previous[1]!r} and {value!r}{fix}", column
+
+
+def _bracket_problem(token: _Token, depth: list[int]) -> tuple[str, int] | None:
+    kind, _, column = token
+    if kind == "(":
+        depth.append(column)
+    elif kind == ")":
+        if not depth:
+            return "this ')' closes no '('", column
+        depth.pop()
+    return None
+
+
+def _ending_problem(tokens: Sequence[_Token], depth: Sequence[int]) -> tuple[str | None, int]:
+    """What is wrong once every token was read: an open bracket, a trailing operator, nothing at all."""
     if depth:
         return "this '(' is never closed", depth[-1]
-    if previous is not None and previous[0] == "op" and previous[1] not in ")":
-        return f"the formula ends with {previous[1]!r}: a term is missing after it", previous[2]
     if not tokens:
         return "the formula is empty", 0
+    kind, value, column = tokens[-1]
+    if kind == "op" and value not in ")":
+        return f"the formula ends with {value!r}: a term is missing after it", column
     return None, 0

@@ -27,6 +27,17 @@ def check_option_names(options: Iterable[str], allowed: Sequence[str], scorer: s
             raise ValueError(f"unknown option {key!r} for {scorer}{hint} (options: {', '.join(allowed)})")
 
 
+def check_known_keys(mapping: Iterable[str], allowed: Sequence[str], what: str, *, taker: str = "it") -> None:
+    """Reject a nested mapping's unknown keys, all of them at once.
+
+    Raises:
+        ValueError: ``WHAT has unknown key(s) x, y; TAKER takes a, b``.
+    """
+    unknown = sorted(set(mapping) - set(allowed))
+    if unknown:
+        raise ValueError(f"{what} has unknown key(s) {', '.join(unknown)}; {taker} takes {', '.join(allowed)}")
+
+
 def check_choice(key: str, value: Any, allowed: Sequence[str]) -> str:
     """``value`` when it is one of ``allowed``.
 
@@ -64,12 +75,23 @@ def merge_typed_options(
     check_option_names(options, list(defaults), scorer)
     merged = {**defaults, **{k: v for k, v in options.items() if k in defaults}}
     for key, default in defaults.items():
-        value = merged[key]
-        counted = (isinstance(default, int) and not isinstance(default, bool)) or key in optional_counts
-        if isinstance(default, bool):
-            check_flag(key, value)
-        if isinstance(default, list) and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise TypeError(f"{key} must be a list of strings, got {value!r}")
-        if counted and value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise TypeError(f"{key} must be a whole number >= 0, got {value!r}")
+        _check_type(key, merged[key], default, counted=_is_count(default) or key in optional_counts)
     return merged
+
+
+def _is_count(default: Any) -> bool:
+    return isinstance(default, int) and not isinstance(default, bool)
+
+
+def _is_strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _check_type(key: str, value: Any, default: Any, *, counted: bool) -> None:
+    """Raises: TypeError when ``value`` is not of its default's type (a count: a whole number >= 0, or None)."""
+    if isinstance(default, bool):
+        check_flag(key, value)
+    if isinstance(default, list) and not _is_strings(value):
+        raise TypeError(f"{key} must be a list of strings, got {value!r}")
+    if counted and value is not None and not (_is_count(value) and value >= 0):
+        raise TypeError(f"{key} must be a whole number >= 0, got {value!r}")

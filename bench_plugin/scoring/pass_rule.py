@@ -89,37 +89,70 @@ def decide_pass(
     Returns:
         The decision; ``detail`` names the rules, ``failed: C (...), J 0.5 < 0.7`` when some failed.
     """
-    ruled: list[ComponentScore] = []
-    for component in components:
-        if component.turn is not None:
-            continue
-        if component.name in dropped:
-            continue  # a closed gate or a renormalised term decides nothing
-        if component.name in thresholds:
-            ruled.append(component)  # a threshold counts even for a component the formula leaves out
-        elif pass_threshold is None and component.name in referenced and component.passed is not None:
-            ruled.append(component)  # a verdict of its own; a bare number only measures
-    undecided = [component.name for component in ruled if component.passed is None]
-    if undecided:
-        reason = "; ".join(f"{name} is unscored, so its threshold cannot be decided" for name in undecided)
-        return PassDecision(None, f"pass rule of {', '.join(undecided)} not decided", reason)
-    failed = [component for component in ruled if component.passed is False]
-    rules_ok = not failed
-    if pass_threshold is not None:
-        reached = composite >= pass_threshold
-        head = f"score {composite:.4f} {'>=' if reached else '<'} threshold {pass_threshold:g}"
-        passed = reached and rules_ok
-    elif ruled:
-        passed = rules_ok
-        head = f"score {composite:.4f}"
-    else:
+    ruled = [component for component in components
+             if _counts(component, pass_threshold, thresholds, referenced, dropped)]
+    undecided = _undecided(ruled)
+    if undecided is not None:
+        return undecided
+    if pass_threshold is None and not ruled:
         return PassDecision(True, f"score {composite:.4f} (no scorer has a pass rule: give one a threshold)")
+    failed = [component for component in ruled if component.passed is False]
+    passed, head = _head(composite, pass_threshold, rules_held=not failed)
+    return PassDecision(passed, _detail(head, passed, failed, ruled, pass_threshold is not None, thresholds))
+
+
+def _undecided(ruled: Sequence[ComponentScore]) -> PassDecision | None:
+    """The decision when a counted rule has no value to decide on; None when all have one."""
+    undecided = [component.name for component in ruled if component.passed is None]
+    if not undecided:
+        return None
+    reason = "; ".join(f"{name} is unscored, so its threshold cannot be decided" for name in undecided)
+    return PassDecision(None, f"pass rule of {', '.join(undecided)} not decided", reason)
+
+
+def _detail(
+    head: str,
+    passed: bool,
+    failed: Sequence[ComponentScore],
+    ruled: Sequence[ComponentScore],
+    composite_ruled: bool,
+    thresholds: Mapping[str, float],
+) -> str:
+    """The decision's text: the failed rules, else the rules that held (none when only the composite decided)."""
     if failed:
-        shown = ", ".join(_failure(component, thresholds.get(component.name)) for component in failed[:_SHOWN])
-        more = f" (+{len(failed) - _SHOWN} more)" if len(failed) > _SHOWN else ""
-        return PassDecision(passed, f"{head}; failed: {shown}{more}")
-    if pass_threshold is not None and not any(component.name in thresholds for component in ruled):
-        return PassDecision(passed, head)
+        return f"{head}; failed: {_failures(failed, thresholds)}"
+    if composite_ruled and not any(component.name in thresholds for component in ruled):
+        return head
     held = ", ".join(_success(component, thresholds.get(component.name)) for component in ruled)
     # "passed" when the case did; under a composite that fell short the rules merely held
-    return PassDecision(passed, f"{head}; {'passed' if passed else 'held'}: {held}")
+    return f"{head}; {'passed' if passed else 'held'}: {held}"
+
+
+def _counts(
+    component: ComponentScore,
+    pass_threshold: float | None,
+    thresholds: Mapping[str, float],
+    referenced: Collection[str],
+    dropped: Collection[str],
+) -> bool:
+    """Whether the component's rule counts in the case's decision."""
+    if component.turn is not None or component.name in dropped:
+        return False  # a closed gate or a renormalised term decides nothing
+    if component.name in thresholds:
+        return True  # a threshold counts even for a component the formula leaves out
+    # a verdict of its own; a bare number only measures
+    return pass_threshold is None and component.name in referenced and component.passed is not None
+
+
+def _head(composite: float, pass_threshold: float | None, rules_held: bool) -> tuple[bool, str]:
+    """Whether the case passes, and the decision's first words: the score (and the composite's threshold)."""
+    if pass_threshold is None:
+        return rules_held, f"score {composite:.4f}"
+    reached = composite >= pass_threshold
+    return reached and rules_held, f"score {composite:.4f} {'>=' if reached else '<'} threshold {pass_threshold:g}"
+
+
+def _failures(failed: Sequence[ComponentScore], thresholds: Mapping[str, float]) -> str:
+    shown = ", ".join(_failure(component, thresholds.get(component.name)) for component in failed[:_SHOWN])
+    more = f" (+{len(failed) - _SHOWN} more)" if len(failed) > _SHOWN else ""
+    return f"{shown}{more}"

@@ -6,13 +6,13 @@ mean of its turns, which is what composite formulas use.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from bench_plugin.core.chat import Message
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
+from bench_plugin.scoring.gather import gather_all
 
 ScoreOne = Callable[[ScoringContext], Awaitable[ComponentScore]]
 
@@ -41,37 +41,55 @@ async def score_per_turn(name: str, context: ScoringContext, score_one: ScoreOne
         Whatever ``score_one`` raised first (in turn order), after every turn has finished.
     """
     contexts = turn_contexts(context)
-    outcomes = await asyncio.gather(*(score_one(c) for c in contexts), return_exceptions=True)
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            raise outcome
-    per_turn = []
-    for turn_context, outcome in zip(contexts, outcomes, strict=True):
-        assert turn_context.turn is not None and isinstance(outcome, ComponentScore)
-        index = turn_context.turn.index
-        per_turn.append(dataclasses.replace(outcome, name=f"{name}.t{index}", turn=index, scorer=name))
+    outcomes = await gather_all(score_one(c) for c in contexts)
+    per_turn = [_turn_component(name, turn_context, outcome)
+                for turn_context, outcome in zip(contexts, outcomes, strict=True)]
     return [mean_of_turns(name, per_turn), *per_turn]
+
+
+def _turn_component(name: str, context: ScoringContext, outcome: ComponentScore) -> ComponentScore:
+    """A turn's component, named after the scorer and the turn: ``J.t2``."""
+    assert context.turn is not None
+    index = context.turn.index
+    return dataclasses.replace(outcome, name=f"{name}.t{index}", turn=index, scorer=name)
 
 
 def mean_of_turns(name: str, turns: Sequence[ComponentScore]) -> ComponentScore:
     """The mean of per-turn components; unscored when any turn is (or no turn was answered)."""
-    if not turns:
-        return ComponentScore(name=name, value=None, detail="unscored", error="no turn was answered")
-    unscored = [turn for turn in turns if turn.value is None]
-    if unscored:
-        error = "; ".join(f"turn {turn.turn}: {turn.error or 'no value'}" for turn in unscored)
+    error = _unscored_turns(turns)
+    if error is not None:
         return ComponentScore(name=name, value=None, detail="unscored", error=error)
-    values = [float(turn.value) for turn in turns if turn.value is not None]
-    raws = [turn.raw for turn in turns]
-    passes = [turn.passed for turn in turns]
-    shown = ", ".join(f"t{turn.turn}={turn.value:.4g}" for turn in turns if turn.value is not None)
+    values = [float(turn.value or 0.0) for turn in turns]
+    shown = ", ".join(f"t{turn.turn}={turn.value:.4g}" for turn in turns)
     return ComponentScore(
         name=name,
         value=round(sum(values) / len(values), 6),
-        raw=sum(r for r in raws if r is not None) / len(raws) if all(r is not None for r in raws) else None,
-        passed=all(passes) if all(p is not None for p in passes) else None,
+        raw=_mean_raw(turns),
+        passed=_all_passed(turns),
         detail=f"mean of {len(turns)} turn{'s' if len(turns) != 1 else ''}: {shown}",
     )
+
+
+def _unscored_turns(turns: Sequence[ComponentScore]) -> str | None:
+    """Why the mean cannot be taken (no turn, or turns without a value), or None."""
+    if not turns:
+        return "no turn was answered"
+    unscored = [turn for turn in turns if turn.value is None]
+    if not unscored:
+        return None
+    return "; ".join(f"turn {turn.turn}: {turn.error or 'no value'}" for turn in unscored)
+
+
+def _mean_raw(turns: Sequence[ComponentScore]) -> float | None:
+    """The mean of the turns' raw values, None unless every turn has one."""
+    raws = [turn.raw for turn in turns if turn.raw is not None]
+    return sum(raws) / len(raws) if len(raws) == len(turns) else None
+
+
+def _all_passed(turns: Sequence[ComponentScore]) -> bool | None:
+    """Whether every turn passed, None unless every turn decided."""
+    passes = [turn.passed for turn in turns if turn.passed is not None]
+    return all(passes) if len(passes) == len(turns) else None
 
 
 def turn_variables(context: ScoringContext) -> dict[str, Any]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from functools import partial
 
 from bench_plugin.core.errors import JudgeError
 from bench_plugin.scoring.bind import CaseScoring
+from bench_plugin.scoring.composite import CompositeResult
 from bench_plugin.scoring.context import ComponentScore, Scorer, ScoreSet, ScoringContext
+from bench_plugin.scoring.gather import gather_all
 from bench_plugin.scoring.pass_rule import apply_thresholds, decide_pass
 from bench_plugin.scoring.per_turn import score_per_turn
 
@@ -59,27 +60,31 @@ async def score_case(context: ScoringContext, scoring: CaseScoring) -> ScoreSet:
     case = context.case
     if not scoring.scorers:
         return ScoreSet((), None, True, case.pass_threshold, composite_detail="no scorers")
-    outcomes = await asyncio.gather(
-        *(_score_scorer(scorer, context) for scorer in scoring.scorers), return_exceptions=True
-    )
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            raise outcome
+    outcomes = await gather_all(_score_scorer(scorer, context) for scorer in scoring.scorers)
     thresholds = {scorer.spec.name: scorer.spec.threshold for scorer in scoring.scorers
                   if scorer.spec.threshold is not None}
-    components = apply_thresholds(
-        [component for outcome in outcomes if isinstance(outcome, list) for component in outcome], thresholds
-    )
+    components = apply_thresholds([component for outcome in outcomes for component in outcome], thresholds)
     result = scoring.composite.evaluate({component.name: component.value for component in components})
     if result.value is None:
         reason = _unscored_reason(result.missing, components, result.detail)
         return ScoreSet(components, None, None, case.pass_threshold, result.detail, unscored_reason=reason)
-    decision = decide_pass(components, result.value, case.pass_threshold, thresholds,
-                           scoring.composite.referenced, result.dropped)
+    return _decided(components, result, result.value, case.pass_threshold, thresholds, scoring.composite.referenced)
+
+
+def _decided(
+    components: tuple[ComponentScore, ...],
+    result: CompositeResult,
+    composite: float,
+    pass_threshold: float | None,
+    thresholds: dict[str, float],
+    referenced: tuple[str, ...],
+) -> ScoreSet:
+    """The scored case with its pass rule applied (unscored when a threshold cannot be decided)."""
+    decision = decide_pass(components, composite, pass_threshold, thresholds, referenced, result.dropped)
     if decision.passed is None:  # a threshold whose component has no value: unscored, out of the averages
-        return ScoreSet(components, None, None, case.pass_threshold, result.detail,
+        return ScoreSet(components, None, None, pass_threshold, result.detail,
                         unscored_reason=decision.unscored_reason, pass_detail=decision.detail)
     # with pass_threshold and no scorer threshold the composite alone decides: its reason is case.py's
-    detail = decision.detail if case.pass_threshold is None or thresholds else ""
-    return ScoreSet(components, result.value, decision.passed, case.pass_threshold, result.detail,
+    detail = decision.detail if pass_threshold is None or thresholds else ""
+    return ScoreSet(components, composite, decision.passed, pass_threshold, result.detail,
                     unscored_reason=decision.unscored_reason, pass_detail=detail, dropped=result.why_dropped)

@@ -53,10 +53,7 @@ class SimilarScorer:
         """
         options = spec.options
         check_option_names(options, OPTION_KEYS, "similar")
-        value = options.get("value")
-        values = tuple(value) if isinstance(value, list) else (value,)
-        if value is None or not values or not all(isinstance(v, str) and v.strip() for v in values):
-            raise ValueError(f"similar needs value: the expected text (or a list of texts, templated), got {value!r}")
+        values = _expected_texts(options.get("value"))
         model = options.get("embedding_model")
         if not isinstance(model, str) or not model:
             raise ValueError("similar needs embedding_model: the name of a model under judges: that embeds "
@@ -76,6 +73,11 @@ class SimilarScorer:
                             hint="declare an openai_compatible provider for the embedding model")
 
     def _expected(self, context: ScoringContext) -> list[str]:
+        """The expected texts rendered for the case.
+
+        Raises:
+            CaseError: a text that is empty once rendered.
+        """
         case, spec = context.case, self.spec
         texts = []
         for index, value in enumerate(self.values):
@@ -114,18 +116,29 @@ class SimilarScorer:
             raise exc.located(case.path, spec.line, f"{spec.key}.embedding_model") from exc
         similarities = cosine_similarities(result.vectors[0], result.vectors[1:])
         best = max(similarities)
-        value = min(1.0, max(0.0, best))
         passed = best >= self.threshold
-        closest = "" if len(expected) == 1 else f" (closest of {len(expected)} texts: #{similarities.index(best) + 1})"
-        detail = (f"cosine similarity {best:.4f} {'>=' if passed else '<'} threshold {self.threshold:g}{closest}; "
-                  f"{about}")
         usage = {"input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
                  "latency_s": result.latency_s}
         extra = {"similarity": round(best, 6), "embedding_model": model.name}
         if len(expected) > 1:
             extra["similarities"] = [round(s, 6) for s in similarities]
-        return ComponentScore(value=round(value, 6), raw=round(best, 6), passed=passed, detail=detail, usage=usage,
+        return ComponentScore(value=round(min(1.0, max(0.0, best)), 6), raw=round(best, 6), passed=passed,
+                              detail=f"{self._verdict(similarities, best, passed)}; {about}", usage=usage,
                               extra=extra, **common)
+
+    def _verdict(self, similarities: list[float], best: float, passed: bool) -> str:
+        """``cosine similarity 0.8123 >= threshold 0.75`` (and which text was closest, among several)."""
+        count = len(similarities)
+        closest = "" if count == 1 else f" (closest of {count} texts: #{similarities.index(best) + 1})"
+        return f"cosine similarity {best:.4f} {'>=' if passed else '<'} threshold {self.threshold:g}{closest}"
+
+
+def _expected_texts(value: Any) -> tuple[Any, ...]:
+    """``value:``, one text or a list of them, none empty."""
+    values = tuple(value) if isinstance(value, list) else (value,)
+    if value is None or not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise ValueError(f"similar needs value: the expected text (or a list of texts, templated), got {value!r}")
+    return values
 
 
 def cosine_similarities(answer: Sequence[float], expected: Sequence[Sequence[float]]) -> list[float]:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from bench_plugin.mock.server import MockServer
-from bench_plugin.scoring.judge.verdicts import parse_verdict
+from bench_plugin.scoring.judge.parse_rules import read_with_rule
 
 SUITE_DIR = Path(__file__).resolve().parents[2] / "suites" / "mt_bench"
 
@@ -82,7 +82,7 @@ def test_reconstructed_verdicts_read_back_as_the_recorded_scores() -> None:
     lines = [json.loads(line) for line in (SUITE_DIR / "judgments" / "gpt-4_single.jsonl").read_text().splitlines()]
     assert len(lines) == 6 * 80 * 2
     for line in lines:
-        assert parse_verdict(line["judgment"], MT_BENCH_PARSE) == line["score"]
+        assert read_with_rule(line["judgment"], MT_BENCH_PARSE) == line["score"]
         math = categories[line["question_id"]] in ("reasoning", "math", "coding")
         name = ("single-math-v1" if math else "single-v1") + ("-multi-turn" if line["turn"] == 2 else "")
         assert line["judge"] == ["gpt-4", name]

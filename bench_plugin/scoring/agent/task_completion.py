@@ -54,19 +54,29 @@ def _check_one(check: Any) -> None:
     subjects = [subject for subject in CONDITIONS if subject in check]
     if len(subjects) != 1:
         raise ValueError("give exactly one of file:, answer: or command:")
-    subject = subjects[0]
-    allowed = ("name", subject, *CONDITIONS[subject])
-    for key in check:
-        if key not in allowed:
-            guess = did_you_mean(key, allowed)
-            hint = f"; {guess}" if guess else ""
-            raise ValueError(f"{key!r} does not apply to a {subject} check{hint} (keys: {', '.join(allowed)})")
+    _check_keys(check, subjects[0])
     for key in ("matches", "stdout_matches"):
-        if isinstance(check.get(key), str) and "{{" not in check[key]:
-            try:
-                re.compile(check[key])
-            except re.error as exc:
-                raise ValueError(f"{key} /{check[key]}/ does not compile: {exc}") from exc
+        _check_pattern(key, check.get(key))
+
+
+def _check_keys(check: Mapping[str, Any], subject: str) -> None:
+    """Raises: ValueError for a key that does not apply to the check's subject (with a did-you-mean)."""
+    allowed = ("name", subject, *CONDITIONS[subject])
+    key = next((key for key in check if key not in allowed), None)
+    if key is not None:
+        guess = did_you_mean(key, allowed)
+        hint = f"; {guess}" if guess else ""
+        raise ValueError(f"{key!r} does not apply to a {subject} check{hint} (keys: {', '.join(allowed)})")
+
+
+def _check_pattern(key: str, pattern: Any) -> None:
+    """Raises: ValueError for a regex that does not compile (a template is checked once rendered)."""
+    if not isinstance(pattern, str) or "{{" in pattern:
+        return
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{key} /{pattern}/ does not compile: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -110,12 +120,18 @@ class CompletionScorer:
         value = len(passed) / len(checks) if checks else 1.0
         failed = [f"{check.name}: {check.detail}" for check in checks if not check.passed]
         detail = f"{len(passed)}/{len(checks)} checks passed" if checks else "no checks"
-        if failed:
-            more = f" (+{len(failed) - _SHOWN_FAILURES} more)" if len(failed) > _SHOWN_FAILURES else ""
-            detail += "; failed: " + "; ".join(failed[:_SHOWN_FAILURES]) + more
+        detail += _failures(failed)
         evidence = {"passed": len(passed), "total": len(checks), "checks": [check.to_dict() for check in checks]}
         return ComponentScore(name=spec.name, value=round(value, 6), raw=value, passed=not failed, detail=detail,
                               extra={"evidence": evidence})
+
+
+def _failures(failed: list[str]) -> str:
+    """``; failed: a: ...; b: ... (+2 more)``, or nothing when every check held."""
+    if not failed:
+        return ""
+    more = f" (+{len(failed) - _SHOWN_FAILURES} more)" if len(failed) > _SHOWN_FAILURES else ""
+    return "; failed: " + "; ".join(failed[:_SHOWN_FAILURES]) + more
 
 
 def _templates(value: Any, key: str) -> list[tuple[str, str]]:

@@ -92,12 +92,17 @@ class Check:
         if missing:
             raise ValueError(f"{type_name} needs option(s) {', '.join(missing)}")
         merged = {**COMMON_DEFAULTS, **cls.DEFAULTS, **{k: v for k, v in options.items() if k not in IGNORED_KEYS}}
-        for key, default in cls.DEFAULTS.items():
-            if isinstance(default, bool):
-                check_flag(key, merged[key])
+        cls._check_values(merged)
+        return merged
+
+    @classmethod
+    def _check_values(cls, merged: Mapping[str, Any]) -> None:
+        """Raises: TypeError for a flag that is not a boolean, ValueError for a value outside its choices."""
+        flags = [key for key, default in cls.DEFAULTS.items() if isinstance(default, bool)]
+        for key in flags:
+            check_flag(key, merged[key])
         for key, allowed in {**cls.CHOICES, "target": tuple(TARGETS)}.items():
             check_choice(key, merged[key], allowed)
-        return merged
 
     @classmethod
     def build(cls, spec: ScorerSpec, options: Options) -> Self:
@@ -133,14 +138,14 @@ class TemplatedCheck:
     options: Mapping[str, Any]
 
     def _render(self, value: Any, option: str, case: CaseSpec) -> Any:
-        templates = case.templates
-        if templates is None:
+        """``value`` with every template in it rendered for the case (lists and mappings item by item)."""
+        if case.templates is None:
             return value
         if isinstance(value, list):
             return [self._render(item, option, case) for item in value]
         if isinstance(value, Mapping):
             return {key: self._render(item, option, case) for key, item in value.items()}
-        return templates.evaluate(value, case.variables, key=f"{self.spec.key}.{option}", line=self.spec.line)
+        return case.templates.evaluate(value, case.variables, key=f"{self.spec.key}.{option}", line=self.spec.line)
 
     def for_case(self, case: CaseSpec) -> Check:
         """The check with its options rendered for ``case`` and checked.

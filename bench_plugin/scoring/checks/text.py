@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -44,14 +44,20 @@ def _to_float(value: Any) -> float:
     return float(str(value).replace(",", "").replace("\u2212", "-").strip())
 
 
-def _value_strings(value: Any) -> tuple[str, ...]:
-    if isinstance(value, list):
-        if not value:
-            raise ValueError("value is an empty list; give at least one string")
-        if any(isinstance(item, (dict, list)) for item in value):
+def _check_value_shape(value: Any) -> None:
+    """Raises: TypeError, ValueError unless ``value`` is a text (a number) or a non-empty list of them."""
+    if not isinstance(value, list):
+        if isinstance(value, (dict, type(None))):
             raise TypeError("value must be a string or a list of strings")
-    elif isinstance(value, (dict, type(None))):
+        return
+    if not value:
+        raise ValueError("value is an empty list; give at least one string")
+    if any(isinstance(item, (dict, list)) for item in value):
         raise TypeError("value must be a string or a list of strings")
+
+
+def _value_strings(value: Any) -> tuple[str, ...]:
+    _check_value_shape(value)
     needles = _strings(value)
     if any(needle == "" for needle in needles):
         raise ValueError("value contains an empty string, which every text contains")
@@ -88,30 +94,33 @@ class Contains(Check):
 
     @override
     def run(self, text: str) -> Outcome:
-        wanted, needles = self.WANTED, self.needles
-        starts = {needle: self._find(text, needle) for needle in needles}
-        satisfied = [(start >= 0) == wanted for start in starts.values()]
+        starts = {needle: self._find(text, needle) for needle in self.needles}
+        satisfied = [(start >= 0) == self.WANTED for start in starts.values()]
         passed = all(satisfied) if self.mode == "all" else any(satisfied)
-        listed = ", ".join(map(quote, needles))
-        single = len(needles) == 1
-        if single:
-            claim = f"{'' if wanted else 'not '}to contain {listed}"
-        elif self.mode == "all":
-            claim = f"to contain {'all' if wanted else 'none'} of {listed}"
-        else:
-            claim = f"to contain any of {listed}" if wanted else f"at least one of {listed} to be absent"
+        return passed, f"expected {self._claim()}{flags(ignore_case=self.ignore_case)} — {self._evidence(text, starts)}"
 
-        def located(needle: str) -> str:
-            start = starts[needle]
-            near = "" if wanted else f": {quote(text[max(0, start - 20) : start + len(needle) + 20])}"
-            return f"{'' if single else quote(needle) + ' '}at char {start}{near}"
+    def _claim(self) -> str:
+        """What the check expected: ``to contain 'a'``, ``to contain none of 'a', 'b'``..."""
+        wanted, listed = self.WANTED, ", ".join(map(quote, self.needles))
+        if len(self.needles) == 1:
+            return f"{'' if wanted else 'not '}to contain {listed}"
+        if self.mode == "all":
+            return f"to contain {'all' if wanted else 'none'} of {listed}"
+        return f"to contain any of {listed}" if wanted else f"at least one of {listed} to be absent"
 
-        found = [located(needle) for needle in needles if starts[needle] >= 0]
-        missing = ", ".join(quote(needle) for needle in needles if starts[needle] < 0)
+    def _evidence(self, text: str, starts: Mapping[str, int]) -> str:
+        """Where each value was found (with the text around it, when it should not be), and which were not."""
+        single = len(self.needles) == 1
+        found = [self._located(text, needle, starts[needle]) for needle in self.needles if starts[needle] >= 0]
+        missing = ", ".join(quote(needle) for needle in self.needles if starts[needle] < 0)
         evidence = [f"found {', '.join(found)}"] if found else []
         if missing:
             evidence.append(f"{'' if single else missing + ' '}not found in {len(text)} chars")
-        return passed, f"expected {claim}{flags(ignore_case=self.ignore_case)} — {'; '.join(evidence)}"
+        return "; ".join(evidence)
+
+    def _located(self, text: str, needle: str, start: int) -> str:
+        near = "" if self.WANTED else f": {quote(text[max(0, start - 20) : start + len(needle) + 20])}"
+        return f"{'' if len(self.needles) == 1 else quote(needle) + ' '}at char {start}{near}"
 
 
 @dataclass(frozen=True)
@@ -186,13 +195,17 @@ class Equals(Check):
         if self.strip:
             expected, got = expected.strip(), got.strip()
         same = self._same(expected, got)
-        evidence = "equal" if same else f"got {quote(got)} ({len(got)} chars)"
-        # the defaults normalise (strip: true) or not (ignore_case: false): say so when that decided it
-        if same and self.strip and not self._same(self.value, text):
-            evidence += " once whitespace at both ends is stripped (strip: true, the default)"
-        elif not same and not self.ignore_case and expected.casefold() == got.casefold():
-            evidence += ", which differs only in case (ignore_case: false, the default)"
+        evidence = ("equal" if same else f"got {quote(got)} ({len(got)} chars)") + self._default_decided(same, text)
         return same, f"expected {quote(expected)}{flags(ignore_case=self.ignore_case, strip=self.strip)} — {evidence}"
+
+    def _default_decided(self, same: bool, text: str) -> str:
+        """Says so when a default decided it: the normalising ``strip: true``, the strict ``ignore_case: false``."""
+        expected, got = (self.value.strip(), text.strip()) if self.strip else (self.value, text)
+        if same and self.strip and not self._same(self.value, text):
+            return " once whitespace at both ends is stripped (strip: true, the default)"
+        if not same and not self.ignore_case and expected.casefold() == got.casefold():
+            return ", which differs only in case (ignore_case: false, the default)"
+        return ""
 
     def _same(self, expected: str, got: str) -> bool:
         return expected.casefold() == got.casefold() if self.ignore_case else expected == got
@@ -217,9 +230,8 @@ class Length(Check):
         low, high = options.get("min"), options.get("max")
         if low is None and high is None:
             raise ValueError("length needs min, max or both")
-        for name, bound in (("min", low), ("max", high)):
-            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
-                raise ValueError(f"{name} must be a whole number >= 0, got {bound!r}")
+        _check_bound("min", low)
+        _check_bound("max", high)
         if low is not None and high is not None and low > high:
             raise ValueError(f"min ({low}) is greater than max ({high}); no text can pass")
         return cls(spec, options["target"], options["unit"], low, high)
@@ -231,12 +243,21 @@ class Length(Check):
         bounds = " and ".join(
             phrase for bound, phrase in ((low, f"at least {low}"), (high, f"at most {high}")) if bound is not None
         )
-        verdict = "ok"
-        if low is not None and size < low:
-            verdict = "too short"
-        elif high is not None and size > high:
-            verdict = "too long"
+        verdict = self._verdict(size)
         return verdict == "ok", f"expected {bounds} {self.unit} — {size} {self.unit}, {verdict}"
+
+    def _verdict(self, size: int) -> str:
+        if self.low is not None and size < self.low:
+            return "too short"
+        if self.high is not None and size > self.high:
+            return "too long"
+        return "ok"
+
+
+def _check_bound(name: str, bound: Any) -> None:
+    """Raises: ValueError when a length bound is not a whole number >= 0."""
+    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
+        raise ValueError(f"{name} must be a whole number >= 0, got {bound!r}")
 
 
 @dataclass(frozen=True)
@@ -261,20 +282,9 @@ class Numeric(Check):
             expected = _to_float(options["value"])
         except (TypeError, ValueError):
             raise ValueError(f"value must be a number, got {options['value']!r}") from None
-        bounds: dict[str, float | None] = {"tolerance": None, "relative_tolerance": None}
-        for name in bounds:
-            bound = options.get(name)
-            if bound is None:
-                continue
-            try:  # templated ("{{ slack }}"): rendered as text, read as value is
-                read = _to_float(bound)
-            except (TypeError, ValueError):
-                read = math.nan
-            if not 0 <= read < math.inf:
-                raise ValueError(f"{name} must be a number >= 0, got {bound!r}")
-            bounds[name] = read
-        return cls(spec, options["target"], expected, bounds["tolerance"] or 0.0, bounds["relative_tolerance"],
-                   options["pick"])
+        tolerance = _tolerance("tolerance", options.get("tolerance"))
+        relative = _tolerance("relative_tolerance", options.get("relative_tolerance"))
+        return cls(spec, options["target"], expected, tolerance or 0.0, relative, options["pick"])
 
     @override
     def run(self, text: str) -> Outcome:
@@ -284,11 +294,26 @@ class Numeric(Check):
         numbers = _NUMBER.findall(text)
         if not numbers:
             return False, f"expected {wanted} — no number in {len(text)} chars"
-        picked = numbers[0] if self.pick == "first" else numbers[-1]
-        got = _to_float(picked)
+        got = _to_float(numbers[0] if self.pick == "first" else numbers[-1])
         off = abs(got - expected)
         # the slack absorbs float representation (0.1 + 0.2), not the model's rounding
         passed = off <= allowed or math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
-        which = f"{self.pick} of {len(numbers)} numbers" if len(numbers) > 1 else "the only number"
         verdict = "within tolerance" if passed else f"off by {_number(off)}"
-        return passed, f"expected {wanted} — read {_number(got)} ({which}), {verdict}"
+        return passed, f"expected {wanted} — read {_number(got)} ({self._which(len(numbers))}), {verdict}"
+
+    def _which(self, count: int) -> str:
+        """Which number of the text was read: ``last of 3 numbers``, ``the only number``."""
+        return f"{self.pick} of {count} numbers" if count > 1 else "the only number"
+
+
+def _tolerance(name: str, bound: Any) -> float | None:
+    """A tolerance option: a number >= 0 (a template renders as text and is read as a number), or None."""
+    if bound is None:
+        return None
+    try:  # templated ("{{ slack }}"): rendered as text, read as value is
+        read = _to_float(bound)
+    except (TypeError, ValueError):
+        read = math.nan
+    if not 0 <= read < math.inf:
+        raise ValueError(f"{name} must be a number >= 0, got {bound!r}")
+    return read

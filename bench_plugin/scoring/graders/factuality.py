@@ -62,10 +62,15 @@ def parse_scores(value: object) -> dict[str, float]:
     if unknown:
         raise ValueError(f"scores has unknown relation(s) {', '.join(unknown)}; "
                          f"the relations are {', '.join(DEFAULT_SCORES)}")
-    for key, score in value.items():
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
-            raise ValueError(f"scores.{key} must be a number from 0 to 1, got {score!r}")
+    bad = next(((key, score) for key, score in value.items() if not _is_fraction(score)), None)
+    if bad is not None:
+        raise ValueError(f"scores.{bad[0]} must be a number from 0 to 1, got {bad[1]!r}")
     return {**DEFAULT_SCORES, **{str(key): float(score) for key, score in value.items()}}
+
+
+def _is_fraction(score: object) -> bool:
+    """A number from 0 to 1 (a boolean is not one)."""
+    return isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1
 
 
 @dataclass(frozen=True)

@@ -46,37 +46,45 @@ Decide whether the output meets the rubric, and how well on a scale from 0.0 (no
 
 
 @dataclass(frozen=True)
-class RubricReply:
-    """What a judge's JSON said: ``passed`` and ``score`` (None where it gave none) and its ``reason``."""
+class RubricReading:
+    """What was read from a judge's JSON reply: ``passed``, ``score`` (None where it gave none), ``reason``."""
 
     passed: bool | None
     score: float | None
     reason: str
 
 
-def read_rubric_reply(text: str) -> RubricReply:
+def read_rubric_reply(text: str) -> RubricReading:
     """The first JSON object of the reply that has ``pass`` or ``score``.
 
     Raises:
         JudgeError: no such object, a ``pass`` that is not a yes/no word or boolean, a ``score``
             that is not a number from 0 to 1.
     """
-    for found in iter_json_objects(text):
-        if not isinstance(found, Mapping) or not {"pass", "score"} & set(found):
-            continue
-        passed = None if found.get("pass") is None else _PASS_WORDS.score(found["pass"], "field 'pass'")[1] == 1
-        score = found.get("score")
-        if score is not None:
-            if isinstance(score, bool) or not isinstance(score, (int, float)):
-                raise JudgeError(f"field 'score' is {score!r}, not a number")
-            if not 0 <= score <= 1:
-                raise JudgeError(f"field 'score' is {score:g}, outside [0, 1]")
-        if passed is None and score is None:
-            raise JudgeError("the JSON object gives neither pass nor score (both are null)")
-        reason = found.get("reason")
-        return RubricReply(passed, None if score is None else float(score),
-                           reason if isinstance(reason, str) else "" if reason is None else str(reason))
-    raise JudgeError(f"no JSON object with 'pass' or 'score' in the reply ({len(text)} chars)")
+    found = next((found for found in iter_json_objects(text) if _gives_verdict(found)), None)
+    if found is None:
+        raise JudgeError(f"no JSON object with 'pass' or 'score' in the reply ({len(text)} chars)")
+    passed = None if found.get("pass") is None else _PASS_WORDS.score(found["pass"], "field 'pass'")[1] == 1
+    score = _score(found.get("score"))
+    if passed is None and score is None:
+        raise JudgeError("the JSON object gives neither pass nor score (both are null)")
+    reason = found.get("reason")
+    return RubricReading(passed, score, reason if isinstance(reason, str) else "" if reason is None else str(reason))
+
+
+def _gives_verdict(found: Any) -> bool:
+    return isinstance(found, Mapping) and bool({"pass", "score"} & set(found))
+
+
+def _score(score: Any) -> float | None:
+    """Raises: JudgeError for a score that is not a number from 0 to 1."""
+    if score is None:
+        return None
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise JudgeError(f"field 'score' is {score!r}, not a number")
+    if not 0 <= score <= 1:
+        raise JudgeError(f"field 'score' is {score:g}, outside [0, 1]")
+    return float(score)
 
 
 @dataclass(frozen=True)
@@ -124,14 +132,18 @@ class LlmRubric:
         common: dict[str, Any] = {"name": self.spec.name, "judge_output": completion.text,
                                   "usage": completion_usage(completion)}
         try:
-            reply = read_rubric_reply(completion.text)
+            reading = read_rubric_reply(completion.text)
         except JudgeError as exc:
             return ComponentScore(value=None, detail=f"judge {judge.label}: no verdict",
                                   error=f"could not read a verdict from the judge reply: {exc}", **common)
-        value = reply.score if reply.score is not None else (None if reply.passed is None else float(reply.passed))
-        verdict = "no pass field" if reply.passed is None else "pass" if reply.passed else "fail"
-        reason = reply.reason if len(reply.reason) <= _REASON_SHOWN else reply.reason[:_REASON_SHOWN] + "..."
-        shown = f"judge {judge.label}: {verdict}" + ("" if reply.score is None else f", score {reply.score:g}")
-        detail = shown + (f": {reason}" if reason else "")
-        return ComponentScore(value=value, raw=value, passed=reply.passed, detail=detail,
-                              extra={"reason": reply.reason}, **common)
+        value = reading.score if reading.passed is None or reading.score is not None else float(reading.passed)
+        return ComponentScore(value=value, raw=value, passed=reading.passed, detail=_detail(judge, reading),
+                              extra={"reason": reading.reason}, **common)
+
+
+def _detail(judge: ModelSpec, reading: RubricReading) -> str:
+    """``judge J: pass, score 0.8: the reason`` (the reason cut short)."""
+    verdict = "no pass field" if reading.passed is None else "pass" if reading.passed else "fail"
+    reason = reading.reason if len(reading.reason) <= _REASON_SHOWN else reading.reason[:_REASON_SHOWN] + "..."
+    shown = f"judge {judge.label}: {verdict}" + ("" if reading.score is None else f", score {reading.score:g}")
+    return shown + (f": {reason}" if reason else "")

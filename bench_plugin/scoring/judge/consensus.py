@@ -1,4 +1,4 @@
-"""A panel's consensus step: one model reads the judges' reports and answers in JSON.
+"""A panel's consensus step: one model reads the judges' replies and answers in JSON.
 
 The reply is read the way BackroomsBench reads it: stripped, fence lines dropped when it starts
 with a code fence, then parsed whole. It must be a JSON object with the ``required_keys`` (and
@@ -21,6 +21,7 @@ from bench_plugin.core.errors import JudgeError
 from bench_plugin.core.json_text import PathStep, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.judge_reply import candidate_entry, canonical_scores, numbers_of
 from bench_plugin.scoring.judge.prompt import JudgeTemplate, parse_templates
+from bench_plugin.scoring.options import check_known_keys
 
 CONSENSUS_KEYS = ("judge", "prompt", "prompt_file", "system", "system_file", "required_keys", "schema", "score",
                   "scores")
@@ -59,7 +60,7 @@ class JsonPathOption:
 
 @dataclass(frozen=True)
 class Consensus:
-    """A panel's ``consensus:``: the model that reads the reports, how it is asked, how its JSON is read.
+    """A panel's ``consensus:``: the model that reads the replies, how it is asked, how its JSON is read.
 
     The verdict is at ``score``, else the candidate's entry in the object at ``scores``.
     """
@@ -75,30 +76,51 @@ class Consensus:
         self, data: Mapping[str, Any], candidate: Sequence[str], known: Sequence[Sequence[str]]
     ) -> ConsensusResult:
         """The verdict and participants' scores of a parsed consensus reply."""
-        problems: list[str] = []
         participants: dict[str, float] | None = None
+        problems: list[str] = []
         if self.scores is not None:
             try:
-                found = walk_json_path(data, self.scores.steps)
-            except LookupError as exc:
-                return ConsensusResult(data, None, error=f"consensus scores: {exc}")
-            if not isinstance(found, Mapping):
-                return ConsensusResult(data, None, error=f"consensus {self.scores.text} is not an object")
-            numbers, problems = numbers_of(found, self.scores.text)
+                numbers, problems = self._scores(data, self.scores)
+            except JudgeError as exc:
+                return ConsensusResult(data, None, error=str(exc))
             participants = canonical_scores(numbers, known)
         try:
-            if self.score is not None:
-                value = walk_json_path(data, self.score.steps)
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise JudgeError(f"consensus {self.score.text} is {json.dumps(value)}, not a number")
-                raw = float(value)
-            else:
-                assert participants is not None
-                raw = candidate_entry(participants, candidate)
+            raw = self._verdict(data, participants, candidate)
         except (JudgeError, LookupError) as exc:
             error = f"consensus verdict: {exc}"
             return ConsensusResult(data, None, participants, error=error, problems=tuple(problems))
         return ConsensusResult(data, raw, participants, problems=tuple(problems))
+
+    @staticmethod
+    def _scores(data: Mapping[str, Any], path: JsonPathOption) -> tuple[dict[str, float], list[str]]:
+        """The numbers of the object at ``scores`` (and the entries that are not numbers).
+
+        Raises:
+            JudgeError: when there is no object there.
+        """
+        try:
+            found = walk_json_path(data, path.steps)
+        except LookupError as exc:
+            raise JudgeError(f"consensus scores: {exc}") from exc
+        if not isinstance(found, Mapping):
+            raise JudgeError(f"consensus {path.text} is not an object")
+        return numbers_of(found, path.text)
+
+    def _verdict(
+        self, data: Mapping[str, Any], participants: Mapping[str, float] | None, candidate: Sequence[str]
+    ) -> float:
+        """The number at ``score``, else the candidate's entry among the participants'.
+
+        Raises:
+            JudgeError, LookupError: when there is none.
+        """
+        if self.score is None:
+            assert participants is not None
+            return candidate_entry(participants, candidate)
+        value = walk_json_path(data, self.score.steps)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise JudgeError(f"consensus {self.score.text} is {json.dumps(value)}, not a number")
+        return float(value)
 
 
 def _path_option(options: Mapping[str, Any], key: str) -> JsonPathOption | None:
@@ -119,9 +141,7 @@ def parse_consensus_options(options: Any) -> Consensus:
     """
     if not isinstance(options, Mapping):
         raise TypeError(f"consensus must be a mapping with judge:, prompt: and score: or scores:, got {options!r}")
-    unknown = sorted(set(options) - set(CONSENSUS_KEYS))
-    if unknown:
-        raise ValueError(f"consensus has unknown key(s) {', '.join(unknown)}; it takes {', '.join(CONSENSUS_KEYS)}")
+    check_known_keys(options, CONSENSUS_KEYS, "consensus")
     if not isinstance(options.get("judge"), str) or not options["judge"]:
         raise ValueError("consensus needs judge: the name of a model under the suite's judges:")
     clash = "consensus: give system or system_file, not both"
@@ -133,16 +153,19 @@ def parse_consensus_options(options: Any) -> Consensus:
     keys = options.get("required_keys", [])
     if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
         raise TypeError(f"consensus.required_keys must be a list of key names, got {keys!r}")
-    validator = None
-    if "schema" in options:
-        if not isinstance(options["schema"], Mapping):
-            raise TypeError("consensus.schema must be a JSON Schema (a mapping)")
-        try:
-            jsonschema.Draft202012Validator.check_schema(options["schema"])
-        except jsonschema.SchemaError as exc:
-            raise ValueError(f"consensus.schema is not a valid JSON Schema: {exc.message}") from exc
-        validator = jsonschema.Draft202012Validator(options["schema"])
+    validator = _validator(options["schema"]) if "schema" in options else None
     return Consensus(options["judge"], prompt, system, ReplyShape(tuple(keys), validator), score, scores)
+
+
+def _validator(schema: Any) -> jsonschema.Draft202012Validator:
+    """Raises: TypeError, ValueError for a ``schema`` that is not a valid JSON Schema."""
+    if not isinstance(schema, Mapping):
+        raise TypeError("consensus.schema must be a JSON Schema (a mapping)")
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ValueError(f"consensus.schema is not a valid JSON Schema: {exc.message}") from exc
+    return jsonschema.Draft202012Validator(schema)
 
 
 def reports_text(reports: Sequence[tuple[str, str]]) -> str:
@@ -171,7 +194,19 @@ def parse_consensus(text: str, shape: ReplyShape) -> dict[str, Any]:
         JudgeError: saying what is wrong: not JSON (where it stopped), not an object, the missing
             keys, or the schema's complaint and where.
     """
-    source = strip_code_fences(text)
+    data = _json_object(strip_code_fences(text))
+    missing = [key for key in shape.required_keys if key not in data]
+    if missing:
+        raise JudgeError(f"the consensus JSON lacks the required key(s) {', '.join(missing)}")
+    error = None if shape.schema is None else jsonschema.exceptions.best_match(shape.schema.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "the top level"
+        raise JudgeError(f"the consensus JSON does not match the schema at {where}: {error.message}")
+    return data
+
+
+def _json_object(source: str) -> dict[str, Any]:
+    """Raises: JudgeError when ``source`` is not JSON (saying where it stopped), or not an object."""
     try:
         data = json.loads(source)
     except json.JSONDecodeError as exc:
@@ -180,12 +215,4 @@ def parse_consensus(text: str, shape: ReplyShape) -> dict[str, Any]:
         ) from exc
     if not isinstance(data, dict):
         raise JudgeError(f"the consensus reply is JSON but not an object: {source[:40]!r}")
-    missing = [key for key in shape.required_keys if key not in data]
-    if missing:
-        raise JudgeError(f"the consensus JSON lacks the required key(s) {', '.join(missing)}")
-    if shape.schema is not None:
-        error = jsonschema.exceptions.best_match(shape.schema.iter_errors(data))
-        if error is not None:
-            where = "/".join(str(part) for part in error.absolute_path) or "the top level"
-            raise JudgeError(f"the consensus JSON does not match the schema at {where}: {error.message}")
     return data

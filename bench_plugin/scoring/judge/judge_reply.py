@@ -1,26 +1,27 @@
-"""Everything a judge scorer reads from one report: the verdict, rubric categories, participants' scores.
+"""Everything a judge scorer reads from one reply (its reading): the verdict, rubric categories, participants' scores.
 
 The verdict comes from ``parse:``; without it, from the candidate's entry in ``participants:``
-(a report that rates every participant of a conversation), else from the sum of the ``rubric:``
+(a reply that rates every participant of a conversation), else from the sum of the ``rubric:``
 categories, else from the first ``[[N]]``. ``parse: {default: N}`` gives the verdict N when the
 rule reads nothing (and says so); nothing else ever stands in for a verdict. ``verdict:`` says what
 the rule reads: a number (the default) or a label mapped to a score (``verdict_maps.py``). The
-options are read once into a ``ReportReader`` (``parse_reading``), which reads every report.
+options are read once into a ``ReplyReader`` (``parse_reply_reader``), which reads every reply into a
+``Reading``. The reply is the text the judge sent; the reading is what was read from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.core.errors import JudgeError
 from bench_plugin.core.json_text import iter_json_objects, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.markdown_table import TableRule, match_name, parse_table_rule
+from bench_plugin.scoring.judge.parse_rules import ParseRule, compile_parse_rule
 from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
 from bench_plugin.scoring.judge.verdict_maps import VerdictMap, parse_verdict_map
-from bench_plugin.scoring.judge.verdicts import VerdictReader, parse_verdict_rule
 from bench_plugin.suite.spec import CaseSpec
 
 DEFAULT = "default"
@@ -29,7 +30,7 @@ PARTICIPANT_KINDS = ("table", "json_field")
 
 @dataclass(frozen=True)
 class Reading:
-    """What one report gave.
+    """What was read from one reply.
 
     ``raw`` is None when no verdict could be read (``error`` says why); ``problems`` are things that
     went wrong without costing the verdict (a category, a row); ``label`` is the verdict as written
@@ -51,13 +52,13 @@ def _is_number(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class ParticipantsRule:
-    """Where a report rates every participant: a table column, or a JSON object ``name -> number``."""
+    """Where a reply rates every participant: a table column, or a JSON object ``name -> number``."""
 
     table: TableRule | None = None
     json_field: str | None = None
 
     def read(self, text: str) -> tuple[dict[str, float], list[str]]:
-        """Every participant's score in a report, and the entries that are not numbers.
+        """Every participant's score in a reply, and the entries that are not numbers.
 
         Raises:
             JudgeError: when the table or the object cannot be found.
@@ -90,14 +91,14 @@ def parse_participants(rule: Any) -> ParticipantsRule:
 
 
 @dataclass(frozen=True)
-class ReportReader:
-    """How a judge scorer reads a report, parsed from its ``parse``, ``participants`` and ``rubric``.
+class ReplyReader:
+    """How a judge scorer reads a reply, parsed from its ``parse``, ``participants`` and ``rubric``.
 
     ``rule`` is None when the scorer has no ``parse:`` (and no ``verdict:`` map); ``default`` is
     ``parse.default``; ``labels`` the ``verdict:`` map (None: the verdict is a number).
     """
 
-    rule: VerdictReader | None = None
+    rule: ParseRule | None = None
     default: float | None = None
     participants: ParticipantsRule | None = None
     rubric: Rubric | None = None
@@ -106,7 +107,7 @@ class ReportReader:
     def read(
         self, text: str, candidate: Sequence[str], *, clamp: bool = False, known: Sequence[Sequence[str]] = ()
     ) -> Reading:
-        """Read a judge's report.
+        """Read a judge's reply.
 
         Args:
             text: the judge's reply.
@@ -116,50 +117,74 @@ class ReportReader:
             known: the names of the conversation's participants (``canonical_scores``).
         """
         problems: list[str] = []
-        rubric = self.rubric
-        categories: dict[str, float | None] = {}
-        if rubric is not None:
-            categories, found = read_categories(text, rubric, clamp=clamp)
-            problems += found
-        participants: dict[str, float] | None = None
-        participants_error = ""
-        if self.participants is not None:
-            try:
-                found_scores, found = self.participants.read(text)
-                participants = canonical_scores(found_scores, known)
-                problems += found
-            except JudgeError as exc:
-                participants_error = f"participants: {exc}"
-                problems.append(participants_error)
-        common: dict[str, Any] = {"categories": categories, "participants": participants}
-        if self.rule is None and participants is not None:
-            try:
-                return Reading(raw=candidate_entry(participants, candidate), problems=tuple(problems), **common)
-            except JudgeError as exc:
-                return Reading(raw=None, error=f"the candidate's score: {exc}", problems=tuple(problems), **common)
+        categories = self._categories(text, clamp, problems)
+        participants, participants_error = self._participants(text, known, problems)
         if self.rule is None and self.participants is not None:
-            return Reading(raw=None, error=participants_error, problems=tuple(problems), **common)
-        if self.rule is None and rubric is not None:
-            missing = [name for name, value in categories.items() if value is None]
-            if missing:
-                error = f"the rubric's total needs every category; no score for {', '.join(missing)}"
-                return Reading(raw=None, error=error, problems=tuple(problems), **common)
-            total = sum(value for value in categories.values() if value is not None)
-            return Reading(raw=total, note="sum of the rubric's categories", problems=tuple(problems), **common)
+            found = _candidate_score(participants, candidate, participants_error)
+        elif self.rule is None and self.rubric is not None:
+            found = _rubric_total(categories)
+        else:
+            found = self._rule_score(text, candidate)
+        return replace(found, categories=categories, participants=participants, problems=tuple(problems))
+
+    def _categories(self, text: str, clamp: bool, problems: list[str]) -> dict[str, float | None]:
+        """The rubric's categories (none without a rubric); a category that cannot be read is a problem."""
+        if self.rubric is None:
+            return {}
+        categories, found = read_categories(text, self.rubric, clamp=clamp)
+        problems += found
+        return categories
+
+    def _participants(
+        self, text: str, known: Sequence[Sequence[str]], problems: list[str]
+    ) -> tuple[dict[str, float] | None, str]:
+        """Every participant's score (None without ``participants:`` or when unreadable), and why unreadable."""
+        if self.participants is None:
+            return None, ""
         try:
-            verdict = (self.rule or _DEFAULT_RULE).read_verdict(text, candidate)
-            return Reading(raw=verdict.score, problems=tuple(problems), label=verdict.label, **common)
+            scores, found = self.participants.read(text)
+        except JudgeError as exc:
+            error = f"participants: {exc}"
+            problems.append(error)
+            return None, error
+        problems += found
+        return canonical_scores(scores, known), ""
+
+    def _rule_score(self, text: str, candidate: Sequence[str]) -> Reading:
+        """The score the ``parse:`` rule reads (``[[N]]`` without one), else ``parse.default`` if declared."""
+        try:
+            found = (self.rule or _DEFAULT_RULE).reading(text, candidate)
         except JudgeError as exc:
             if self.default is None:
-                return Reading(raw=None, error=str(exc), problems=tuple(problems), **common)
+                return Reading(raw=None, error=str(exc))
             note = f"no verdict read ({exc}); the declared default {self.default:g} was used"
-            return Reading(raw=self.default, note=note, problems=tuple(problems), **common)
+            return Reading(raw=self.default, note=note)
+        return Reading(raw=found.score, label=found.label)
 
 
-_DEFAULT_RULE = parse_verdict_rule(None)
+def _candidate_score(participants: Mapping[str, float] | None, candidate: Sequence[str], error: str) -> Reading:
+    """The candidate's entry among the participants' scores (``error`` says why there are none)."""
+    if participants is None:
+        return Reading(raw=None, error=error)
+    try:
+        return Reading(raw=candidate_entry(participants, candidate))
+    except JudgeError as exc:
+        return Reading(raw=None, error=f"the candidate's score: {exc}")
 
 
-def parse_reading(options: Mapping[str, Any]) -> ReportReader:
+def _rubric_total(categories: Mapping[str, float | None]) -> Reading:
+    """The sum of the rubric's categories, when every one was read."""
+    missing = [name for name, value in categories.items() if value is None]
+    if missing:
+        return Reading(raw=None, error=f"the rubric's total needs every category; no score for {', '.join(missing)}")
+    total = sum(value for value in categories.values() if value is not None)
+    return Reading(raw=total, note="sum of the rubric's categories")
+
+
+_DEFAULT_RULE = compile_parse_rule(None)
+
+
+def parse_reply_reader(options: Mapping[str, Any]) -> ReplyReader:
     """Read a judge scorer's ``parse`` (with its ``default``), ``verdict``, ``participants`` and ``rubric`` once.
 
     A ``verdict:`` map reads the verdict as a label even without ``parse:`` (the last
@@ -177,11 +202,11 @@ def parse_reading(options: Mapping[str, Any]) -> ReportReader:
         default = float(rule[DEFAULT])
         rule = {key: value for key, value in rule.items() if key != DEFAULT}
     labels = parse_verdict_map(options.get("verdict"))
-    reader = parse_verdict_rule(rule, labels)
+    reader = compile_parse_rule(rule, labels)
     participants = parse_participants(options["participants"]) if "participants" in options else None
     rubric = rubric_from_options(options.get("rubric"))
     read_rule = None if rule is None and labels is None else reader
-    return ReportReader(read_rule, default, participants, rubric, labels)
+    return ReplyReader(read_rule, default, participants, rubric, labels)
 
 
 def scores_object(text: str, path: str) -> tuple[dict[str, float], list[str]]:
@@ -245,7 +270,7 @@ def _names(model: ModelSpec) -> list[str]:
 
 
 def candidate_names(case: CaseSpec) -> list[str]:
-    """How a report may name the candidate: its label, suite name and id.
+    """How a reply may name the candidate: its label, suite name and id.
 
     In a conversation between models, also the seat it plays, e.g. ``AI-1``.
     """

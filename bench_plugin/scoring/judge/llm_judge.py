@@ -16,9 +16,9 @@ from bench_plugin.core.chat import Completion, Message
 from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.judge_reply import (
-    ReportReader,
+    ReplyReader,
     candidate_names,
-    parse_reading,
+    parse_reply_reader,
     participant_names,
     reading_fields,
 )
@@ -87,13 +87,13 @@ def parse_scale(
 class JudgeScorer:
     """``type: llm_judge``: asks a judge for a verdict; value is ``(raw - lo) / (hi - lo)`` on the ``scale``.
 
-    ``prompt`` is how the judge is asked, ``reader`` how its report is read; a panel asks each of its
+    ``prompt`` is how the judge is asked, ``reader`` how its reply is read; a panel asks each of its
     judges with a copy whose ``prompt.judge`` differs.
     """
 
     spec: ScorerSpec
     prompt: JudgePrompt
-    reader: ReportReader
+    reader: ReplyReader
     scale: tuple[float, float] = DEFAULT_SCALE
     clamp: bool = False
 
@@ -144,7 +144,7 @@ class JudgeScorer:
         reference = parse_reference(options)
         clamp = check_flag("clamp", options.get("clamp", False))
         target = check_choice("target", options.get("target", "response"), tuple(TARGETS))
-        reader = parse_reading(options)
+        reader = parse_reply_reader(options)
         scale = parse_scale(options, reader.rubric, reader.labels)
         asking = JudgePrompt(spec.key, spec.line, judge, prompt, system, reference, target, layout, reader.rubric)
         return cls(spec, asking, reader, scale, clamp)

@@ -1,9 +1,9 @@
-"""Markdown tables in a judge's report: find one (after a heading), read a cell or a whole column.
+"""Markdown tables in a judge's reply: find one (after a heading), read a cell or a whole column.
 
 Judges write tables such as BackroomsBench's ``| Model | Score | Assessment |`` with emphasis,
 extra spaces and scores like ``92/100`` in the cells; these readers allow for all of that. The
 parse rule ``{table: {column: Score, row: Alpha, key_column: Model, after: "Individual Model
-Assessment"}}`` is read once into a ``TableRule``, whose ``cell`` reads one cell of a report and
+Assessment"}}`` is read once into a ``TableRule``, whose ``cell`` reads one cell of a reply and
 ``scores`` a whole column as ``key -> number``.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench_plugin.core.errors import JudgeError
+from bench_plugin.scoring.options import check_known_keys
 
 TABLE_KEYS = ("column", "row", "key_column", "after")
 _SEPARATOR_CELL = re.compile(r"^:?-{1,}:?$")
@@ -61,11 +62,19 @@ def find_tables(text: str) -> list[MarkdownTable]:
         if line.strip().startswith("|"):
             block.append(line)
             continue
-        if len(block) >= 2 and _is_separator(split_row(block[1])):
-            rows = tuple(split_row(row) for row in block[2:] if not _is_separator(split_row(row)))
-            tables.append(MarkdownTable(header=split_row(block[0]), rows=rows))
+        table = _table_of(block)
+        if table is not None:
+            tables.append(table)
         block = []
     return tables
+
+
+def _table_of(block: Sequence[str]) -> MarkdownTable | None:
+    """The table a run of ``|`` lines makes, or None when its second line is not ``|---|``."""
+    if len(block) < 2 or not _is_separator(split_row(block[1])):
+        return None
+    rows = tuple(split_row(row) for row in block[2:] if not _is_separator(split_row(row)))
+    return MarkdownTable(header=split_row(block[0]), rows=rows)
 
 
 def find_table(text: str, column: str, after: str | None = None) -> MarkdownTable:
@@ -74,21 +83,33 @@ def find_table(text: str, column: str, after: str | None = None) -> MarkdownTabl
     Raises:
         JudgeError: when there is no such heading or no such table, saying which.
     """
-    if after:
-        lines = text.splitlines()
-        start = next((i for i, line in enumerate(lines) if after.casefold() in line.casefold()), None)
-        if start is None:
-            raise JudgeError(f"no line mentions {after!r}, so there is no table after it")
-        text = "\n".join(lines[start + 1 :])
-    tables = find_tables(text)
-    for table in tables:
-        if table.column(column) is not None:
-            return table
+    tables = find_tables(_after(text, after) if after else text)
+    found = next((table for table in tables if table.column(column) is not None), None)
+    if found is None:
+        raise _no_table(tables, column, after)
+    return found
+
+
+def _no_table(tables: Sequence[MarkdownTable], column: str, after: str | None) -> JudgeError:
+    """Why no table was found: none at all, or none with the column (showing the first headers)."""
     where = f" after {after!r}" if after else ""
     if not tables:
-        raise JudgeError(f"no markdown table{where}")
+        return JudgeError(f"no markdown table{where}")
     headers = "; ".join(" | ".join(table.header) for table in tables[:3])
-    raise JudgeError(f"no markdown table{where} has a column {column!r} (headers: {headers})")
+    return JudgeError(f"no markdown table{where} has a column {column!r} (headers: {headers})")
+
+
+def _after(text: str, heading: str) -> str:
+    """The text after the first line that mentions ``heading`` (ignoring case).
+
+    Raises:
+        JudgeError: when no line mentions it.
+    """
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if heading.casefold() in line.casefold()), None)
+    if start is None:
+        raise JudgeError(f"no line mentions {heading!r}, so there is no table after it")
+    return "\n".join(lines[start + 1 :])
 
 
 def key_index(table: MarkdownTable, key_column: str | None) -> int:
@@ -123,19 +144,35 @@ def match_name(names: Sequence[str], wanted: Sequence[str], what: str = "row") -
     """
     cleaned = [clean_cell(name).casefold() for name in names]
     many = what.replace(" of ", "s of ", 1) if " of " in what else f"{what}s"  # "rows of the table"
-    for text in wanted:
-        target = clean_cell(text).casefold()
-        if target and target in cleaned:
-            return cleaned.index(target)
+    found = _exact_match(cleaned, wanted)
+    if found is None:
+        found = _only_mention(cleaned, wanted, many)
+    if found is not None:
+        return found
+    shown = ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
+    raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {shown})")
+
+
+def _exact_match(cleaned: Sequence[str], wanted: Sequence[str]) -> int | None:
+    """The index of the first of ``wanted`` that is one of the (cleaned) names."""
+    targets = [target for target in (clean_cell(text).casefold() for text in wanted) if target]
+    return next((cleaned.index(target) for target in targets if target in cleaned), None)
+
+
+def _only_mention(cleaned: Sequence[str], wanted: Sequence[str], many: str) -> int | None:
+    """The index of the only name that mentions one of ``wanted``, tried in order.
+
+    Raises:
+        JudgeError: when more than one name mentions it.
+    """
     for text in wanted:
         target = clean_cell(text).casefold()
         found = [index for index, name in enumerate(cleaned) if target and target in name]
-        if len(found) == 1:
-            return found[0]
         if len(found) > 1:
             raise JudgeError(f"{len(found)} {many} mention {text!r}; expected one")
-    shown = ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
-    raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {shown})")
+        if found:
+            return found[0]
+    return None
 
 
 def find_row(table: MarkdownTable, keys: int, wanted: Sequence[str]) -> tuple[str, ...]:
@@ -205,9 +242,9 @@ class TableRule:
         scores: dict[str, float] = {}
         problems: list[str] = []
         for row in table.rows:
-            if keys >= len(row) or not clean_cell(row[keys]):
+            name = clean_cell(row[keys]) if keys < len(row) else ""
+            if not name:
                 continue
-            name = clean_cell(row[keys])
             try:
                 scores[name] = cell_number(row[column] if column < len(row) else "", f"the score of {name!r}")
             except JudgeError as exc:
@@ -224,20 +261,24 @@ def parse_table_rule(options: Any, *, needs_row: bool) -> TableRule:
     """
     if not isinstance(options, Mapping):
         raise TypeError(f"table must be a mapping such as {{column: Score, row: Alpha}}, got {options!r}")
-    unknown = sorted(set(options) - set(TABLE_KEYS))
-    if unknown:
-        raise ValueError(f"table has unknown key(s) {', '.join(unknown)}; it takes {', '.join(TABLE_KEYS)}")
+    check_known_keys(options, TABLE_KEYS, "table")
     if not isinstance(options.get("column"), str) or not options["column"].strip():
         raise ValueError("table needs column: the header of the column that holds the score")
     for key in ("key_column", "after"):
         if key in options and not isinstance(options[key], str):
             raise ValueError(f"table.{key} must be text, got {options[key]!r}")
-    row = options.get("row")
+    rows = _rows(options.get("row"), needs_row)
+    return TableRule(options["column"], rows, options.get("key_column"), options.get("after"))
+
+
+def _rows(row: Any, needs_row: bool) -> tuple[str, ...] | None:
+    """``row:`` as a tuple of the texts that may name the row; None when the caller names it."""
     if row is None:
         if needs_row:
             raise ValueError("table needs row: the text in the key column of the row to read")
-        return TableRule(options["column"], None, options.get("key_column"), options.get("after"))
-    if not (isinstance(row, str) or (isinstance(row, list) and row and all(isinstance(r, str) for r in row))):
+        return None
+    if isinstance(row, str):
+        return (row,)
+    if not (isinstance(row, list) and row and all(isinstance(r, str) for r in row)):
         raise ValueError(f"table.row must be a text or a list of texts, got {row!r}")
-    rows = (row,) if isinstance(row, str) else tuple(row)
-    return TableRule(options["column"], rows, options.get("key_column"), options.get("after"))
+    return tuple(row)

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from typing_extensions import Self
 
-from bench_plugin.core.chat import CompletionRequest
+from bench_plugin.core.chat import Completion, CompletionRequest
 from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.core.errors import CaseError
 from bench_plugin.core.hints import choices_hint
@@ -27,13 +27,14 @@ from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.prompt import (
     JudgePrompt,
     check_judges,
+    last_question,
     model_variables,
     parse_reference,
     parse_templates,
 )
 from bench_plugin.scoring.judge.prompt_names import check_prompt_names
 from bench_plugin.scoring.judge.usage import completion_usage, total_usage
-from bench_plugin.scoring.options import check_choice, check_option_names
+from bench_plugin.scoring.options import check_choice, check_known_keys, check_option_names
 from bench_plugin.scoring.targets import TARGETS
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 from bench_plugin.suite.templates import render_standalone
@@ -105,9 +106,7 @@ def _parse_against(against: Any) -> Against:
     if not isinstance(against, Mapping) or ("model" in against) == ("answer" in against):
         raise ValueError("llm_judge_pairwise needs against: {model: NAME} (a suite model answers the same prompt) "
                          "or {answer: TEMPLATE} (the other answer itself)")
-    unknown = sorted(set(against) - set(AGAINST_KEYS))
-    if unknown:
-        raise ValueError(f"against has unknown key(s) {', '.join(unknown)}; it takes {', '.join(AGAINST_KEYS)}")
+    check_known_keys(against, AGAINST_KEYS, "against")
     for key in AGAINST_KEYS:
         if key in against and not isinstance(against[key], str):
             raise ValueError(f"against.{key} must be text, got {against[key]!r}")
@@ -195,13 +194,22 @@ class PairwiseScorer:
 
     async def _other(self, context: ScoringContext) -> tuple[str, str, dict[str, Any]]:
         """The other answer, its label and the usage of the call that made it (none for a template)."""
+        if self.against.answer is not None:
+            label = "reference" if self.against.label is None else self.against.label
+            return self._rendered_answer(context, self.against.answer), label, {}
+        return await self._model_answer(context)
+
+    def _rendered_answer(self, context: ScoringContext, template: str) -> str:
+        """``against.answer`` rendered for the case; it may read the names of AGAINST_NAMES (``check_case``)."""
+        case, spec = context.case, self.spec
+        scope = {**case.variables, "model": model_variables(case), "question": last_question(context)}
+        if case.templates is None:
+            return render_standalone(template, scope)
+        return case.templates.render(template, scope, key=f"{spec.key}.against.answer", line=spec.line)
+
+    async def _model_answer(self, context: ScoringContext) -> tuple[str, str, dict[str, Any]]:
+        """The answer ``against.model`` gives to the case's prompt, its label and the call's usage."""
         case, against, spec = context.case, self.against, self.spec
-        if against.answer is not None:
-            # the names of AGAINST_NAMES, which check_case lets the template read
-            scope = {**case.variables, "model": model_variables(case), "question": _question(context)}
-            text = case.templates.render(against.answer, scope, key=f"{spec.key}.against.answer", line=spec.line) \
-                if case.templates is not None else render_standalone(against.answer, scope)
-            return text, "reference" if against.label is None else against.label, {}
         self._check_against(case)
         if not case.messages:
             raise CaseError(_ONE_PROMPT, path=case.path, line=spec.line, key=f"{spec.key}.against")
@@ -210,9 +218,8 @@ class PairwiseScorer:
         request = CompletionRequest(model=model, messages=case.messages, task=case.task, run=case.run, turn=1,
                                     variables=case.variables)
         completion = await context.call_model(request)
-        usage = completion_usage(completion)
         answer = split_thinking(completion.text, model.thinking).answer or ""
-        return answer, model.label if against.label is None else against.label, usage
+        return answer, model.label if against.label is None else against.label, completion_usage(completion)
 
     async def score(self, context: ScoringContext) -> ComponentScore:
         """Judge both orders and combine them.
@@ -233,34 +240,38 @@ class PairwiseScorer:
         choices = [self.rule.read(completion.text) for completion in completions]
         # the candidate's verdicts: as A in order 1; as B in order 2 ("second" then favours it)
         result = outcome_of(choices[0], choices[1])
-        record = {
-            "against": other_label,
-            "other_answer": other,
-            "orders": [
-                {"order": order, "candidate": "A" if order == 1 else "B", "verdict": choice,
-                 "judge_output": completion.text}
-                for (order, _, _), choice, completion in zip(orders, choices, completions, strict=True)
-            ],
-            "outcome": None if result is None else OUTCOMES[result],
+        record = {"against": other_label, "other_answer": other, "orders": _orders(choices, completions),
+                  "outcome": None if result is None else OUTCOMES[result]}
+        common: dict[str, Any] = {
+            "name": spec.name, "judge_output": _judge_output(completions),
+            "usage": total_usage([other_usage, *(completion_usage(completion) for completion in completions)]),
         }
-        usage = total_usage([other_usage, *(completion_usage(completion) for completion in completions)])
-        output = "\n\n".join(f"## Order {order} (candidate as {'A' if order == 1 else 'B'})\n\n{completion.text}"
-                             for (order, _, _), completion in zip(orders, completions, strict=True))
-        shown = "; ".join(f"candidate as {'A' if order == 1 else 'B'}: {_chosen(order, choice, label, other_label)}"
-                          for (order, _, _), choice in zip(orders, choices, strict=True))
+        shown = "; ".join(f"candidate as {_position(order)}: {_chosen(order, choice, label, other_label)}"
+                          for order, choice in enumerate(choices, 1))
         if result is None:
-            return ComponentScore(name=spec.name, value=None, detail=f"vs {other_label}: unscored ({shown})",
-                                  error=f"no pairwise verdict could be read ({shown})", judge_output=output,
-                                  usage=usage, extra={"pairwise": record})
+            return ComponentScore(value=None, detail=f"vs {other_label}: unscored ({shown})",
+                                  error=f"no pairwise verdict could be read ({shown})", extra={"pairwise": record},
+                                  **common)
         participants = {label: result, other_label: 1.0 - result}
-        return ComponentScore(name=spec.name, value=result, raw=result,
-                              detail=f"vs {other_label}: {OUTCOMES[result]} ({shown})", judge_output=output,
-                              usage=usage, extra={"pairwise": record, "participants": participants})
+        return ComponentScore(value=result, raw=result, detail=f"vs {other_label}: {OUTCOMES[result]} ({shown})",
+                              extra={"pairwise": record, "participants": participants}, **common)
 
 
-def _question(context: ScoringContext) -> str:
-    users = [message.content for message in (context.transcript or context.case.messages) if message.role == "user"]
-    return users[-1] if users else ""
+def _position(order: int) -> str:
+    """Where the candidate's answer is shown in an order: A in the first, B in the second."""
+    return "A" if order == 1 else "B"
+
+
+def _orders(choices: Sequence[str | None], completions: Sequence[Completion]) -> list[dict[str, Any]]:
+    """The record of each order: where the candidate was, the judge's choice and its reply."""
+    return [{"order": order, "candidate": _position(order), "verdict": choice, "judge_output": completion.text}
+            for order, (choice, completion) in enumerate(zip(choices, completions, strict=True), 1)]
+
+
+def _judge_output(completions: Sequence[Completion]) -> str:
+    """Both replies, each under the order it answers."""
+    return "\n\n".join(f"## Order {order} (candidate as {_position(order)})\n\n{completion.text}"
+                       for order, completion in enumerate(completions, 1))
 
 
 def _chosen(order: int, choice: str | None, label: str, other: str) -> str:

@@ -1,6 +1,6 @@
 """How a panel's verdicts combine, and how far apart they are: pure functions over numbers.
 
-Only judges that gave a verdict take part; an unreadable report is never counted as a 0.
+Only judges that gave a verdict take part; an unreadable reply is never counted as a 0.
 """
 
 from __future__ import annotations

@@ -69,12 +69,20 @@ def parse_templates(
         raise ValueError(f"{owner} needs exactly one of prompt (a template) or prompt_file (a template file)")
     if "system" in options and "system_file" in options:
         raise ValueError(system_clash)
-    for key in ("prompt", "prompt_file", "system", "system_file"):
-        if key in options and not isinstance(options[key], str):
+    prompt = _template(options, ("prompt", "prompt_file"))
+    assert prompt is not None
+    return prompt, _template(options, ("system", "system_file"))
+
+
+def _template(options: Mapping[str, Any], keys: tuple[str, str]) -> JudgeTemplate | None:
+    """The template of the first of ``keys`` (written as text, or a file name) in ``options``."""
+    for key in keys:
+        if key not in options:
+            continue
+        if not isinstance(options[key], str):
             raise ValueError(f"{key} must be a string, got {type(options[key]).__name__}")
-    prompt = next(JudgeTemplate(key, options[key]) for key in ("prompt", "prompt_file") if key in options)
-    system = next((JudgeTemplate(key, options[key]) for key in ("system", "system_file") if key in options), None)
-    return prompt, system
+        return JudgeTemplate(key, options[key])
+    return None
 
 
 def parse_reference(options: Mapping[str, Any]) -> str | tuple[str, ...] | None:
@@ -109,6 +117,13 @@ def conversation_layout(instruction: str, transcript: tuple[Message, ...], answe
     """
     earlier = transcript[:-1] if transcript and transcript[-1].role == "assistant" else transcript
     return (Message("system", instruction), *earlier, Message("assistant", answer))
+
+
+def last_question(context: ScoringContext) -> str:
+    """The last user message of the case (a multi-turn case's prompt has no user turn: its transcript's)."""
+    conversation = context.transcript or context.case.messages
+    users = [message.content for message in conversation if message.role == "user"]
+    return users[-1] if users else ""
 
 
 def model_variables(case: CaseSpec) -> dict[str, str]:
@@ -236,12 +251,10 @@ class JudgePrompt:
             CaseError: when the ``reference`` template fails.
         """
         case = context.case
-        conversation = context.transcript or case.messages  # a multi-turn case's prompt has no user turn
-        user_messages = [message.content for message in conversation if message.role == "user"]
         variables: dict[str, Any] = {
             **case.variables,
             "vars": case.variables,
-            "question": user_messages[-1] if user_messages else "",
+            "question": last_question(context),
             "answer": TARGETS[self.target](context),
             "transcript": transcript_text(context.transcript)
             if context.transcript_text is None else context.transcript_text,
@@ -253,16 +266,21 @@ class JudgePrompt:
             **rubric_variables(self.rubric),
             **(extra or {}),
         }
-        # without a reference option, a case variable named reference (a dataset field) is the reference;
-        # a list of references gives one per turn
-        if self.reference is not None:
-            source = pick_for_turn(self.reference, context)
-            reference = "" if source is None else JudgeTemplate("reference", source).render(
-                self.key, self.line, context, variables)
-            variables["reference"] = reference if reference.strip() else None
-        else:
-            variables["reference"] = pick_for_turn(case.variables.get("reference"), context, lists_only_per_turn=True)
+        variables["reference"] = self._reference(context, variables)
         return variables
+
+    def _reference(self, context: ScoringContext, variables: Mapping[str, Any]) -> Any:
+        """The ``reference`` option rendered (None when empty), else the case variable ``reference``.
+
+        A case variable named reference is a dataset field; a list of references gives one per turn.
+        """
+        if self.reference is None:
+            return pick_for_turn(context.case.variables.get("reference"), context, lists_only_per_turn=True)
+        source = pick_for_turn(self.reference, context)
+        if source is None:
+            return None
+        reference = JudgeTemplate("reference", source).render(self.key, self.line, context, variables)
+        return reference if reference.strip() else None
 
     async def call(
         self, context: ScoringContext, judge: ModelSpec, extra: Mapping[str, Any] | None = None

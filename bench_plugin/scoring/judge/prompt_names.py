@@ -44,21 +44,24 @@ def check_prompt_names(prompt: JudgePrompt, case: CaseSpec, extra: Collection[st
     if renderer is None:
         return
     known = {*case.variables, *JUDGE_NAMES, *extra, *renderer.env.globals}
-    templates = [prompt.prompt, prompt.system]
-    references = (prompt.reference,) if isinstance(prompt.reference, str) else prompt.reference or ()
-    templates += [JudgeTemplate("reference", text) for text in references]
-    for template in templates:
-        if template is None:
-            continue
+    for template in _templates(prompt):
         where = f"{prompt.key}.{template.option}"
-        for name in _names(renderer, template, case, where, prompt.line):
-            if name not in known:
-                guess = did_you_mean(name, sorted(known - set(renderer.env.globals)))
-                raise CaseError(
-                    f"template error: {name!r} is undefined", path=case.path, line=prompt.line, key=where,
-                    hint=(f"{guess} " if guess else "") + "define it under variables:, in the task's vars:, or as "
-                    "a matrix or dataset field; judge prompts also see " + ", ".join(sorted(JUDGE_NAMES)),
-                )
+        unknown = next((name for name in _names(renderer, template, case, where, prompt.line) if name not in known),
+                       None)
+        if unknown is not None:
+            guess = did_you_mean(unknown, sorted(known - set(renderer.env.globals)))
+            raise CaseError(
+                f"template error: {unknown!r} is undefined", path=case.path, line=prompt.line, key=where,
+                hint=(f"{guess} " if guess else "") + "define it under variables:, in the task's vars:, or as "
+                "a matrix or dataset field; judge prompts also see " + ", ".join(sorted(JUDGE_NAMES)),
+            )
+
+
+def _templates(prompt: JudgePrompt) -> list[JudgeTemplate]:
+    """The prompt's templates: its prompt, its system message and each of its references."""
+    references = (prompt.reference,) if isinstance(prompt.reference, str) else prompt.reference or ()
+    found = [prompt.prompt, prompt.system, *(JudgeTemplate("reference", text) for text in references)]
+    return [template for template in found if template is not None]
 
 
 def _names(renderer: TemplateRenderer, template: JudgeTemplate, case: CaseSpec, key: str,

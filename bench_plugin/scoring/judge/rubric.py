@@ -1,8 +1,8 @@
-"""Rubrics: named categories with their points, shown to the judge and read back from its report.
+"""Rubrics: named categories with their points, shown to the judge and read back from its reply.
 
 A category has a maximum (``{name: Philosophical Depth, max: 25}``: 0..25) or a scale
 (``{name: Clarity, scale: [1, 5]}``). The judge's prompt sees the rubric as ``rubric`` (a list)
-and ``rubric_text``; its report is read per category, from lines such as
+and ``rubric_text``; its reply is read per category, from lines such as
 ``### 1. Philosophical Depth (18/25)`` or ``**Clarity:** 4`` (``read: text``), or from a JSON
 object with a field per category (``read: json``). A category that cannot be read is None (never
 a silent 0) unless the rubric declares a ``default``.
@@ -18,6 +18,7 @@ from typing import Any
 
 from bench_plugin.core.errors import JudgeError
 from bench_plugin.core.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.scoring.options import check_known_keys
 
 RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
 CATEGORY_KEYS = ("name", "max", "scale", "key", "description")
@@ -32,7 +33,7 @@ _OUT_OF = r"\s*/\s*\d+(?:\.\d+)?"
 class Category:
     """One rubric category: its name, its JSON key and its scale ``[low, high]``.
 
-    ``patterns`` find its score after its name in a text report: ``18/25`` first, else a bare number.
+    ``patterns`` find its score after its name in a text reply: ``18/25`` first, else a bare number.
     """
 
     name: str
@@ -89,29 +90,11 @@ def slug(name: str) -> str:
 
 def _category(entry: Any, index: int, scale: tuple[float, float] | None) -> Category:
     where = f"rubric.categories[{index}]"
-    if isinstance(entry, str):
-        entry = {"name": entry}
-    if not isinstance(entry, Mapping):
-        raise TypeError(f"{where} must be a mapping such as {{name: Depth, max: 25}}, got {entry!r}")
-    unknown = sorted(set(entry) - set(CATEGORY_KEYS))
-    if unknown:
-        takes = ", ".join(CATEGORY_KEYS)
-        raise ValueError(f"{where} has unknown key(s) {', '.join(unknown)}; a category takes {takes}")
+    entry = _category_entry(entry, where)
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"{where} needs name: the category's name as the judge writes it")
-    if "max" in entry and "scale" in entry:
-        raise ValueError(f"{where} ({name}): give max or scale, not both")
-    if "max" in entry:
-        if not _is_number(entry["max"]) or entry["max"] <= 0:
-            raise ValueError(f"{where}.max must be a number above 0, got {entry['max']!r}")
-        low, high = 0.0, float(entry["max"])
-    elif "scale" in entry:
-        low, high = _scale_of(entry["scale"], f"{where}.scale")
-    elif scale is not None:
-        low, high = scale
-    else:
-        raise ValueError(f"{where} ({name}) needs max (its points) or scale, or the rubric a scale")
+    low, high = _category_scale(entry, where, name, scale)
     key = entry.get("key", slug(name))
     if not isinstance(key, str) or not key:
         raise ValueError(f"{where}.key must be text, got {key!r}")
@@ -122,6 +105,33 @@ def _category(entry: Any, index: int, scale: tuple[float, float] | None) -> Cate
                     patterns=_score_patterns(name.strip(), low))
 
 
+def _category_entry(entry: Any, where: str) -> Mapping[str, Any]:
+    """A category as a mapping (a bare name is ``{name: ...}``), its keys checked."""
+    if isinstance(entry, str):
+        return {"name": entry}
+    if not isinstance(entry, Mapping):
+        raise TypeError(f"{where} must be a mapping such as {{name: Depth, max: 25}}, got {entry!r}")
+    check_known_keys(entry, CATEGORY_KEYS, where, taker="a category")
+    return entry
+
+
+def _category_scale(
+    entry: Mapping[str, Any], where: str, name: str, scale: tuple[float, float] | None
+) -> tuple[float, float]:
+    """The category's ``max`` (0 to it), its ``scale``, else the rubric's scale."""
+    if "max" in entry and "scale" in entry:
+        raise ValueError(f"{where} ({name}): give max or scale, not both")
+    if "max" in entry:
+        if not _is_number(entry["max"]) or entry["max"] <= 0:
+            raise ValueError(f"{where}.max must be a number above 0, got {entry['max']!r}")
+        return 0.0, float(entry["max"])
+    if "scale" in entry:
+        return _scale_of(entry["scale"], f"{where}.scale")
+    if scale is None:
+        raise ValueError(f"{where} ({name}) needs max (its points) or scale, or the rubric a scale")
+    return scale
+
+
 def rubric_from_options(value: Any) -> Rubric | None:
     """The ``rubric:`` option of a judge scorer, checked; None when there is none.
 
@@ -130,35 +140,52 @@ def rubric_from_options(value: Any) -> Rubric | None:
     """
     if value is None:
         return None
-    if not isinstance(value, Mapping):
-        raise TypeError(f"rubric must be a mapping with categories:, got {type(value).__name__}")
-    unknown = sorted(set(value) - set(RUBRIC_KEYS))
-    if unknown:
-        raise ValueError(f"rubric has unknown key(s) {', '.join(unknown)}; it takes {', '.join(RUBRIC_KEYS)}")
+    _check_rubric_keys(value)
     entries = value.get("categories")
     if not isinstance(entries, list) or not entries:
         raise ValueError("rubric needs categories: a list such as [{name: Depth, max: 25}, ...]")
     scale = _scale_of(value["scale"], "rubric.scale") if "scale" in value else None
     categories = tuple(_category(entry, index, scale) for index, entry in enumerate(entries))
-    for attribute in ("name", "key"):
-        seen = [getattr(category, attribute).casefold() for category in categories]
-        repeated = sorted({item for item in seen if seen.count(item) > 1})
-        if repeated:
-            raise ValueError(f"rubric has two categories with the {attribute} {repeated[0]!r}")
+    _check_unique(categories, "name")
+    _check_unique(categories, "key")
     read = value.get("read", "text")
     if read not in READS:
         raise ValueError(f"rubric.read must be one of {', '.join(READS)}, got {read!r}")
     json_field = value.get("json_field")
-    steps: tuple[PathStep, ...] = ()
-    if json_field is not None:
-        if read != "json" or not isinstance(json_field, str):
-            raise ValueError("rubric.json_field (a path such as scores) goes with read: json")
-        steps = parse_json_path(json_field)
-    default = value.get("default")
-    if default is not None and not _is_number(default):
-        raise ValueError(f"rubric.default must be a number, got {default!r}")
-    return Rubric(categories, read=read, json_field=json_field, default=None if default is None else float(default),
+    steps = _json_steps(json_field, read)
+    return Rubric(categories, read=read, json_field=json_field, default=_default(value.get("default")),
                   json_steps=steps)
+
+
+def _check_rubric_keys(value: Any) -> None:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"rubric must be a mapping with categories:, got {type(value).__name__}")
+    check_known_keys(value, RUBRIC_KEYS, "rubric")
+
+
+def _check_unique(categories: tuple[Category, ...], attribute: str) -> None:
+    """Raises: ValueError when two categories share a name (or key), ignoring case."""
+    seen = [getattr(category, attribute).casefold() for category in categories]
+    repeated = sorted({item for item in seen if seen.count(item) > 1})
+    if repeated:
+        raise ValueError(f"rubric has two categories with the {attribute} {repeated[0]!r}")
+
+
+def _json_steps(json_field: Any, read: str) -> tuple[PathStep, ...]:
+    """The path of ``json_field`` (only with ``read: json``); none without one."""
+    if json_field is None:
+        return ()
+    if read != "json" or not isinstance(json_field, str):
+        raise ValueError("rubric.json_field (a path such as scores) goes with read: json")
+    return parse_json_path(json_field)
+
+
+def _default(default: Any) -> float | None:
+    if default is None:
+        return None
+    if not _is_number(default):
+        raise ValueError(f"rubric.default must be a number, got {default!r}")
+    return float(default)
 
 
 def rubric_variables(rubric: Rubric | None) -> dict[str, Any]:
@@ -223,7 +250,7 @@ def _score_from_json(found: Mapping[str, Any], category: Category) -> float:
 
 
 def read_categories(text: str, rubric: Rubric, *, clamp: bool = False) -> tuple[dict[str, float | None], list[str]]:
-    """Each category's score in a judge's report.
+    """Each category's score in a judge's reply.
 
     Args:
         text: the judge's reply.
@@ -234,7 +261,6 @@ def read_categories(text: str, rubric: Rubric, *, clamp: bool = False) -> tuple[
         ``name -> score`` for every category, in rubric order (None where it could not be read and
         the rubric has no ``default``), and a list of what went wrong, for the record.
     """
-    scores: dict[str, float | None] = {}
     problems: list[str] = []
     found: Mapping[str, Any] | None = None
     if rubric.read == "json":
@@ -242,32 +268,45 @@ def read_categories(text: str, rubric: Rubric, *, clamp: bool = False) -> tuple[
             found = _object_with_categories(text, rubric)
         except JudgeError as exc:
             problems.append(str(exc))
+    scores: dict[str, float | None] = {}
     for category in rubric.categories:
-        try:
-            if rubric.read == "json":
-                if found is None:
-                    raise JudgeError("no JSON object with the categories")
-                score = _score_from_json(found, category)
-            else:
-                score = _score_from_text(text, category)
-        except JudgeError as exc:
-            if rubric.default is not None:
-                scores[category.name] = rubric.default
-                problems.append(f"{category.name}: {exc}; the rubric's default {rubric.default:g} was used")
-            else:
-                scores[category.name] = None
-                problems.append(f"{category.name}: {exc}")
-            continue
-        if not category.low <= score <= category.high:
-            if clamp:
-                problems.append(f"{category.name}: {score:g} clamped to [{category.low:g}, {category.high:g}]")
-                score = min(max(score, category.low), category.high)
-            else:
-                problems.append(f"{category.name}: {score:g} is outside [{category.low:g}, {category.high:g}]")
-                scores[category.name] = None
-                continue
+        score, problem = _category_score(text, found, rubric, category, clamp)
         scores[category.name] = score
+        if problem:
+            problems.append(problem)
     return scores, problems
+
+
+def _category_score(
+    text: str, found: Mapping[str, Any] | None, rubric: Rubric, category: Category, clamp: bool
+) -> tuple[float | None, str]:
+    """One category's score (the rubric's default when unreadable), and what went wrong."""
+    try:
+        score = _read_score(text, found, rubric, category)
+    except JudgeError as exc:
+        if rubric.default is None:
+            return None, f"{category.name}: {exc}"
+        return rubric.default, f"{category.name}: {exc}; the rubric's default {rubric.default:g} was used"
+    return _on_scale(score, category, clamp)
+
+
+def _read_score(text: str, found: Mapping[str, Any] | None, rubric: Rubric, category: Category) -> float:
+    """Raises: JudgeError when the category has no score in the reply."""
+    if rubric.read != "json":
+        return _score_from_text(text, category)
+    if found is None:
+        raise JudgeError("no JSON object with the categories")
+    return _score_from_json(found, category)
+
+
+def _on_scale(score: float, category: Category, clamp: bool) -> tuple[float | None, str]:
+    """A score outside its category's scale is clamped when asked, else None."""
+    if category.low <= score <= category.high:
+        return score, ""
+    scale = f"[{category.low:g}, {category.high:g}]"
+    if clamp:
+        return min(max(score, category.low), category.high), f"{category.name}: {score:g} clamped to {scale}"
+    return None, f"{category.name}: {score:g} is outside {scale}"
 
 
 def category_names(rubric: Rubric | None) -> list[str]:

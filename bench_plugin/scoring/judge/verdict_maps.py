@@ -100,19 +100,34 @@ def _map_entries(entries: Any) -> dict[str, float]:
         raise ValueError("verdict.map must be a mapping of labels to scores, such as {C: 1, P: 0.5, I: 0}")
     labels: dict[str, float] = {}
     for label, score in entries.items():
-        if isinstance(label, bool):
-            # YAML 1.1 reads unquoted yes/no/on/off/true/false as booleans: which one was meant is lost
-            raise ValueError(
-                f"verdict.map has the label {label} (an unquoted yes, no, on, off, true or false); "
-                "quote it: 'yes': 1 (a JSON true is read as the label 'true')"
-            )
-        if not _is_number(score):
-            raise ValueError(f"verdict.map.{label} must be a number (the label's score), got {score!r}")
-        text = label_text(label)
-        if not text:
-            raise ValueError(f"verdict.map has an empty label {label!r}")
-        labels[text] = float(score)
+        number = _label_score(label, score)
+        labels[_label(label)] = number
     return labels
+
+
+def _label_score(label: Any, score: Any) -> float:
+    """The label's score.
+
+    Raises:
+        ValueError: a label YAML read as a boolean, or a score that is not a number.
+    """
+    if isinstance(label, bool):
+        # YAML 1.1 reads unquoted yes/no/on/off/true/false as booleans: which one was meant is lost
+        raise ValueError(
+            f"verdict.map has the label {label} (an unquoted yes, no, on, off, true or false); "
+            "quote it: 'yes': 1 (a JSON true is read as the label 'true')"
+        )
+    if not _is_number(score):
+        raise ValueError(f"verdict.map.{label} must be a number (the label's score), got {score!r}")
+    return float(score)
+
+
+def _label(label: Any) -> str:
+    """A map's label as text (``1`` -> ``1``); raises ValueError when it is empty."""
+    text = label_text(label)
+    if not text:
+        raise ValueError(f"verdict.map has an empty label {label!r}")
+    return text
 
 
 def parse_verdict_map(value: Any) -> VerdictMap | None:
@@ -129,14 +144,24 @@ def parse_verdict_map(value: Any) -> VerdictMap | None:
     if value is None or value == NUMBER:
         return None
     if isinstance(value, str):
-        if value not in NAMED_VERDICTS:
-            guess = did_you_mean(value, VERDICT_CHOICES)
-            raise ValueError(f"verdict must be one of {', '.join(VERDICT_CHOICES)} or {{map: {{LABEL: SCORE}}}}, "
-                             f"got {value!r}" + (f"; {guess}" if guess else ""))
-        return VerdictMap(value, NAMED_VERDICTS[value])
+        return _named_map(value)
     if not isinstance(value, Mapping):
         raise ValueError(f"verdict must be a name such as letter_grade or {{map: {{C: 1, P: 0.5, I: 0}}}}, "
                          f"got {value!r}")
+    return _own_map(value)
+
+
+def _named_map(name: str) -> VerdictMap:
+    """A built-in map by name (``letter_grade``...)."""
+    if name not in NAMED_VERDICTS:
+        guess = did_you_mean(name, VERDICT_CHOICES)
+        raise ValueError(f"verdict must be one of {', '.join(VERDICT_CHOICES)} or {{map: {{LABEL: SCORE}}}}, "
+                         f"got {name!r}" + (f"; {guess}" if guess else ""))
+    return VerdictMap(name, NAMED_VERDICTS[name])
+
+
+def _own_map(value: Mapping[str, Any]) -> VerdictMap:
+    """``{map: {LABEL: SCORE, ...}, ignore_case: true}``: labels that differ, scores that tell cases apart."""
     unknown = sorted(str(key) for key in value if key not in MAP_KEYS)
     if unknown or "map" not in value:
         problem = f"unknown key(s) {', '.join(unknown)}" if unknown else "no map"

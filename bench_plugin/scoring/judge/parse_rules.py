@@ -1,12 +1,12 @@
-"""Reading a judge's verdict out of its reply: a table of rule kinds (``[[N]]``, regex, JSON field...).
+"""A judge scorer's ``parse:`` rule: where in the judge's reply the score is read (``[[N]]``, regex, JSON field...).
 
-Judges and candidates wrap what we want in prose and code fences, so every reader here looks in
-the places models actually put things. Verdict rules are a table of kinds (``regex``,
+Judges and candidates wrap what we want in prose and code fences, so every rule here looks in
+the places models actually put things. Parse rules are a table of kinds (``regex``,
 ``json_field``...) so that new ones (markdown-table cells, per-category scores) are one entry more.
-A rule finds the verdict as written (a captured text, a JSON value, a cell); the scorer's
+A rule finds the score as written (a captured text, a JSON value, a cell); the scorer's
 ``verdict:`` (``verdict_maps.py``) makes it a score: a number by default, or a label's score
-(``GRADE: C`` -> 1). A rule is read once, when its scorer is parsed, into a ``VerdictReader``
-(patterns compiled, paths split) that reads every reply.
+(``GRADE: C`` -> 1). A rule is compiled once, when its scorer is parsed, into a ``ParseRule``
+(patterns compiled, paths split) that reads every reply; what it reads is a ``RuleReading``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from bench_plugin.core.errors import JudgeError
 from bench_plugin.core.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.markdown_table import TableRule, cell_number, parse_table_rule
 from bench_plugin.scoring.judge.verdict_maps import LabelVerdict, VerdictMap, label_rule
+from bench_plugin.scoring.options import check_known_keys
 
 _DOUBLE_BRACKETS = re.compile(r"\[\[\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*\]\]")
 # a signed decimal as the rent benchmark's master scorer reads it: "-0.5", "+1", "0.25"
@@ -47,7 +48,7 @@ def _as_number(value: Any, what: str) -> float:
 
 @dataclass(frozen=True)
 class Found:
-    """A verdict as a rule found it, before it is a score: a captured text, a JSON value, a cell.
+    """What a rule found in the reply, before it is a score: a captured text, a JSON value, a cell.
 
     ``what`` names it in messages (``field 'pass'``); ``number`` reads it as a number when the
     scorer's verdict is a number (a table cell's first number, ``**92**/100`` -> 92).
@@ -58,14 +59,14 @@ class Found:
     number: Callable[[Any, str], float] = _as_number
 
 
-class VerdictKind(Protocol):
-    """One parsed kind of rule: finds the verdict in a judge's reply."""
+class RuleKind(Protocol):
+    """One compiled kind of rule: finds the score, as written, in a judge's reply."""
 
     def find(self, text: str, candidate: Sequence[str]) -> Found:
-        """The verdict as written; ``candidate`` names the row a table rule without ``row`` reads.
+        """The score as written; ``candidate`` names the row a table rule without ``row`` reads.
 
         Raises:
-            JudgeError: when no verdict can be found; the message says what was looked for.
+            JudgeError: when nothing can be found; the message says what was looked for.
         """
         ...
 
@@ -83,7 +84,7 @@ class DoubleBrackets:
 
 
 @dataclass(frozen=True)
-class RegexVerdict:
+class RegexRule:
     """``{regex: PATTERN, group: N}``: the first match (group 1 when the pattern has groups, else all of it)."""
 
     pattern: re.Pattern[str]
@@ -102,7 +103,7 @@ class RegexVerdict:
 
 
 @dataclass(frozen=True)
-class JsonFieldVerdict:
+class JsonFieldRule:
     """``{json_field: "a.b"}``: the field of the reply, a fenced block or an embedded object."""
 
     path: str
@@ -126,7 +127,7 @@ class JsonFieldVerdict:
 
 
 @dataclass(frozen=True)
-class NumberVerdict:
+class NumberRule:
     """``{number: first}`` (or ``last``): a signed number such as ``-0.5`` or ``+1``."""
 
     position: str
@@ -142,7 +143,7 @@ class NumberVerdict:
 
 
 @dataclass(frozen=True)
-class TableVerdict:
+class TableCellRule:
     """``{table: {column, row, key_column, after}}``: one cell; without ``row``, the candidate's."""
 
     table: TableRule
@@ -154,7 +155,7 @@ class TableVerdict:
 
 
 @dataclass(frozen=True)
-class LabelKind:
+class GradeLineRule:
     """A verdict map without a ``parse:`` rule: the label of a ``GRADE: X`` line (``verdict_maps.py``)."""
 
     rule: LabelVerdict
@@ -164,7 +165,7 @@ class LabelKind:
         return Found(self.rule.find(text), "the grade")
 
 
-def _parse_regex(rule: Mapping[str, Any]) -> RegexVerdict:
+def _parse_regex(rule: Mapping[str, Any]) -> RegexRule:
     source = rule["regex"]
     if not isinstance(source, str):
         raise TypeError(f"parse.regex must be a string, got {type(source).__name__}")
@@ -172,79 +173,83 @@ def _parse_regex(rule: Mapping[str, Any]) -> RegexVerdict:
         compiled = re.compile(source)
     except re.error as exc:
         raise ValueError(f"parse.regex /{source}/ does not compile: {exc}") from exc
-    group = rule.get("group")
+    return RegexRule(compiled, _group(rule.get("group"), compiled))
+
+
+def _group(group: Any, pattern: re.Pattern[str]) -> int | str:
+    """``parse.group``, a group of the pattern; without one, group 1 when it has groups, else the whole match."""
     if group is None:
-        return RegexVerdict(compiled, 1 if compiled.groups else 0)
+        return 1 if pattern.groups else 0
     if isinstance(group, bool) or not isinstance(group, (int, str)):
         raise TypeError(f"parse.group must be a group number or name, got {group!r}")
-    if isinstance(group, int) and not 0 <= group <= compiled.groups:
-        raise ValueError(f"parse.group is {group} but /{source}/ has {compiled.groups} group(s)")
-    if isinstance(group, str) and group not in compiled.groupindex:
-        raise ValueError(f"parse.group {group!r} is not a named group of /{source}/")
-    return RegexVerdict(compiled, group)
+    if isinstance(group, int) and not 0 <= group <= pattern.groups:
+        raise ValueError(f"parse.group is {group} but /{pattern.pattern}/ has {pattern.groups} group(s)")
+    if isinstance(group, str) and group not in pattern.groupindex:
+        raise ValueError(f"parse.group {group!r} is not a named group of /{pattern.pattern}/")
+    return group
 
 
-def _parse_json_field(rule: Mapping[str, Any]) -> JsonFieldVerdict:
+def _parse_json_field(rule: Mapping[str, Any]) -> JsonFieldRule:
     field_path = rule["json_field"]
     if not isinstance(field_path, str) or not field_path.strip():
         raise ValueError(f"parse.json_field must be a field path such as 'score', got {field_path!r}")
-    return JsonFieldVerdict(field_path, parse_json_path(field_path))
+    return JsonFieldRule(field_path, parse_json_path(field_path))
 
 
-def _parse_number(rule: Mapping[str, Any]) -> NumberVerdict:
+def _parse_number(rule: Mapping[str, Any]) -> NumberRule:
     if rule["number"] not in NUMBER_POSITIONS:
         raise ValueError(f"parse.number must be one of {', '.join(NUMBER_POSITIONS)}, got {rule['number']!r}")
-    return NumberVerdict(rule["number"])
+    return NumberRule(rule["number"])
 
 
 @dataclass(frozen=True)
-class VerdictRule:
-    """One kind of verdict rule in the table: how to parse it, and which extra keys it may have."""
+class KindEntry:
+    """One kind of parse rule in the table: how to parse it, and which extra keys it may have."""
 
-    parse: Callable[[Mapping[str, Any]], VerdictKind]
+    parse: Callable[[Mapping[str, Any]], RuleKind]
     extra_keys: frozenset[str] = frozenset()
 
 
-VERDICT_RULES: dict[str, VerdictRule] = {
-    "regex": VerdictRule(parse=_parse_regex, extra_keys=frozenset({"group"})),
-    "json_field": VerdictRule(parse=_parse_json_field),
-    "number": VerdictRule(parse=_parse_number),
+RULE_KINDS: dict[str, KindEntry] = {
+    "regex": KindEntry(parse=_parse_regex, extra_keys=frozenset({"group"})),
+    "json_field": KindEntry(parse=_parse_json_field),
+    "number": KindEntry(parse=_parse_number),
     # the row may be left out: llm_judge then reads the candidate's row (judge_reply.py)
-    "table": VerdictRule(parse=lambda rule: TableVerdict(parse_table_rule(rule["table"], needs_row=False))),
+    "table": KindEntry(parse=lambda rule: TableCellRule(parse_table_rule(rule["table"], needs_row=False))),
 }
 """Rule kinds by the key that names them: ``{regex: ...}``, ``{json_field: ...}``, ``{number: first}``,
 ``{table: {column, row, key_column, after}}``."""
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """What a reply gave: the score on the judge's scale, and the label it was written as (maps only)."""
+class RuleReading:
+    """What a rule read from a reply: the score on the judge's scale, and the label it was written as (maps only)."""
 
     score: float
     label: str | None = None
 
 
 @dataclass(frozen=True)
-class VerdictReader:
-    """A parsed rule: its kind, the rule tried when it reads nothing (``fallback:``), the scorer's map.
+class ParseRule:
+    """A compiled ``parse:`` rule: its kind, the rule tried when it reads nothing (``fallback:``), the scorer's map.
 
     ``labels`` is None when the verdict is a number (``verdict: number``, the default).
     """
 
-    kind: VerdictKind
-    fallback: VerdictReader | None = None
+    kind: RuleKind
+    fallback: ParseRule | None = None
     labels: VerdictMap | None = None
 
     def read(self, text: str, candidate: Sequence[str] = ()) -> float:
-        """The verdict on the judge's own scale (a label's score under a map).
+        """The score on the judge's own scale (a label's score under a map).
 
         Raises:
             JudgeError: when neither the rule nor its fallback reads one; the message names both.
         """
-        return self.read_verdict(text, candidate).score
+        return self.reading(text, candidate).score
 
-    def read_verdict(self, text: str, candidate: Sequence[str] = ()) -> Verdict:
-        """The verdict and, under a map, the label it was written as.
+    def reading(self, text: str, candidate: Sequence[str] = ()) -> RuleReading:
+        """The score and, under a map, the label it was written as.
 
         A rule whose find is not a number (or not one of the map's labels) counts as reading
         nothing, so its fallback is tried.
@@ -258,35 +263,36 @@ class VerdictReader:
             if self.fallback is None:
                 raise
             try:
-                return self.fallback.read_verdict(text, candidate)
+                return self.fallback.reading(text, candidate)
             except JudgeError as fallback_exc:
                 raise JudgeError(f"{exc}; fallback: {fallback_exc}") from fallback_exc
 
-    def _convert(self, found: Found) -> Verdict:
+    def _convert(self, found: Found) -> RuleReading:
         if self.labels is None:
-            return Verdict(found.number(found.value, found.what))
+            return RuleReading(found.number(found.value, found.what))
         label, score = self.labels.score(found.value, found.what)
-        return Verdict(score, label)
+        return RuleReading(score, label)
 
 
-def _rule_kind(rule: Mapping[str, Any], labels: VerdictMap | None) -> VerdictKind:
+def _rule_kind(rule: Mapping[str, Any], labels: VerdictMap | None) -> RuleKind:
     if not rule or set(rule) == {FALLBACK}:
-        return DoubleBrackets() if labels is None else LabelKind(label_rule(labels))
-    kinds = [key for key in rule if key in VERDICT_RULES]
-    if len(kinds) != 1:
-        found = "both " + " and ".join(kinds) if kinds else "none"
-        raise ValueError(f"a parse rule needs exactly one of {', '.join(VERDICT_RULES)}; found {found}")
-    kind = VERDICT_RULES[kinds[0]]
-    unknown = sorted(set(rule) - {kinds[0], FALLBACK} - kind.extra_keys)
-    if unknown:
-        allowed = ", ".join(sorted({kinds[0], *kind.extra_keys, FALLBACK}))
-        raise ValueError(
-            f"parse rule has unknown key(s) {', '.join(unknown)}; a {kinds[0]} rule takes {allowed}"
-        )
+        return DoubleBrackets() if labels is None else GradeLineRule(label_rule(labels))
+    name = _kind_name(rule)
+    kind = RULE_KINDS[name]
+    check_known_keys(rule, sorted({name, *kind.extra_keys, FALLBACK}), "parse rule", taker=f"a {name} rule")
     return kind.parse(rule)
 
 
-def parse_verdict_rule(rule: Mapping[str, Any] | None, labels: VerdictMap | None = None) -> VerdictReader:
+def _kind_name(rule: Mapping[str, Any]) -> str:
+    """The one key of the rule that names its kind (``regex``, ``json_field``...)."""
+    kinds = [key for key in rule if key in RULE_KINDS]
+    if len(kinds) != 1:
+        found = "both " + " and ".join(kinds) if kinds else "none"
+        raise ValueError(f"a parse rule needs exactly one of {', '.join(RULE_KINDS)}; found {found}")
+    return kinds[0]
+
+
+def compile_parse_rule(rule: Mapping[str, Any] | None, labels: VerdictMap | None = None) -> ParseRule:
     r"""Read a ``parse:`` rule once, before any judge is called.
 
     Args:
@@ -309,20 +315,20 @@ def parse_verdict_rule(rule: Mapping[str, Any] | None, labels: VerdictMap | None
         raise ValueError(f"parse must be a mapping such as {{regex: '...'}}, got {type(rule).__name__}")
     kind = _rule_kind(rule or {}, labels)
     if not rule or FALLBACK not in rule:
-        return VerdictReader(kind, labels=labels)
+        return ParseRule(kind, labels=labels)
     if not isinstance(rule[FALLBACK], Mapping):
         raise ValueError(f"parse.fallback must be a parse rule such as {{regex: '...'}}, got {rule[FALLBACK]!r}")
-    return VerdictReader(kind, parse_verdict_rule(rule[FALLBACK], labels), labels)
+    return ParseRule(kind, compile_parse_rule(rule[FALLBACK], labels), labels)
 
 
-def parse_verdict(text: str, rule: Mapping[str, Any] | None = None, labels: VerdictMap | None = None) -> float:
-    """Read the score a judge gave, by a rule written as in a suite (see ``parse_verdict_rule``).
+def read_with_rule(text: str, rule: Mapping[str, Any] | None = None, labels: VerdictMap | None = None) -> float:
+    """Read the score a judge gave, by a rule written as in a suite (see ``compile_parse_rule``).
 
-    Scorers parse their rule once and call ``VerdictReader.read``; this is for one-off readings
+    Scorers parse their rule once and call ``ParseRule.read``; this is for one-off readings
     (a recorded judgement checked against its score).
 
     Raises:
         JudgeError: when no verdict can be read; the message says what was looked for.
         ValueError: when the rule itself is malformed.
     """
-    return parse_verdict_rule(rule, labels).read(text)
+    return compile_parse_rule(rule, labels).read(text)
