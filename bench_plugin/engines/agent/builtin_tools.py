@@ -59,10 +59,7 @@ def list_files(root: Path, args: Mapping[str, Any]) -> str:
 
 def search(root: Path, args: Mapping[str, Any]) -> str:
     """The ``search`` tool: ``path:line: text`` for each line matching a regex, at most ``MAX_MATCHES``."""
-    try:
-        pattern = re.compile(args["pattern"])
-    except re.error as exc:
-        raise ToolFailure(f"the pattern /{args['pattern']}/ is not a valid regular expression: {exc}") from exc
+    pattern = _compile(args["pattern"])
     where = confine(root, args.get("path") or ".")
     if not where.exists():
         raise ToolFailure(f"no such file or folder: {args.get('path')!r}")
@@ -71,6 +68,13 @@ def search(root: Path, args: Mapping[str, Any]) -> str:
     if len(matches) == MAX_MATCHES:
         return "\n".join([*matches, f"... (stopped at {MAX_MATCHES} matches)"])
     return "\n".join(matches) if matches else "(no matches)"
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ToolFailure(f"the pattern /{pattern}/ is not a valid regular expression: {exc}") from exc
 
 
 def _searched(where: Path) -> list[Path]:

@@ -152,12 +152,13 @@ class _Session:
             if not completion.tool_calls:
                 break
             await self.run_tools(completion, history, index)
+        self.turns.append(self.turn_result(index, phase, context, last))
+
+    def turn_result(self, index: int, phase: int, context: tuple[Message, ...], last: Completion | None) -> TurnResult:
+        """The turn, answered by the model's last reply, or skipped when the budget stopped it before any."""
         if last is None:
-            self.turns.append(skipped_turn(index, f"not answered: {self.stopped}", phase=phase))
-        else:
-            self.turns.append(
-                answered_turn(index, len(self.completions), context, last, self.model.thinking, phase=phase)
-            )
+            return skipped_turn(index, f"not answered: {self.stopped}", phase=phase)
+        return answered_turn(index, len(self.completions), context, last, self.model.thinking, phase=phase)
 
     async def run_tools(self, completion: Completion, history: list[Message], index: int) -> None:
         """Carry out the reply's tool calls in order; their results go back to the model."""

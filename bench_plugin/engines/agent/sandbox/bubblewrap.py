@@ -169,7 +169,7 @@ def _folders_between(folder: Path, hidden: tuple[Path, ...], made: set[Path]) ->
         return []
     args: list[str] = []
     for between in reversed(folder.parents):
-        if _under(between, outer) and between != outer and between not in made:
+        if _strictly_under(between, outer) and between not in made:
             made.add(between)
             args += ["--perms", "0755", "--dir", str(between)]
     return args
@@ -221,6 +221,11 @@ class BubblewrapSandbox(Sandbox):
 
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
+
+
+def _strictly_under(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is inside ``folder`` (and not ``folder`` itself)."""
+    return folder in path.parents
 
 
 def _inside_any(path: Path, folders: Iterable[Path]) -> bool:
