@@ -62,35 +62,69 @@ async def complete_with_retries(
             attempts were made. Errors that are not retryable propagate at once, unchanged.
     """
     rng = rng or _JITTER
-    attempt = failures = 0
-    waited = 0.0
+    budget = _Budget(max_retries, max_wait, retry_rate_limits)
     while True:
-        attempt += 1
+        budget.attempts += 1
         try:
             completion = await provider.complete(request)
         except Exception as exc:  # CancelledError is a BaseException and passes through
             if not provider.should_retry(exc):
                 raise
-            limited = is_rate_limit(exc)
-            failures += not limited
-            wait, jitter = _retry_delay(exc, attempt - 1, base_delay, max_delay, rng)
-            out_of_tries = failures > max_retries or attempt >= MAX_ATTEMPTS or (limited and not retry_rate_limits)
-            # the jitter is ours: only the waits asked for (or the backoff) count against max_wait
-            if out_of_tries or wait > max_wait - waited:
-                final = _gave_up(exc, attempt, max_wait - waited if not out_of_tries else None, retry_rate_limits)
-                if final is exc:
-                    raise
+            wait, jitter = _retry_delay(exc, budget.attempts - 1, base_delay, max_delay, rng)
+            final = budget.final_error(exc, wait)
+            if final is exc:
+                raise
+            if final is not None:
                 raise final from exc
-            delay = wait + min(jitter, max(0.0, max_wait - waited - wait))
-            # the error quotes the server and the suite: one line of the log, whatever they hold
-            logger.info("retrying %s in %.2f s after attempt %d: %s", log_line(provider.spec.name), delay, attempt,
-                        log_line(exc))
-            if on_retry is not None:
-                on_retry(exc, delay, attempt)
+            delay = budget.delay(wait, jitter)
+            _announce_retry(provider, exc, delay, budget.attempts, on_retry)
             await sleep(delay)
-            waited += wait
+            budget.waited += wait
             continue
-        return dataclasses.replace(completion, attempts=attempt)
+        return dataclasses.replace(completion, attempts=budget.attempts)
+
+
+@dataclasses.dataclass
+class _Budget:
+    """What one call has spent on its attempts, against what it may spend."""
+
+    max_retries: int
+    max_wait: float
+    retry_rate_limits: bool
+    attempts: int = 0
+    failures: int = 0  # failures other than rate limits
+    waited: float = 0.0  # the waits asked for (or the backoffs); the jitter is ours and does not count
+
+    @property
+    def wait_left(self) -> float:
+        return self.max_wait - self.waited
+
+    def final_error(self, exc: Exception, wait: float) -> Exception | None:
+        """Count the failure ``exc``; the error to raise when the call stops here, None when it waits ``wait``."""
+        limited = is_rate_limit(exc)
+        self.failures += not limited
+        if self._out_of_tries(limited):
+            return _gave_up(exc, self.attempts, None, self.retry_rate_limits)
+        if wait > self.wait_left:
+            return _gave_up(exc, self.attempts, self.wait_left, self.retry_rate_limits)
+        return None
+
+    def _out_of_tries(self, limited: bool) -> bool:
+        if limited and not self.retry_rate_limits:
+            return True
+        return self.failures > self.max_retries or self.attempts >= MAX_ATTEMPTS
+
+    def delay(self, wait: float, jitter: float) -> float:
+        """The wait plus as much of the jitter as ``max_wait`` still has room for."""
+        return wait + min(jitter, max(0.0, self.wait_left - wait))
+
+
+def _announce_retry(provider: Provider, exc: Exception, delay: float, attempts: int, on_retry: OnRetry | None) -> None:
+    # the error quotes the server and the suite: one line of the log, whatever they hold
+    logger.info("retrying %s in %.2f s after attempt %d: %s", log_line(provider.spec.name), delay, attempts,
+                log_line(exc))
+    if on_retry is not None:
+        on_retry(exc, delay, attempts)
 
 
 def _retry_delay(
@@ -110,19 +144,25 @@ def _gave_up(exc: Exception, attempts: int, wait_left: float | None, retry_rate_
     if not isinstance(exc, ProviderError):
         return exc
     note = f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}"
-    if wait_left is not None and exc.retry_after is not None:
-        asked, left = seconds_text(exc.retry_after), seconds_text(wait_left)
-        note += f"; the server asked to wait {asked} s, more than the {left} s left"
-    elif wait_left is not None:
-        note += f"; retries would wait more than the {max(wait_left, 0):.0f} s left of max_wait"
-    elif is_rate_limit(exc) and not retry_rate_limits:
-        note += "; rate limits are not retried under --bench-fail-fast"
+    note += _why_stopped(exc, wait_left, retry_rate_limits)
     try:
         return type(exc)(
             f"{exc.message} ({note})", status=exc.status, retry_after=exc.retry_after, kind=exc.kind
         )
     except TypeError:  # a subclass with its own constructor: keep it as it was
         return exc
+
+
+def _why_stopped(exc: ProviderError, wait_left: float | None, retry_rate_limits: bool) -> str:
+    """The end of the give-up note: the wait that did not fit in ``max_wait``, or rate limits not retried."""
+    if wait_left is not None and exc.retry_after is not None:
+        asked, left = seconds_text(exc.retry_after), seconds_text(wait_left)
+        return f"; the server asked to wait {asked} s, more than the {left} s left"
+    if wait_left is not None:
+        return f"; retries would wait more than the {max(wait_left, 0):.0f} s left of max_wait"
+    if is_rate_limit(exc) and not retry_rate_limits:
+        return "; rate limits are not retried under --bench-fail-fast"
+    return ""
 
 
 def seconds_text(value: float) -> str:

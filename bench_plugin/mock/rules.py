@@ -49,7 +49,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,22 +91,34 @@ class Rule:
 
         ``every`` and ``probability`` are decided last, so they count only requests the rule matches.
         """
-        matched = (
+        if not self._matches(route, model, prompt, tool_result):
+            return False
+        self.seen += 1
+        return self._its_turn() and self._drawn(rng)
+
+    def _matches(self, route: str, model: Any, prompt: str, tool_result: str | None) -> bool:
+        """The matchers that look at the request (and ``times``, not used up)."""
+        return (
             self.remaining != 0
             and self.spec.get("model", model) == model
             and self.spec.get("path", route) == route
-            and (self.pattern is None or self.pattern.search(prompt) is not None)
-            and (self.tool_pattern is None or _found(self.tool_pattern, tool_result))
+            and _found(self.pattern, prompt)
+            and _found(self.tool_pattern, tool_result)
         )
-        if not matched:
-            return False
-        self.seen += 1
-        if "every" in self.spec and self.seen % int(self.spec["every"]):
-            return False
+
+    def _its_turn(self) -> bool:
+        """``every``: N: whether this is the Nth (2Nth...) request the other matchers held for."""
+        return self.seen % int(self.spec.get("every", 1)) == 0
+
+    def _drawn(self, rng: random.Random | None) -> bool:
+        """``probability``: whether the random draw lets this request through."""
         return "probability" not in self.spec or (rng or random).random() < float(self.spec["probability"])
 
 
-def _found(pattern: re.Pattern[str], text: str | None) -> bool:
+def _found(pattern: re.Pattern[str] | None, text: str | None) -> bool:
+    """A matcher's regex holds: there is none, or it is found in ``text`` (which a missing text never holds)."""
+    if pattern is None:
+        return True
     return text is not None and pattern.search(text) is not None
 
 
@@ -121,6 +133,43 @@ class Answer:
     drop: bool = False
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _is_route(value: Any) -> bool:
+    return value in ROUTE_NAMES
+
+
+def _is_times(value: Any) -> bool:
+    return value is None or _is_positive_int(value)  # ``times: null``: no limit
+
+
+def _is_fraction(value: Any) -> bool:
+    return _is_number(value) and 0 <= value <= 1
+
+
+def _is_tool_calls(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in value)
+
+
+# what each checked key must hold, and how the error says it; a key the rule leaves out keeps its valid default
+_VALUE_CHECKS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("path", _is_route, "must be 'openai', 'anthropic' or 'embeddings'"),
+    ("times", _is_times, "must be a positive integer"),
+    ("delay", _is_number, "must be a number"),
+    ("status", _is_number, "must be a number"),
+    ("retry_after_date", _is_number, "must be a number"),
+    ("every", _is_positive_int, "must be a positive integer"),
+    ("probability", _is_fraction, "must be a number from 0 to 1"),
+    ("tool_calls", _is_tool_calls, "must be a list of {name, arguments}"),
+)
+
+
 def compile_rule(rule: Mapping[str, Any]) -> Rule:
     """Check one rule (see the module docstring) and compile its ``match``.
 
@@ -130,26 +179,14 @@ def compile_rule(rule: Mapping[str, Any]) -> Rule:
     unknown = sorted(set(rule) - set(MATCHERS) - set(ACTIONS))
     if unknown:
         raise ValueError(f"unknown rule keys {unknown}; valid keys: {', '.join(MATCHERS + ACTIONS)}")
-    if rule.get("path", "openai") not in ROUTE_NAMES:
-        raise ValueError(f"rule path must be 'openai', 'anthropic' or 'embeddings', got {rule['path']!r}")
-    times = rule.get("times")
-    if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
-        raise ValueError(f"rule times must be a positive integer, got {times!r}")
-    for key in ("delay", "status", "retry_after_date"):
-        if key in rule and (isinstance(rule[key], bool) or not isinstance(rule[key], (int, float))):
-            raise ValueError(f"rule {key} must be a number, got {rule[key]!r}")
-    every = rule.get("every", 1)
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"rule every must be a positive integer, got {every!r}")
-    probability = rule.get("probability", 1)
-    if isinstance(probability, bool) or not isinstance(probability, (int, float)) or not 0 <= probability <= 1:
-        raise ValueError(f"rule probability must be a number from 0 to 1, got {probability!r}")
-    calls = rule.get("tool_calls", [])
-    if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls):
-        raise ValueError(f"rule tool_calls must be a list of {{name, arguments}}, got {calls!r}")
-    pattern = re.compile(rule["match"]) if "match" in rule else None
-    tool_pattern = re.compile(rule["tool_result"]) if "tool_result" in rule else None
-    return Rule(dict(rule), pattern, times, tool_pattern)
+    for key, valid, requirement in _VALUE_CHECKS:
+        if key in rule and not valid(rule[key]):
+            raise ValueError(f"rule {key} {requirement}, got {rule[key]!r}")
+    return Rule(dict(rule), _compiled(rule, "match"), rule.get("times"), _compiled(rule, "tool_result"))
+
+
+def _compiled(rule: Mapping[str, Any], key: str) -> re.Pattern[str] | None:
+    return re.compile(rule[key]) if key in rule else None
 
 
 def pick_rule(
@@ -182,40 +219,75 @@ def build_answer(
 
     ``ids`` numbers the completions; only a successful completion takes a number.
     """
-    model, prompt = body.get("model"), request_text(route, body)
     delay = latency + float(rule.get("delay", 0))
     if rule.get("drop"):
         return Answer(delay=delay, drop=True)
+    extra = _extra_headers(rule)
+    status, payload = _payload(rule, match, route, body, headers, ids)
+    return Answer(status, payload, extra, delay)
+
+
+def _extra_headers(rule: Mapping[str, Any]) -> dict[str, str]:
+    """The rule's ``headers``, with ``Retry-After`` from ``retry_after`` or ``retry_after_date``."""
     extra = {str(k): str(v) for k, v in rule.get("headers", {}).items()}
     if "retry_after" in rule:
         extra["Retry-After"] = str(rule["retry_after"])
     if "retry_after_date" in rule:
         extra["Retry-After"] = email.utils.formatdate(time.time() + float(rule["retry_after_date"]), usegmt=True)
+    return extra
+
+
+def _payload(
+    rule: Mapping[str, Any],
+    match: re.Match[str] | None,
+    route: str,
+    body: Mapping[str, Any],
+    headers: Mapping[str, str],
+    ids: Iterator[int],
+) -> tuple[int, bytes]:
+    """The status and body bytes: the rule's raw ``body``, an error, vectors or a completion."""
     status = int(rule.get("status", 200))
     if "body" in rule:
-        payload: Any = rule["body"]
-        raw = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-        return Answer(status, raw, extra, delay)
+        return status, _raw_body(rule["body"])
     if status >= 400:
-        message = str(rule.get("error") or _default_error(status, headers))
-        return Answer(status, encode(error_body(route, status, message)), extra, delay)
+        return status, encode(error_body(route, status, str(rule.get("error") or _default_error(status, headers))))
     if route == "embeddings":
-        code, payload = embeddings_body(body)
-        if isinstance(payload, str):
-            return Answer(code, encode(error_body(route, code, payload)), extra, delay)
-        return Answer(status, encode(payload), extra, delay)
-    reply = str(rule.get("reply", f"echo: {prompt}"))
+        return _embeddings_payload(body, status)
+    return _completion_payload(rule, match, route, body, status, ids)
+
+
+def _raw_body(payload: Any) -> bytes:
+    return payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+
+
+def _embeddings_payload(body: Mapping[str, Any], status: int) -> tuple[int, bytes]:
+    code, payload = embeddings_body(body)
+    if isinstance(payload, str):
+        return code, encode(error_body("embeddings", code, payload))
+    return status, encode(payload)
+
+
+def _completion_payload(
+    rule: Mapping[str, Any],
+    match: re.Match[str] | None,
+    route: str,
+    body: Mapping[str, Any],
+    status: int,
+    ids: Iterator[int],
+) -> tuple[int, bytes]:
+    """A completion answering ``reply`` (expanded with the match's groups) and calling ``tool_calls``."""
+    reply = str(rule.get("reply", f"echo: {request_text(route, body)}"))
     if match is not None:
         try:
             reply = match.expand(reply)
         except (re.error, IndexError) as exc:
             message = f"rule reply {reply!r} is not a valid template for /{match.re.pattern}/: {exc}"
-            return Answer(500, encode(error_body(route, 500, message)), extra, delay)
+            return 500, encode(error_body(route, 500, message))
     number = next(ids)
-    completion = _completion_body(route, str(model), reply, _prompt_words(body), number)
+    completion = _completion_body(route, str(body.get("model")), reply, _prompt_words(body), number)
     if rule.get("tool_calls"):
         _add_tool_calls(completion, route, rule["tool_calls"], number, with_text="reply" in rule)
-    return Answer(status, encode(completion), extra, delay)
+    return status, encode(completion)
 
 
 def _add_tool_calls(
@@ -223,20 +295,35 @@ def _add_tool_calls(
 ) -> None:
     """Make a completion body call tools, in the route's wire format."""
     if route == "anthropic":
-        blocks = completion["content"] if with_text else []
-        blocks += [
-            {"type": "tool_use", "id": f"toolu_mock_{number}_{i}", "name": call["name"],
-             "input": dict(call.get("arguments") or {})}
-            for i, call in enumerate(calls, 1)
-        ]
-        completion.update(content=blocks, stop_reason="tool_use")
-        return
+        _add_tool_use_blocks(completion, calls, number, with_text=with_text)
+    else:
+        _add_openai_tool_calls(completion, calls, number, with_text=with_text)
+
+
+def _arguments(call: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(call.get("arguments") or {})
+
+
+def _add_tool_use_blocks(
+    completion: dict[str, Any], calls: Sequence[Mapping[str, Any]], number: int, *, with_text: bool
+) -> None:
+    blocks = completion["content"] if with_text else []
+    blocks += [
+        {"type": "tool_use", "id": f"toolu_mock_{number}_{i}", "name": call["name"], "input": _arguments(call)}
+        for i, call in enumerate(calls, 1)
+    ]
+    completion.update(content=blocks, stop_reason="tool_use")
+
+
+def _add_openai_tool_calls(
+    completion: dict[str, Any], calls: Sequence[Mapping[str, Any]], number: int, *, with_text: bool
+) -> None:
     choice = completion["choices"][0]
     choice["finish_reason"] = "tool_calls"
     choice["message"]["content"] = choice["message"]["content"] if with_text else None
     choice["message"]["tool_calls"] = [
         {"id": f"call_mock_{number}_{i}", "type": "function",
-         "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments") or {})}}
+         "function": {"name": call["name"], "arguments": json.dumps(_arguments(call))}}
         for i, call in enumerate(calls, 1)
     ]
 
@@ -249,12 +336,16 @@ def last_tool_result(body: Mapping[str, Any]) -> str | None:
     last = messages[-1]
     if last.get("role") == "tool":
         return _text_of(last.get("content"))
-    content = last.get("content")
-    if last.get("role") == "user" and isinstance(content, list):
-        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-        if results:
-            return "\n".join(_text_of(b.get("content")) for b in results)
-    return None
+    return _tool_result_blocks(last)
+
+
+def _tool_result_blocks(message: Mapping[str, Any]) -> str | None:
+    """The text of an Anthropic user turn's ``tool_result`` blocks, joined by lines; None when it has none."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, list):
+        return None
+    results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return "\n".join(_text_of(b.get("content")) for b in results) if results else None
 
 
 def _text_of(content: Any) -> str:

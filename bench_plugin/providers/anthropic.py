@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench_plugin.core.chat import Completion, CompletionRequest, Message, ToolCall
+from bench_plugin.core.chat import Completion, CompletionRequest, Message, ToolCall, ToolDefinition
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.core.errors import ProviderError
 from bench_plugin.providers.http import (
@@ -94,21 +94,29 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
 
     System messages become the top-level ``system`` string, joined by blank lines.
     """
-    params = merge_params(request)
-    stop = params.pop("stop", None)
-    if stop is not None:
-        params["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
-    params.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+    params = _params(request)
     system = "\n\n".join(m.content for m in request.messages if m.role == "system" and m.content)
     body: dict[str, Any] = {**params, "model": request.model.id, "messages": wire_messages(request.messages)}
     if system:
         body["system"] = system
     if request.tools:
-        body["tools"] = [
-            {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
-            for tool in request.tools
-        ]
+        body["tools"] = [wire_tool(tool) for tool in request.tools]
     return body
+
+
+def _params(request: CompletionRequest) -> dict[str, Any]:
+    """The merged params under this API's names: ``stop`` as ``stop_sequences``, ``max_tokens`` always set."""
+    params = merge_params(request)
+    stop = params.pop("stop", None)
+    if stop is not None:
+        params["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    params.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+    return params
+
+
+def wire_tool(tool: ToolDefinition) -> dict[str, Any]:
+    """A tool the model may call."""
+    return {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
 
 
 def wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
@@ -125,20 +133,28 @@ def wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     """
     turns: list[dict[str, Any]] = []
     for message in messages:
-        if message.role == "system":
-            continue
-        if message.role not in ("user", "assistant", "tool"):
-            raise ProviderError(
-                f"the Anthropic API has no {message.role!r} role (only user, assistant and tool results)"
-            )
-        role = "user" if message.role == "tool" else message.role
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(_blocks(message))
-        else:
-            turns.append({"role": role, "content": _blocks(message)})
+        if message.role != "system":
+            _add_to_turns(turns, _turn_role(message), _blocks(message))
     if not turns or turns[0]["role"] != "user":
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONVERSATION_START}]})
     return [_collapse(turn) for turn in turns]
+
+
+def _turn_role(message: Message) -> str:
+    """The role of the turn a message goes in: a tool result is the user's."""
+    if message.role not in ("user", "assistant", "tool"):
+        raise ProviderError(
+            f"the Anthropic API has no {message.role!r} role (only user, assistant and tool results)"
+        )
+    return "user" if message.role == "tool" else message.role
+
+
+def _add_to_turns(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    """Append the blocks to the last turn when it has the same role, else as a new turn."""
+    if turns and turns[-1]["role"] == role:
+        turns[-1]["content"].extend(blocks)
+    else:
+        turns.append({"role": role, "content": blocks})
 
 
 def _blocks(message: Message) -> list[dict[str, Any]]:
@@ -185,19 +201,9 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
     if not isinstance(blocks, list):
         raise malformed("content is missing or not a list")
     texts = [
-        require_text(block.get("text"), f"content[{index}].text")
-        for index, block in enumerate(blocks)
-        if isinstance(block, dict) and block.get("type") == "text"
+        require_text(block.get("text"), f"content[{index}].text") for index, block in _typed(blocks, "text")
     ]
-    calls = tuple(
-        ToolCall(
-            id=optional_str(block.get("id"), f"content[{index}].id") or f"toolu_{index}",
-            name=require_text(block.get("name"), f"content[{index}].name"),
-            arguments=json.dumps(block.get("input") if block.get("input") is not None else {}),
-        )
-        for index, block in enumerate(blocks)
-        if isinstance(block, dict) and block.get("type") == "tool_use"
-    )
+    calls = tuple(_read_tool_use(index, block) for index, block in _typed(blocks, "tool_use"))
     return Completion(
         text="".join(texts),
         usage=read_usage(data, "input_tokens", "output_tokens"),
@@ -205,4 +211,20 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         finish_reason=optional_str(data.get("stop_reason"), "stop_reason"),
         request_id=optional_str(data.get("id"), "id"),
         tool_calls=calls,
+    )
+
+
+def _typed(blocks: list[Any], kind: str) -> list[tuple[int, dict[str, Any]]]:
+    """The content blocks of one ``type``, with their index in ``content``."""
+    return [
+        (index, block) for index, block in enumerate(blocks) if isinstance(block, dict) and block.get("type") == kind
+    ]
+
+
+def _read_tool_use(index: int, block: dict[str, Any]) -> ToolCall:
+    arguments = block.get("input")
+    return ToolCall(
+        id=optional_str(block.get("id"), f"content[{index}].id") or f"toolu_{index}",
+        name=require_text(block.get("name"), f"content[{index}].name"),
+        arguments=json.dumps(arguments if arguments is not None else {}),
     )

@@ -93,12 +93,16 @@ def apply_system_policy(messages: tuple[Message, ...], model: ModelSpec) -> tupl
     rest = [m for m in messages if m.role != "system"]
     if model.system_prompt == "drop" or not system_text:
         return tuple(rest)
-    prefix = render_standalone(model.system_fold_template, {"system": system_text})
-    for index, message in enumerate(rest):
+    return _fold(rest, render_standalone(model.system_fold_template, {"system": system_text}))
+
+
+def _fold(messages: list[Message], prefix: str) -> tuple[Message, ...]:
+    """``prefix`` put before the first user message, or a user message of its own at the end when there is none."""
+    for index, message in enumerate(messages):
         if message.role == "user":
-            rest[index] = Message(role="user", content=prefix + message.content, name=message.name)
-            return tuple(rest)
-    return (*rest, Message(role="user", content=prefix.rstrip()))
+            folded = Message(role="user", content=prefix + message.content, name=message.name)
+            return (*messages[:index], folded, *messages[index + 1:])
+    return (*messages, Message(role="user", content=prefix.rstrip()))
 
 
 def merge_params(request: CompletionRequest) -> dict[str, Any]:

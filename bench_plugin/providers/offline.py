@@ -10,7 +10,7 @@ import fnmatch
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +45,18 @@ class OfflineProvider(BaseProvider):
     async def embed(self, request: EmbeddingRequest) -> Embeddings:
         """One hashed-trigram vector per text (the ``dimensions`` param sets their length)."""
         started = time.perf_counter()
-        size = request.model.params.get("dimensions", DIMENSIONS)
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise CaseError(f"model '{request.model.name}': dimensions must be a whole number of at least 1, "
-                            f"got {size!r}")
+        size = _dimensions(request)
         vectors = tuple(hashed_vector(text, size) for text in request.texts)
         return Embeddings(vectors, latency_s=time.perf_counter() - started)
+
+
+def _dimensions(request: EmbeddingRequest) -> int:
+    """The vectors' length: the model's ``dimensions`` param, a whole number of at least 1."""
+    size = request.model.params.get("dimensions", DIMENSIONS)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise CaseError(f"model '{request.model.name}': dimensions must be a whole number of at least 1, "
+                        f"got {size!r}")
+    return size
 
 
 class EchoProvider(OfflineProvider):
@@ -90,29 +96,34 @@ class ScriptedProvider(OfflineProvider):
         text = last_user_text(request)
         for rule in request.model.options.get("script", []):
             groups = _match(rule, request, text)
-            if groups is None:
-                continue
-            reply = rule.get("reply", "")
-            if isinstance(reply, list):
-                reply = reply[min(request.turn, len(reply)) - 1]
-            # the names of REPLY_NAMES, which collection lets a reply read (providers/offline_checks.py)
-            scope = {**request.variables, "groups": groups, "last_user": text, "task": request.task,
-                     "run": request.run, "turn": request.turn}
-            completion = _completion(render_standalone(reply, scope), started)
-            if rule.get("tool_calls"):
-                calls = tuple(
-                    ToolCall(f"call_{request.turn}_{i}", str(call["name"]),
-                             json.dumps(_render_data(call.get("arguments", {}), scope)))
-                    for i, call in enumerate(rule["tool_calls"], 1)
-                )
-                completion = Completion(completion.text, latency_s=completion.latency_s,
-                                        finish_reason="tool_calls", tool_calls=calls)
-            return completion
+            if groups is not None:
+                return _scripted_reply(rule, request, groups, text, started)
         raise CaseError(
             f"scripted model '{request.model.name}' has no rule that answers task '{request.task}' "
             f"(turn {request.turn}, {request.purpose})",
             hint="add a rule without matchers, e.g. {reply: \"...\"}, as the last entry of script:",
         )
+
+
+def _scripted_reply(
+    rule: Mapping[str, Any], request: CompletionRequest, groups: list[str], text: str, started: float
+) -> Completion:
+    """The rule's ``reply`` (this turn's, from a list), rendered, and its ``tool_calls``."""
+    reply = rule.get("reply", "")
+    if isinstance(reply, list):
+        reply = reply[min(request.turn, len(reply)) - 1]
+    # the names of REPLY_NAMES, which collection lets a reply read (providers/offline_checks.py)
+    scope = {**request.variables, "groups": groups, "last_user": text, "task": request.task,
+             "run": request.run, "turn": request.turn}
+    completion = _completion(render_standalone(reply, scope), started)
+    if not rule.get("tool_calls"):
+        return completion
+    calls = tuple(
+        ToolCall(f"call_{request.turn}_{i}", str(call["name"]),
+                 json.dumps(_render_data(call.get("arguments", {}), scope)))
+        for i, call in enumerate(rule["tool_calls"], 1)
+    )
+    return Completion(completion.text, latency_s=completion.latency_s, finish_reason="tool_calls", tool_calls=calls)
 
 
 def _render_data(value: Any, scope: Mapping[str, Any]) -> Any:
@@ -131,25 +142,45 @@ def _last_tool_result(request: CompletionRequest) -> str | None:
     return last.content if last is not None and last.role == "tool" else None
 
 
+def _task_holds(expected: Any, request: CompletionRequest, text: str) -> bool:
+    return fnmatch.fnmatchcase(request.task, str(expected))
+
+
+def _tool_result_holds(expected: Any, request: CompletionRequest, text: str) -> bool:
+    result = _last_tool_result(request)
+    return result is not None and _search(str(expected), result) is not None
+
+
+def _turn_holds(expected: Any, request: CompletionRequest, text: str) -> bool:
+    return bool(expected == request.turn)
+
+
+def _purpose_holds(expected: Any, request: CompletionRequest, text: str) -> bool:
+    return bool(expected == request.purpose)
+
+
+def _contains_holds(expected: Any, request: CompletionRequest, text: str) -> bool:
+    return str(expected) in text
+
+
+# a scripted rule's matchers other than ``regex``, in the order they are tried
+_MATCHERS: dict[str, Callable[[Any, CompletionRequest, str], bool]] = {
+    "task": _task_holds,
+    "tool_result": _tool_result_holds,
+    "turn": _turn_holds,
+    "purpose": _purpose_holds,
+    "contains": _contains_holds,
+}
+
+
 def _match(rule: Mapping[str, Any], request: CompletionRequest, text: str) -> list[str] | None:
-    if "task" in rule and not fnmatch.fnmatchcase(request.task, str(rule["task"])):
+    """The ``groups`` a rule's reply sees when all its matchers hold (the last user text without a ``regex``)."""
+    if not all(holds(rule[key], request, text) for key, holds in _MATCHERS.items() if key in rule):
         return None
-    if "tool_result" in rule:
-        result = _last_tool_result(request)
-        if result is None or _search(str(rule["tool_result"]), result) is None:
-            return None
-    if "turn" in rule and rule["turn"] != request.turn:
-        return None
-    if "purpose" in rule and rule["purpose"] != request.purpose:
-        return None
-    if "contains" in rule and str(rule["contains"]) not in text:
-        return None
-    if "regex" in rule:
-        found = _search(str(rule["regex"]), text)
-        if found is None:
-            return None
-        return [found.group(0), *[g or "" for g in found.groups()]]
-    return [text]
+    if "regex" not in rule:
+        return [text]
+    found = _search(str(rule["regex"]), text)
+    return None if found is None else [found.group(0), *[g or "" for g in found.groups()]]
 
 
 def _search(pattern: str, text: str) -> re.Match[str] | None:
@@ -228,11 +259,21 @@ def _find(entries: list[Recording], run: int, turn: int) -> tuple[str, str | Non
         for rec_run, rec_turn, response, error in entries:
             if (rec_run if rec_run is None else int(rec_run)) != wanted_run:
                 continue
-            if error is not None and (rec_turn is None or int(rec_turn) == turn):
-                return "", str(error)
-            if isinstance(response, list):
-                if rec_turn is None and turn <= len(response):
-                    return str(response[turn - 1]), None
-            elif (rec_turn is None and turn == 1) or (rec_turn is not None and int(rec_turn) == turn):
-                return str(response), None
+            found = _served(rec_turn, response, error, turn)
+            if found is not None:
+                return found
     return None
+
+
+def _served(rec_turn: Any, response: Any, error: Any, turn: int) -> tuple[str, str | None] | None:
+    """What one recording of the right run gives turn ``turn``: its failure, its answer, or nothing."""
+    if error is not None and _for_turn(rec_turn, turn, unnumbered=True):
+        return "", str(error)
+    if isinstance(response, list):  # one answer per turn
+        return (str(response[turn - 1]), None) if rec_turn is None and turn <= len(response) else None
+    return (str(response), None) if _for_turn(rec_turn, turn, unnumbered=turn == 1) else None
+
+
+def _for_turn(rec_turn: Any, turn: int, *, unnumbered: bool) -> bool:
+    """Whether a recording's turn number names ``turn``; ``unnumbered`` says what a recording without one does."""
+    return unnumbered if rec_turn is None else int(rec_turn) == turn

@@ -56,19 +56,19 @@ def check_offline_models(
         SuiteError: at the key (``models.bot.script[2].reply``, ``models.rec.replay.task_key``): a pattern that
             does not compile, a template that does not parse, or a name no request will carry.
     """
-    offline = [(section, name, model) for section, models in (("models", suite.models), ("judges", suite.judges))
-               for name, model in models.items()
-               if model.provider.type in _CHECKED and (section, name) in loaded.lines.lines]  # not a command line's
+    offline = _offline_models(loaded, suite)
     if not offline:
         return
     checker = _Checker(loaded, TemplateRenderer(None, loaded.display_path), _case_names(suite, cases, builtin_only))
     for section, name, model in offline:
-        if model.provider.type == "scripted":
-            for index, rule in enumerate(model.options.get("script") or []):
-                if isinstance(rule, Mapping):
-                    checker.rule(rule, (section, name, "script", index))
-        elif isinstance(model.options.get("replay"), Mapping):
-            checker.replay(model, (section, name))
+        checker.model(model, (section, name))
+
+
+def _offline_models(loaded: LoadedSuite, suite: SuiteSpec) -> list[tuple[str, str, ModelSpec]]:
+    """The suite's scripted and replay models and judges, as ``(section, name, model)``, written in its YAML."""
+    return [(section, name, model) for section, models in (("models", suite.models), ("judges", suite.judges))
+            for name, model in models.items()
+            if model.provider.type in _CHECKED and (section, name) in loaded.lines.lines]  # not a command line's
 
 
 def _case_names(
@@ -82,13 +82,11 @@ def _case_names(
     """
     if {task.index for task in suite.tasks} - {case.task_index for case in cases}:
         return None
+    if any(case.problem is not None or not builtin_only(case) for case in cases):
+        return None
     names: set[str] = set()
     for case in cases:
-        if case.problem is not None or not builtin_only(case):
-            return None
-        names.update(case.variables)
-        for own in case.scorer_vars.values():
-            names.update(own)
+        names.update(case.variables, *case.scorer_vars.values())
     return frozenset(names)
 
 
@@ -98,24 +96,42 @@ class _Checker:
         self.renderer = renderer
         self.names = names  # None: names are not checked
 
+    def model(self, model: ModelSpec, base: KeyPath) -> None:
+        """Check a scripted model's rules, or a replay model's keys."""
+        if model.provider.type == "scripted":
+            for index, rule in enumerate(model.options.get("script") or []):
+                if isinstance(rule, Mapping):
+                    self.rule(rule, (*base, "script", index))
+        elif isinstance(model.options.get("replay"), Mapping):
+            self.replay(model, base)
+
     def rule(self, rule: Mapping[str, Any], base: KeyPath) -> None:
         for key in _RULE_PATTERNS:
             if key in rule:
-                try:
-                    re.compile(str(rule[key]))
-                except re.error as exc:
-                    raise self.refuse((*base, key), f"{key} {str(rule[key])!r} does not compile: {exc.msg} "
-                                      f"(at character {(exc.pos or 0) + 1})", "the pattern is Python re syntax; in "
-                                      "YAML double quotes a backslash is written twice (\"\\\\d\"), in single quotes "
-                                      "once ('\\d')") from None
-        replies = rule.get("reply", "")
-        for number, reply in enumerate(replies if isinstance(replies, list) else [replies]):
-            path = (*base, "reply", number) if isinstance(replies, list) else (*base, "reply")
-            self.template(path, reply, REPLY_NAMES, "a reply")
+                self.pattern((*base, key), key, str(rule[key]))
+        self.replies(rule.get("reply", ""), base)
         for number, call in enumerate(rule.get("tool_calls") or []):
             if isinstance(call, Mapping):
                 for text in _strings(call.get("arguments", {})):
                     self.template((*base, "tool_calls", number, "arguments"), text, REPLY_NAMES, "a reply")
+
+    def pattern(self, path: KeyPath, key: str, pattern: str) -> None:
+        """Refuse a rule's ``regex`` or ``tool_result`` that does not compile."""
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise self.refuse(path, f"{key} {pattern!r} does not compile: {exc.msg} "
+                              f"(at character {(exc.pos or 0) + 1})", "the pattern is Python re syntax; in "
+                              "YAML double quotes a backslash is written twice (\"\\\\d\"), in single quotes "
+                              "once ('\\d')") from None
+
+    def replies(self, replies: Any, base: KeyPath) -> None:
+        """A rule's ``reply``: one template, or a list of them (one per turn)."""
+        if not isinstance(replies, list):
+            self.template((*base, "reply"), replies, REPLY_NAMES, "a reply")
+            return
+        for number, reply in enumerate(replies):
+            self.template((*base, "reply", number), reply, REPLY_NAMES, "a reply")
 
     def replay(self, model: ModelSpec, base: KeyPath) -> None:
         # a model's own replay: replaces its provider's (suite/models.py)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from bench_plugin.core.chat import (
     Completion,
@@ -120,15 +120,23 @@ def wire_message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
     out: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.name and message.role in ("user", "assistant") and _VALID_NAME.match(message.name):
+    if _takes_name(message):
         out["name"] = message.name
     if message.tool_calls:
         out["content"] = message.content or None  # a reply that only calls tools has no text
-        out["tool_calls"] = [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-            for call in message.tool_calls
-        ]
+        out["tool_calls"] = [wire_tool_call(call) for call in message.tool_calls]
     return out
+
+
+def _takes_name(message: Message) -> bool:
+    """A user's or assistant's ``name`` that OpenAI's name rule accepts."""
+    name = message.name
+    return name is not None and message.role in ("user", "assistant") and _VALID_NAME.match(name) is not None
+
+
+def wire_tool_call(call: ToolCall) -> dict[str, Any]:
+    """One function call of an assistant's message."""
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
 
 
 # what an error object's ``code`` or ``type`` means when it names no HTTP status (OpenAI, OpenRouter, vLLM)
@@ -147,45 +155,57 @@ def body_error(data: dict[str, Any]) -> BodyError | None:
     A numeric ``code`` is taken as the HTTP status it names, a known ``code`` or ``type`` name as its status;
     any other error is an upstream failure worth retrying (``kind="error_payload"``).
     """
-    error = data.get("error")
-    choices = data.get("choices")
-    if not error and isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        error = choices[0].get("error")
+    error = _error_in(data)
     if not error:
         return None
     detail = error if isinstance(error, dict) else {"message": error}
-    message = str(detail.get("message", detail))
+    return BodyError(_error_status(detail), str(detail.get("message", detail)))
+
+
+def _error_in(data: dict[str, Any]) -> Any:
+    """The body's top-level ``error``, or else its first choice's."""
+    error = data.get("error")
+    if error:
+        return error
+    first = _first_choice(data)
+    return first.get("error") if first is not None else error
+
+
+def _first_choice(data: dict[str, Any]) -> dict[str, Any] | None:
+    choices = data.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0]
+    return None
+
+
+def _error_status(detail: dict[str, Any]) -> int | None:
+    """The HTTP status an error object names by number or by a known name; None for an upstream failure."""
     code = detail.get("code")
-    if (isinstance(code, int) and not isinstance(code, bool)) or (isinstance(code, str) and code.isdigit()):
-        return BodyError(int(code), message)
+    if _is_numeric_code(code):
+        return int(code)
     for name in (code, detail.get("type")):
         if isinstance(name, str) and name in _ERROR_NAME_STATUS:
-            return BodyError(_ERROR_NAME_STATUS[name], message)
-    return BodyError(None, message)
+            return _ERROR_NAME_STATUS[name]
+    return None
+
+
+def _is_numeric_code(code: Any) -> TypeGuard[int | str]:
+    if isinstance(code, str):
+        return code.isdigit()
+    return isinstance(code, int) and not isinstance(code, bool)
 
 
 def parse_completion(data: dict[str, Any], latency: float) -> Completion:
     """Read the first choice and the usage of a chat-completions response."""
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+    choice = _first_choice(data)
+    if choice is None:
         raise malformed("choices is missing or empty")
-    choice = choices[0]
     message = choice.get("message")
     if not isinstance(message, dict):
         raise malformed("choices[0].message is missing")
     finish_reason = optional_str(choice.get("finish_reason"), "choices[0].finish_reason")
-    content = message.get("content")
-    refusal = message.get("refusal")
-    if content is None and isinstance(refusal, str):
-        text = refusal  # OpenAI's structured outputs: the model declined, in words
-    elif content is None and finish_reason in _EMPTY_CONTENT_REASONS:
-        text = ""
-    elif content is None:
-        raise malformed(f"choices[0].message.content is null (finish_reason {finish_reason!r})")
-    else:
-        text = require_text(content, "choices[0].message.content")
     return Completion(
-        text=text,
+        text=_answer_text(message, finish_reason),
         usage=read_usage(data, "prompt_tokens", "completion_tokens"),
         latency_s=latency,
         finish_reason=finish_reason,
@@ -194,26 +214,44 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
     )
 
 
+def _answer_text(message: dict[str, Any], finish_reason: str | None) -> str:
+    """The message's content; a refusal's words, or "" when the finish reason explains a missing content."""
+    content = message.get("content")
+    if content is not None:
+        return require_text(content, "choices[0].message.content")
+    refusal = message.get("refusal")
+    if isinstance(refusal, str):
+        return refusal  # OpenAI's structured outputs: the model declined, in words
+    if finish_reason in _EMPTY_CONTENT_REASONS:
+        return ""
+    raise malformed(f"choices[0].message.content is null (finish_reason {finish_reason!r})")
+
+
 def read_tool_calls(value: Any) -> tuple[ToolCall, ...]:
     """``message.tool_calls``: function calls with their arguments as the JSON text the model wrote."""
     if value is None:
         return ()
     if not isinstance(value, list):
         raise malformed("choices[0].message.tool_calls is not a list")
-    calls = []
-    for index, entry in enumerate(value):
-        function = entry.get("function") if isinstance(entry, dict) else None
-        if not isinstance(function, dict):
-            raise malformed(f"tool_calls[{index}].function is missing")
-        arguments = function.get("arguments")
-        if not isinstance(arguments, str):  # some servers send the object itself
-            arguments = json.dumps(arguments if arguments is not None else {})
-        calls.append(ToolCall(
-            id=optional_str(entry.get("id"), f"tool_calls[{index}].id") or f"call_{index + 1}",
-            name=require_text(function.get("name"), f"tool_calls[{index}].function.name"),
-            arguments=arguments,
-        ))
-    return tuple(calls)
+    return tuple(_read_tool_call(index, entry) for index, entry in enumerate(value))
+
+
+def _read_tool_call(index: int, entry: Any) -> ToolCall:
+    function = entry.get("function") if isinstance(entry, dict) else None
+    if not isinstance(function, dict):
+        raise malformed(f"tool_calls[{index}].function is missing")
+    return ToolCall(
+        id=optional_str(entry.get("id"), f"tool_calls[{index}].id") or f"call_{index + 1}",
+        name=require_text(function.get("name"), f"tool_calls[{index}].function.name"),
+        arguments=_arguments_text(function.get("arguments")),
+    )
+
+
+def _arguments_text(arguments: Any) -> str:
+    """The arguments as JSON text: some servers send the object itself (or nothing, read as ``{}``)."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments if arguments is not None else {})
 
 
 EMBEDDING_PARAMS = ("dimensions", "user")
@@ -229,27 +267,55 @@ def build_embedding_body(request: EmbeddingRequest) -> dict[str, Any]:
 
 def parse_embeddings(data: dict[str, Any], count: int, latency: float) -> Embeddings:
     """One vector per text, put back in input order by each item's ``index``; all of one length."""
+    vectors = _vectors_in_order(_embedding_items(data, count))
+    lengths = {len(vector) for vector in vectors}
+    if len(lengths) > 1:
+        raise malformed(f"the embeddings have different lengths {sorted(lengths)}")
+    return Embeddings(
+        vectors=vectors,
+        usage=read_usage(data, "prompt_tokens", "completion_tokens"),
+        latency_s=latency,
+        request_id=optional_str(data.get("id"), "id"),
+    )
+
+
+def _embedding_items(data: dict[str, Any], count: int) -> list[Any]:
+    """The body's ``data`` list, which must hold one item per text."""
     items = data.get("data")
     if not isinstance(items, list) or len(items) != count:
         found = len(items) if isinstance(items, list) else "no"
         raise malformed(f"data holds {found} embeddings, expected {count}")
-    vectors: list[tuple[float, ...] | None] = [None] * count
+    return items
+
+
+def _vectors_in_order(items: list[Any]) -> tuple[tuple[float, ...], ...]:
+    """Each item's vector at its ``index``: every index is used once, so no place is left empty."""
+    vectors: list[tuple[float, ...] | None] = [None] * len(items)
     for position, item in enumerate(items):
-        index = item.get("index", position) if isinstance(item, dict) else position
-        vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < count or vectors[index] is not None:
-            raise malformed(f"data[{position}].index is {index!r}, expected a new index below {count}")
-        if not isinstance(vector, list) or not vector or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector
-        ):
-            raise malformed(f"data[{position}].embedding is not a list of numbers (ask for encoding_format float)")
-        vectors[index] = tuple(float(x) for x in vector)
-    lengths = {len(vector) for vector in vectors if vector is not None}
-    if len(lengths) > 1:
-        raise malformed(f"the embeddings have different lengths {sorted(lengths)}")
-    return Embeddings(
-        vectors=tuple(vector for vector in vectors if vector is not None),
-        usage=read_usage(data, "prompt_tokens", "completion_tokens"),
-        latency_s=latency,
-        request_id=optional_str(data.get("id"), "id"),
+        index, vector = _read_embedding(position, item, vectors)
+        vectors[index] = vector
+    return tuple(vector for vector in vectors if vector is not None)
+
+
+def _read_embedding(
+    position: int, item: Any, vectors: list[tuple[float, ...] | None]
+) -> tuple[int, tuple[float, ...]]:
+    """The input index and vector of ``data[position]``; an index must be new and below ``len(vectors)``."""
+    entry = item if isinstance(item, dict) else {}
+    index = entry.get("index", position)
+    if not _is_free_index(index, vectors):
+        raise malformed(f"data[{position}].index is {index!r}, expected a new index below {len(vectors)}")
+    vector = entry.get("embedding")
+    if not _is_number_list(vector):
+        raise malformed(f"data[{position}].embedding is not a list of numbers (ask for encoding_format float)")
+    return index, tuple(float(x) for x in vector)
+
+
+def _is_free_index(index: Any, vectors: list[tuple[float, ...] | None]) -> bool:
+    return isinstance(index, int) and 0 <= index < len(vectors) and vectors[index] is None
+
+
+def _is_number_list(value: Any) -> TypeGuard[list[float]]:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in value
     )

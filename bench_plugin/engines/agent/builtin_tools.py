@@ -6,13 +6,14 @@ is sent; a call that cannot be done raises ToolFailure with the reason.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from bench_plugin.core.errors import ToolFailure
-from bench_plugin.engines.agent.program import check_allowed, clip, run_argv, split_command
+from bench_plugin.engines.agent.program import CommandResult, check_allowed, clip, run_argv, split_command
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.workspace import confine, shown, walk_files
 from bench_plugin.suite.agent.spec import ToolSpec
@@ -58,25 +59,38 @@ def list_files(root: Path, args: Mapping[str, Any]) -> str:
 
 def search(root: Path, args: Mapping[str, Any]) -> str:
     """The ``search`` tool: ``path:line: text`` for each line matching a regex, at most ``MAX_MATCHES``."""
-    try:
-        pattern = re.compile(args["pattern"])
-    except re.error as exc:
-        raise ToolFailure(f"the pattern /{args['pattern']}/ is not a valid regular expression: {exc}") from exc
+    pattern = _compile(args["pattern"])
     where = confine(root, args.get("path") or ".")
     if not where.exists():
         raise ToolFailure(f"no such file or folder: {args.get('path')!r}")
-    matches: list[str] = []
-    for path in [where] if where.is_file() else walk_files(where):
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (UnicodeDecodeError, OSError):
-            continue  # binary files are not searched
-        for number, line in enumerate(lines, 1):
-            if pattern.search(line):
-                matches.append(f"{shown(root, path)}:{number}: {line}")
-                if len(matches) == MAX_MATCHES:
-                    return "\n".join([*matches, f"... (stopped at {MAX_MATCHES} matches)"])
+    found = (match for path in _searched(where) for match in _matching_lines(root, path, pattern))
+    matches = list(itertools.islice(found, MAX_MATCHES))
+    if len(matches) == MAX_MATCHES:
+        return "\n".join([*matches, f"... (stopped at {MAX_MATCHES} matches)"])
     return "\n".join(matches) if matches else "(no matches)"
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ToolFailure(f"the pattern /{pattern}/ is not a valid regular expression: {exc}") from exc
+
+
+def _searched(where: Path) -> list[Path]:
+    """The file searched, or the files under the folder."""
+    return [where] if where.is_file() else walk_files(where)
+
+
+def _matching_lines(root: Path, path: Path, pattern: re.Pattern[str]) -> Iterator[str]:
+    """``path:line: text`` of each line of a text file that matches; binary files are not searched."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (UnicodeDecodeError, OSError):
+        return
+    for number, line in enumerate(lines, 1):
+        if pattern.search(line):
+            yield f"{shown(root, path)}:{number}: {line}"
 
 
 async def command(root: Path, args: Mapping[str, Any], tool: ToolSpec, timeout_s: float,
@@ -97,7 +111,12 @@ async def command(root: Path, args: Mapping[str, Any], tool: ToolSpec, timeout_s
     if result.note is not None:
         text += f"note: {result.note}\n"
         return text, f"exit code {result.exit_code}: {result.note}"
+    return text, _exit_failure(result)
+
+
+def _exit_failure(result: CommandResult) -> str | None:
+    """None for exit code 0, else the code and the last line the program wrote (to stderr, else stdout)."""
     if result.exit_code == 0:
-        return text, None
+        return None
     lines = (result.stderr.strip() or result.stdout.strip()).splitlines()
-    return text, f"exit code {result.exit_code}" + (f": {lines[-1][:200]}" if lines else "")
+    return f"exit code {result.exit_code}" + (f": {lines[-1][:200]}" if lines else "")

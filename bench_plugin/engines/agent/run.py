@@ -21,6 +21,7 @@ from bench_plugin.core.chat import CallModel, Completion, CompletionRequest, Mes
 from bench_plugin.core.errors import CaseError, ProviderError
 from bench_plugin.core.transcript import (
     AgentRun,
+    CheckResult,
     ToolCallRecord,
     Transcript,
     TurnResult,
@@ -34,7 +35,7 @@ from bench_plugin.engines.agent.view import transcript_text
 from bench_plugin.engines.agent.workspace import create_workspace, remove_workspace, snapshot
 from bench_plugin.engines.partial import keep_partial
 from bench_plugin.engines.turns import open_turn, phase_system
-from bench_plugin.suite.spec import CaseSpec
+from bench_plugin.suite.spec import CaseSpec, PhaseSpec, TurnSpec
 
 
 async def run_agent(case: CaseSpec, call_model: CallModel) -> Transcript:
@@ -46,30 +47,27 @@ async def run_agent(case: CaseSpec, call_model: CallModel) -> Transcript:
         SandboxError: the case runs programs and no sandbox it may use works here (before any model call).
     """
     assert case.model is not None and case.agent is not None, "expansion sets both for agent cases"
-    runs_programs = any(tool.type == "command" for tool in case.agent.tools) or has_command_checks(case)
-    sandbox = await open_sandbox(case.agent.sandbox) if runs_programs else None
+    sandbox = await open_sandbox(case.agent.sandbox) if _runs_programs(case) else None
+    sandbox_name = sandbox.name if sandbox else None
     root = create_workspace(case.agent.workspace)
     try:
         session = _Session(case, call_model, Toolbox(case.agent.tools, root, case, sandbox))
         try:
             await session.play()
         except (ProviderError, CaseError) as exc:  # the record keeps the steps taken and the workspace as left
-            keep_partial(exc, _partial(session, snapshot(root), exc, sandbox.name if sandbox else None))
+            keep_partial(exc, _partial(session, snapshot(root), exc, sandbox_name))
             raise
         checks = await verify_completion(case, root, session.response, sandbox)
         files = snapshot(root)
     finally:
         remove_workspace(root)
-    budget = case.agent.budget
-    run = AgentRun(
-        tools=tuple(tool.name for tool in case.agent.tools), tool_calls=tuple(session.calls), checks=checks,
-        files=files, steps=len(session.completions), max_steps=budget.max_steps, max_seconds=budget.max_seconds,
-        elapsed_s=session.elapsed, stopped=session.stopped, sandbox=sandbox.name if sandbox else None,
-    )
-    return Transcript(
-        messages=tuple(session.messages), response=session.response, completions=tuple(session.completions),
-        turns=tuple(session.turns), text=transcript_text(session.messages, session.calls), agent=run,
-    )
+    return session.transcript(files, session.stopped, sandbox_name, checks)
+
+
+def _runs_programs(case: CaseSpec) -> bool:
+    """Whether a ``command`` tool or a command check runs a program: then the case needs a sandbox."""
+    assert case.agent is not None
+    return any(tool.type == "command" for tool in case.agent.tools) or has_command_checks(case)
 
 
 class _Session:
@@ -99,6 +97,9 @@ class _Session:
         answered = [turn for turn in self.turns if turn.answered]
         return (answered[-1].answer or "") if answered else ""
 
+    def answered(self) -> list[TurnResult]:
+        return [turn for turn in self.turns if turn.answered]
+
     async def play(self) -> None:
         case = self.case
         if case.turns is None:  # prompt: or messages: one user turn, already rendered
@@ -108,23 +109,30 @@ class _Session:
             return
         index = 0
         for phase_number, phase in enumerate(case.turns.phases, 1):
-            answered = [turn for turn in self.turns if turn.answered]
-            history = list(phase_system(case, phase, answered, phase_number, index + 1))
-            self.messages.extend(history)
-            for turn in phase.turns:
-                index += 1
-                answered = [t for t in self.turns if t.answered]
-                self.stopped = self.stopped or self.budget_exhausted()
-                if self.stopped is not None:
-                    self.turns.append(skipped_turn(index, f"not sent: {self.stopped}", phase=phase_number))
-                    continue
-                user = open_turn(case, turn, answered, index, phase_number)
-                if isinstance(user, TurnResult):
-                    self.turns.append(user)
-                    continue
-                history.append(user)
-                self.messages.append(user)
-                await self.answer(history, index, phase_number)
+            index = await self.play_phase(phase, phase_number, index)
+
+    async def play_phase(self, phase: PhaseSpec, phase_number: int, index: int) -> int:
+        """The phase's turns, numbered after turn ``index``; the number of its last turn."""
+        history = list(phase_system(self.case, phase, self.answered(), phase_number, index + 1))
+        self.messages.extend(history)
+        for turn in phase.turns:
+            index += 1
+            await self.play_turn(turn, history, index, phase_number)
+        return index
+
+    async def play_turn(self, turn: TurnSpec, history: list[Message], index: int, phase_number: int) -> None:
+        """Send the turn's user message and loop on its answer, unless the budget is spent or its gate is shut."""
+        self.stopped = self.stopped or self.budget_exhausted()
+        if self.stopped is not None:
+            self.turns.append(skipped_turn(index, f"not sent: {self.stopped}", phase=phase_number))
+            return
+        user = open_turn(self.case, turn, self.answered(), index, phase_number)
+        if isinstance(user, TurnResult):
+            self.turns.append(user)
+            return
+        history.append(user)
+        self.messages.append(user)
+        await self.answer(history, index, phase_number)
 
     async def answer(self, history: list[Message], index: int, phase: int) -> None:
         """Loop until the model replies without calling a tool (or the budget stops it)."""
@@ -143,20 +151,25 @@ class _Session:
             self.messages.append(dataclasses.replace(reply, name=self.model.label))
             if not completion.tool_calls:
                 break
-            for call in completion.tool_calls:
-                record = await self.toolbox.call(
-                    call, step=len(self.completions), turn=index, time_left_s=self.budget.max_seconds - self.elapsed
-                )
-                self.calls.append(record)
-                result = Message("tool", record.output, name=call.name, tool_call_id=call.id)
-                history.append(result)
-                self.messages.append(result)
+            await self.run_tools(completion, history, index)
+        self.turns.append(self.turn_result(index, phase, context, last))
+
+    def turn_result(self, index: int, phase: int, context: tuple[Message, ...], last: Completion | None) -> TurnResult:
+        """The turn, answered by the model's last reply, or skipped when the budget stopped it before any."""
         if last is None:
-            self.turns.append(skipped_turn(index, f"not answered: {self.stopped}", phase=phase))
-        else:
-            self.turns.append(
-                answered_turn(index, len(self.completions), context, last, self.model.thinking, phase=phase)
+            return skipped_turn(index, f"not answered: {self.stopped}", phase=phase)
+        return answered_turn(index, len(self.completions), context, last, self.model.thinking, phase=phase)
+
+    async def run_tools(self, completion: Completion, history: list[Message], index: int) -> None:
+        """Carry out the reply's tool calls in order; their results go back to the model."""
+        for call in completion.tool_calls:
+            record = await self.toolbox.call(
+                call, step=len(self.completions), turn=index, time_left_s=self.budget.max_seconds - self.elapsed
             )
+            self.calls.append(record)
+            result = Message("tool", record.output, name=call.name, tool_call_id=call.id)
+            history.append(result)
+            self.messages.append(result)
 
     async def call(self, history: list[Message]) -> Completion | None:
         """One model call, cut off when the case's time budget runs out (then None)."""
@@ -182,22 +195,30 @@ class _Session:
         return None
 
 
+    def transcript(
+        self, files: tuple[Mapping[str, Any], ...], stopped: str | None, sandbox: str | None,
+        checks: dict[str, tuple[CheckResult, ...]] | None = None,
+    ) -> Transcript:
+        """The case's transcript: messages, answer, calls, and the agent's run (its ``checks``, when they ran)."""
+        agent = self.case.agent
+        assert agent is not None
+        run = AgentRun(
+            tools=tuple(tool.name for tool in agent.tools), tool_calls=tuple(self.calls), checks=checks or {},
+            files=files, steps=len(self.completions), max_steps=agent.budget.max_steps,
+            max_seconds=agent.budget.max_seconds, elapsed_s=self.elapsed, stopped=stopped, sandbox=sandbox,
+        )
+        return Transcript(
+            messages=tuple(self.messages), response=self.response, completions=tuple(self.completions),
+            turns=tuple(self.turns), text=transcript_text(self.messages, self.calls), agent=run,
+        )
+
+
 def _partial(session: _Session, files: tuple[Mapping[str, Any], ...], exc: ProviderError | CaseError,
              sandbox: str | None) -> Transcript:
     """What an agent had done when a model call or a template failed: its messages, tool calls and workspace.
 
     No checks ran.
     """
-    case = session.case
-    assert case.agent is not None
-    run = AgentRun(
-        tools=tuple(tool.name for tool in case.agent.tools), tool_calls=tuple(session.calls), files=files,
-        steps=len(session.completions), max_steps=case.agent.budget.max_steps,
-        max_seconds=case.agent.budget.max_seconds, elapsed_s=session.elapsed,
-        stopped=f"error: a model call failed: {exc.kind}" if isinstance(exc, ProviderError)
-        else "error: a template of the suite failed", sandbox=sandbox,
-    )
-    return Transcript(
-        messages=tuple(session.messages), response=session.response, completions=tuple(session.completions),
-        turns=tuple(session.turns), text=transcript_text(session.messages, session.calls), agent=run,
-    )
+    if isinstance(exc, ProviderError):
+        return session.transcript(files, f"error: a model call failed: {exc.kind}", sandbox)
+    return session.transcript(files, "error: a template of the suite failed", sandbox)

@@ -60,25 +60,30 @@ class Toolbox:
         arguments: Any = call.arguments
         try:
             arguments = parse_arguments(call.arguments)
-            if tool is None:
-                raise ToolFailure(f"there is no tool named {call.name!r}; tools: {', '.join(self.tools) or 'none'}")
-            check_arguments(tool, arguments)
+            tool = self._checked(tool, call.name, arguments)
             if tool.type == "command":
                 await _take_place_by(deadline)
                 started = time.perf_counter()
             output, error = await self._run(tool, arguments, deadline - started)
-            ok = error is None
-        except ToolFailure as exc:
-            ok, output, error = False, f"error: {exc}", str(exc)
-        except OSError as exc:  # a file the tool could not read or write
-            ok, error = False, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-            output = f"error: {error}"
+        except (ToolFailure, OSError) as exc:
+            output, error = _failure(exc)
         family, mutating = self.classify(tool, call.name, arguments)
         return ToolCallRecord(
-            step=step, turn=turn, id=call.id, name=call.name, arguments=arguments, ok=ok, output=output,
+            step=step, turn=turn, id=call.id, name=call.name, arguments=arguments, ok=error is None, output=output,
             error=error, family=family, mutating=mutating, target=_target(arguments), command=_command(arguments),
             duration_s=time.perf_counter() - started,
         )
+
+    def _checked(self, tool: ToolSpec | None, name: str, arguments: Mapping[str, Any]) -> ToolSpec:
+        """The tool called, once its arguments are found to fit it.
+
+        Raises:
+            ToolFailure: there is no such tool, or the arguments do not fit its parameters.
+        """
+        if tool is None:
+            raise ToolFailure(f"there is no tool named {name!r}; tools: {', '.join(self.tools) or 'none'}")
+        check_arguments(tool, arguments)
+        return tool
 
     async def _run(self, tool: ToolSpec, args: Mapping[str, Any], time_left_s: float) -> tuple[str, str | None]:
         """(the result the model reads, the failure or None)."""
@@ -92,15 +97,32 @@ class Toolbox:
     def classify(self, tool: ToolSpec | None, name: str, arguments: Any) -> tuple[str, bool]:
         """(family, mutating): declared on the tool, fixed for built-ins, else from the command or the name."""
         command = _command(arguments)
-        if tool is not None and tool.family is not None:
-            mutating = tool.mutating if tool.mutating is not None else tool.family == "edit"
-            return tool.family, mutating
-        if tool is not None and tool.type in BUILTIN_FAMILIES:
+        if tool is None:
+            return classify_name(name, command)
+        if tool.family is not None:
+            return tool.family, _declared_mutating(tool, tool.family == "edit")
+        if tool.type in BUILTIN_FAMILIES:
             return BUILTIN_FAMILIES[tool.type]
-        if tool is not None and tool.type == "command":
+        if tool.type == "command":
             return classify_command(command) if command else ("execute", False)
         family, mutating = classify_name(name, command)
-        return family, tool.mutating if tool is not None and tool.mutating is not None else mutating
+        return family, _declared_mutating(tool, mutating)
+
+
+def _declared_mutating(tool: ToolSpec, otherwise: bool) -> bool:
+    """The tool's ``mutating``, when the suite declares it."""
+    return tool.mutating if tool.mutating is not None else otherwise
+
+
+def _failure(exc: ToolFailure | OSError) -> tuple[str, str]:
+    """(what the model reads, the failure) of a call that failed."""
+    error = _os_error_text(exc) if isinstance(exc, OSError) else str(exc)
+    return f"error: {error}", error
+
+
+def _os_error_text(exc: OSError) -> str:
+    """A file the tool could not read or write: why, and which."""
+    return f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
 
 
 async def _take_place_by(deadline: float) -> None:

@@ -22,19 +22,29 @@ def transcript_text(messages: Sequence[Message], calls: Sequence[ToolCallRecord]
         tool read_file (ok): def discount(...
     """
     by_id = {call.id: call for call in calls}
-    blocks = []
-    for message in messages:
-        if message.role == "tool":
-            call = by_id.get(message.tool_call_id or "")
-            status = "" if call is None else (" (ok)" if call.ok else " (failed)")
-            text = message.content if len(message.content) <= RESULT_CHARS else (
-                message.content[:RESULT_CHARS] + f"... [{len(message.content) - RESULT_CHARS} more characters]")
-            blocks.append(f"tool {message.name or ''}{status}: {text}")
-            continue
-        lines = [f"{message.role}: {message.content}"]
-        lines += [f"  -> {call.name} {call.arguments}" for call in message.tool_calls]
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+    return "\n\n".join(
+        _tool_block(message, by_id.get(message.tool_call_id or "")) if message.role == "tool" else _block(message)
+        for message in messages
+    )
+
+
+def _block(message: Message) -> str:
+    """``role: content``, and a ``->`` line under it for each tool it calls."""
+    lines = [f"{message.role}: {message.content}"]
+    lines += [f"  -> {call.name} {call.arguments}" for call in message.tool_calls]
+    return "\n".join(lines)
+
+
+def _tool_block(message: Message, call: ToolCallRecord | None) -> str:
+    """``tool name (ok): result``, the result clipped to ``RESULT_CHARS``."""
+    status = "" if call is None else (" (ok)" if call.ok else " (failed)")
+    return f"tool {message.name or ''}{status}: {_clipped(message.content)}"
+
+
+def _clipped(text: str) -> str:
+    if len(text) <= RESULT_CHARS:
+        return text
+    return text[:RESULT_CHARS] + f"... [{len(text) - RESULT_CHARS} more characters]"
 
 
 def checks_summary(run: AgentRun) -> str:

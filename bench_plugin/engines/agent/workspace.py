@@ -46,11 +46,10 @@ def _copy_sources(spec: WorkspaceSpec, root: Path) -> None:
         return shutil.copy2(_readable(Path(source), readable), destination)
 
     for source, target in spec.copies:
-        destination = root / target if target else root
         if source.is_dir():
-            shutil.copytree(source, destination, dirs_exist_ok=True, copy_function=copy_file)
+            shutil.copytree(source, root / target if target else root, dirs_exist_ok=True, copy_function=copy_file)
         else:
-            destination = destination / source.name if not target else destination
+            destination = root / target if target else root / source.name
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(_readable(source, readable), destination)
 
@@ -94,8 +93,13 @@ def walk_files(folder: Path) -> list[Path]:
     found = []
     for parent, folders, files in os.walk(folder):  # does not walk into linked folders
         folders[:] = [name for name in folders if name not in _SKIPPED_DIRS]
-        found += [path for path in (Path(parent, name) for name in files) if not path.is_symlink() and path.is_file()]
+        found += [path for path in (Path(parent, name) for name in files) if _is_plain_file(path)]
     return sorted(found)
+
+
+def _is_plain_file(path: Path) -> bool:
+    """A regular file, not a symbolic link to one."""
+    return not path.is_symlink() and path.is_file()
 
 
 def snapshot(root: Path) -> tuple[dict[str, Any], ...]:

@@ -65,46 +65,76 @@ def find_commands(text: str, commands: Sequence[CommandSpec]) -> list[FoundComma
 
 
 def _parse(spec: CommandSpec, text: str, match: re.Match[str]) -> FoundCommand:
+    """The command at ``match``, with its argument read from the rest of its line."""
     start, pos = match.start(), match.end()
     line_end = text.find("\n", pos)
     line_end = len(text) if line_end < 0 else line_end
-    rest = text[pos:line_end]
 
     def found(end: int, **kwargs: Any) -> FoundCommand:
         return FoundCommand(spec, start, end, text[start:end].strip(), **kwargs)
 
-    if spec.action == "set_temperature":
-        number = _NUMBER.match(rest)
-        if number is None:
-            word = _WORD.match(rest)
-            if word is None:
-                return found(pos, error="expected a number")
-            return found(pos + word.end(), error=f"expected a number, got '{word.group(1)}'")
+    parse = _ARGUMENT_PARSERS.get(spec.action)
+    return found(pos) if parse is None else parse(found, text[pos:line_end], pos)
+
+
+Found = Callable[..., FoundCommand]
+"""Makes the found command ending at a position of the reply, given its value (or its error)."""
+
+
+def _parse_number(found: Found, rest: str, pos: int) -> FoundCommand:
+    """``set_temperature``'s argument: a number."""
+    number = _NUMBER.match(rest)
+    if number is not None:
         return found(pos + number.end(), value=float(number.group(1)))
-    if spec.action == "append_system":
-        quoted = _QUOTED.match(rest)
-        if quoted is not None:
-            return found(pos + quoted.end(), value=quoted.group(1) if quoted.group(1) is not None else quoted.group(2))
-        return found(line_end, value=rest.strip())
-    if spec.action == "invite":
-        return _parse_invite(found, rest, pos)
-    return found(pos)
+    word = _WORD.match(rest)
+    if word is None:
+        return found(pos, error="expected a number")
+    return found(pos + word.end(), error=f"expected a number, got '{word.group(1)}'")
 
 
-def _parse_invite(found: Callable[..., FoundCommand], rest: str, pos: int) -> FoundCommand:
-    first = _QUOTED.match(rest)
-    if first is not None:
-        model, end = first.group(1) if first.group(1) is not None else first.group(2), first.end()
-    else:
-        word = _WORD.match(rest)
-        if word is None:
-            return found(pos, error="expected the model to invite")
-        model, end = word.group(1).rstrip(_TRAILING), word.end()
+def _parse_text(found: Found, rest: str, pos: int) -> FoundCommand:
+    """``append_system``'s argument: a quoted text, or else the rest of the line."""
+    quoted = _QUOTED.match(rest)
+    if quoted is not None:
+        return found(pos + quoted.end(), value=_quoted_text(quoted))
+    return found(pos + len(rest), value=rest.strip())
+
+
+def _parse_invite(found: Found, rest: str, pos: int) -> FoundCommand:
+    """``invite``'s arguments: the model (a word or a quoted text), then maybe a quoted persona."""
+    named = _invited_model(rest)
+    if named is None:
+        return found(pos, error="expected the model to invite")
+    model, end = named
     persona = _QUOTED.match(rest, end)
     if persona is not None:
-        text = persona.group(1) if persona.group(1) is not None else persona.group(2)
-        return found(pos + persona.end(), value=model, persona=text)
+        return found(pos + persona.end(), value=model, persona=_quoted_text(persona))
     return found(pos + end, value=model)
+
+
+def _invited_model(rest: str) -> tuple[str, int] | None:
+    """The model an invitation names, and where its name ends in ``rest``; None when it names none."""
+    first = _QUOTED.match(rest)
+    if first is not None:
+        return _quoted_text(first), first.end()
+    word = _WORD.match(rest)
+    if word is None:
+        return None
+    return word.group(1).rstrip(_TRAILING), word.end()
+
+
+def _quoted_text(match: re.Match[str]) -> str:
+    """The text between the quotes, double or single."""
+    double, single = match.group(1), match.group(2)
+    return double if double is not None else single
+
+
+_ARGUMENT_PARSERS: Mapping[str, Callable[[Found, str, int], FoundCommand]] = {
+    "set_temperature": _parse_number,
+    "append_system": _parse_text,
+    "invite": _parse_invite,
+}
+"""How each action reads its argument; the others take none."""
 
 
 def remove_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -171,8 +201,7 @@ def _mute(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: Ma
 
 
 def _invite(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: Mapping[str, Any]) -> Outcome:
-    options = found.spec.options
-    cap = int(options["max_participants"])
+    cap = int(found.spec.options["max_participants"])
     if len(room.seats) >= cap:
         return Outcome(False, f"the conversation is full: {len(room.seats)} participants, at most {cap}")
     model, problem = _pick_model(str(found.value), found.spec.models)
@@ -181,6 +210,14 @@ def _invite(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: 
     present = next((s for s in room.seats if s.model.name == model.name), None)
     if present is not None:
         return Outcome(False, f"{model.name} is already taking part (as {present.name})")
+    return _seat_guest(found, model, seat, room, render, scope)
+
+
+def _seat_guest(
+    found: FoundCommand, model: ModelSpec, seat: Seat, room: Room, render: Render, scope: Mapping[str, Any]
+) -> Outcome:
+    """Give the invited model the next seat, its name and prompt rendered, unless another has that name."""
+    options = found.spec.options
     index = len(room.seats)
     me: dict[str, Any] = {"index": index + 1, "model": model.template_vars(),
                           "company": model.provider.name}
@@ -199,17 +236,26 @@ def _invite(found: FoundCommand, seat: Seat, room: Room, render: Render, scope: 
 
 def _pick_model(wanted: str, models: Mapping[str, ModelSpec]) -> tuple[ModelSpec | None, str]:
     """The invitable model a participant named: its name, id or label (any case), else a unique part of one."""
-    key = wanted.strip().lower()
-    for model in models.values():
-        if key in (model.name.lower(), model.id.lower(), model.label.lower()):
-            return model, ""
-    partial = [m for m in models.values() if key and any(key in n.lower() for n in (m.name, m.id, m.label))]
-    if len(partial) == 1:
-        return partial[0], ""
+    named = _models_called(wanted.strip().lower(), models)
+    if len(named) == 1:
+        return named[0], ""
     choices = ", ".join(models)
-    if partial:
-        return None, f"'{wanted}' matches several models ({', '.join(m.name for m in partial)}); can invite: {choices}"
+    if named:
+        return None, f"'{wanted}' matches several models ({', '.join(m.name for m in named)}); can invite: {choices}"
     return None, f"unknown model '{wanted}'; can invite: {choices}"
+
+
+def _models_called(key: str, models: Mapping[str, ModelSpec]) -> list[ModelSpec]:
+    """The first model called exactly ``key``, or else every model with ``key`` in one of its names."""
+    exact = [model for model in models.values() if key in _names_of(model)]
+    if exact:
+        return exact[:1]
+    return [model for model in models.values() if key and any(key in name for name in _names_of(model))]
+
+
+def _names_of(model: ModelSpec) -> tuple[str, str, str]:
+    """What a participant may call a model by, lower-cased: its name, id and label."""
+    return model.name.lower(), model.id.lower(), model.label.lower()
 
 
 _ACTIONS: Mapping[str, Callable[[FoundCommand, Seat, Room, Render, Mapping[str, Any]], Outcome]] = {

@@ -12,10 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench_plugin.core.chat import CallModel, CompletionRequest, Message
+from bench_plugin.core.chat import CallModel, Completion, CompletionRequest, Message
 from bench_plugin.core.errors import CaseError, ProviderError
-from bench_plugin.core.transcript import Transcript, TurnResult, answered_turn, split_thinking
-from bench_plugin.engines.conversation.commands import apply_command, find_commands, remove_spans
+from bench_plugin.core.transcript import ThinkingSplit, Transcript, TurnResult, answered_turn, split_thinking
+from bench_plugin.engines.conversation.commands import (
+    FoundCommand,
+    Outcome,
+    apply_command,
+    find_commands,
+    remove_spans,
+)
 from bench_plugin.engines.conversation.log import MESSAGE, NOTICE, SEED, LogEntry, ending, render_text
 from bench_plugin.engines.conversation.state import Room, Seat
 from bench_plugin.engines.conversation.views import messages_for
@@ -60,28 +66,42 @@ class _Conversation:
 
     async def play_round(self) -> bool:
         """One round; True when a stop sequence ended the conversation."""
-        room = self.room
-        queue = list(room.order)
-        while queue or room.pending:
-            if queue:
-                seat = room.seats[queue.pop(0)]
-            else:  # invited during this round: they join now, and speak in every later round
-                index = room.pending.pop(0)
-                room.order.append(index)
-                seat = room.seats[index]
-                room.event("join", f"{seat.name} ({seat.model.label}) joined the conversation", seat)
+        queue = list(self.room.order)
+        while queue or self.room.pending:
+            seat = self.room.seats[queue.pop(0)] if queue else self.join()
             if seat.muted:
                 seat.muted = False
-                room.event("skip", f"{seat.name} is muted and sits out this turn", seat)
-                continue
-            if await self.speak(seat):
+                self.room.event("skip", f"{seat.name} is muted and sits out this turn", seat)
+            elif await self.speak(seat):
                 return True
         return False
 
+    def join(self) -> Seat:
+        """The next participant invited during this round: it joins now, and speaks in every later round."""
+        room = self.room
+        index = room.pending.pop(0)
+        room.order.append(index)
+        seat = room.seats[index]
+        room.event("join", f"{seat.name} ({seat.model.label}) joined the conversation", seat)
+        return seat
+
     async def speak(self, seat: Seat) -> bool:
         """One reply of ``seat``: call, commands, log, broadcast; True when it holds a stop sequence."""
+        context = messages_for(self.room, seat, self.prefix)
+        completion = await self.call(seat, context)
+        answer = split_thinking(completion.text, seat.model.thinking)
+        visible, notices = self.apply_commands(seat, completion.text, answer)
+        stop = next((s for s in self.spec.stop_sequences if s in answer.answer), None)
+        if stop is not None:
+            self.room.event("stop", f"{seat.name} has ended the conversation with {stop}.", seat)
+            return True
+        if self.spec.mode == "broadcast":
+            self.broadcast(seat, completion.text, visible, notices)
+        return False
+
+    async def call(self, seat: Seat, context: tuple[Message, ...]) -> Completion:
+        """Call ``seat``'s model; a call of the model under test is also one of the case's turns."""
         room, case = self.room, self.case
-        context = messages_for(room, seat, self.prefix)
         self.calls += 1
         me = {**seat.spec.variables, "name": seat.name}
         request = CompletionRequest(
@@ -98,36 +118,40 @@ class _Conversation:
         if seat.spec.candidate:
             number = len(self.turns) + 1
             self.turns.append(answered_turn(number, self.calls, context, completion, seat.model.thinking))
-        answer = split_thinking(completion.text, seat.model.thinking)
-        found = find_commands(answer.answer, self.spec.commands)
-        def said(text: str) -> None:
-            room.entries.append(LogEntry(MESSAGE, room.round, text, speaker=seat.name, participant=seat.index,
-                                         raw=completion.text, thinking=answer.thinking))
+        return completion
 
+    def apply_commands(self, seat: Seat, raw: str, answer: ThinkingSplit) -> tuple[str, list[str]]:
+        """Apply the reply's commands and log the reply without those that hide themselves.
+
+        Returns:
+            The reply as the others see it, and the notices the commands gave.
+        """
+        found = find_commands(answer.answer, self.spec.commands)
         try:
-            outcomes = [apply_command(f, seat, room, self.render, self.scope) for f in found]
+            outcomes = [apply_command(f, seat, self.room, self.render, self.scope) for f in found]
         except CaseError:  # a command's template failed: the reply was paid for, and the kept log shows it
-            said(answer.answer)
+            self.said(seat, answer.answer, raw, answer)
             raise
-        hidden = [(f.start, f.end) for f, o in zip(found, outcomes, strict=True) if o.ok and f.spec.hide]
-        visible = remove_spans(answer.answer, hidden)
-        said(visible)
-        notices = []
-        for command, outcome in zip(found, outcomes, strict=True):
-            room.event(command.spec.name, outcome.detail, seat, ok=outcome.ok)
-            if outcome.ok and command.spec.notice is not None:
-                variables = {**self.scope, "speaker": seat.name, "value": outcome.value}
-                text = self.render(command.spec.notice, variables).strip()
-                if text:
-                    room.notice(text, seat)
-                    notices.append(text)
-        stop = next((s for s in self.spec.stop_sequences if s in answer.answer), None)
-        if stop is not None:
-            room.event("stop", f"{seat.name} has ended the conversation with {stop}.", seat)
-            return True
-        if self.spec.mode == "broadcast":
-            self.broadcast(seat, completion.text, visible, notices)
-        return False
+        visible = remove_spans(answer.answer, _hidden_spans(found, outcomes))
+        self.said(seat, visible, raw, answer)
+        notices = [self.report(seat, command, outcome) for command, outcome in zip(found, outcomes, strict=True)]
+        return visible, [text for text in notices if text]
+
+    def said(self, seat: Seat, text: str, raw: str, answer: ThinkingSplit) -> None:
+        """Log ``seat``'s reply as ``text``, keeping the raw reply and its thinking."""
+        self.room.entries.append(LogEntry(MESSAGE, self.room.round, text, speaker=seat.name, participant=seat.index,
+                                          raw=raw, thinking=answer.thinking))
+
+    def report(self, seat: Seat, command: FoundCommand, outcome: Outcome) -> str:
+        """Log a command's event and, when it worked, its notice; the notice's text ("" when none)."""
+        self.room.event(command.spec.name, outcome.detail, seat, ok=outcome.ok)
+        if not outcome.ok or command.spec.notice is None:
+            return ""
+        variables = {**self.scope, "speaker": seat.name, "value": outcome.value}
+        text = self.render(command.spec.notice, variables).strip()
+        if text:
+            self.room.notice(text, seat)
+        return text
 
     def broadcast(self, speaker: Seat, raw: str, visible: str, notices: list[str]) -> None:
         """Private histories: the reply as assistant for its speaker and as user for every other participant.
@@ -163,6 +187,11 @@ class _Conversation:
             conversation=conversation,
             text=text,
         )
+
+
+def _hidden_spans(found: list[FoundCommand], outcomes: list[Outcome]) -> list[tuple[int, int]]:
+    """Where the commands that worked and hide themselves are in the reply."""
+    return [(f.start, f.end) for f, o in zip(found, outcomes, strict=True) if o.ok and f.spec.hide]
 
 
 def _as_messages(entries: list[LogEntry]) -> list[Message]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench_plugin.core.chat import Message
-from bench_plugin.engines.conversation.log import MESSAGE, NOTICE, SEED
+from bench_plugin.engines.conversation.log import MESSAGE, NOTICE, SEED, LogEntry
 from bench_plugin.engines.conversation.state import Room, Seat
 
 Prefix = Callable[[str], str]
@@ -34,14 +34,24 @@ def _shared_view(room: Room, seat: Seat, prefix: Prefix) -> tuple[list[Message],
     body: list[Message] = []
     last_other: Message | None = None
     for entry in room.entries:
-        if entry.kind == MESSAGE and entry.participant == seat.index:
+        if _is_own(entry, seat):
             body.append(Message("assistant", entry.raw or ""))
-        elif entry.kind in (SEED, MESSAGE) and entry.content:
+        elif _is_said(entry):
             last_other = Message("user", prefix(entry.speaker or "") + entry.content)
             body.append(last_other)
         elif entry.kind == NOTICE:
             body.append(Message("user", entry.content))
     return body, last_other
+
+
+def _is_own(entry: LogEntry, seat: Seat) -> bool:
+    """A message ``seat`` gave."""
+    return entry.kind == MESSAGE and entry.participant == seat.index
+
+
+def _is_said(entry: LogEntry) -> bool:
+    """A seed message or a participant's, with something in it."""
+    return entry.kind in (SEED, MESSAGE) and bool(entry.content)
 
 
 def _nothing_to_answer(room: Room, last_other: Message | None) -> list[Message]:

@@ -57,26 +57,51 @@ def filesystem_view(workspace: Path, programs: Iterable[Path] = ()) -> Filesyste
         workspace: the case's workspace (resolved).
         programs: executables the program needs besides the interpreter; their folders stay visible.
     """
+    hidden = _hidden_folders(workspace)
+    return FilesystemView(tuple(hidden), tuple(_kept_folders(hidden, _needed_folders(workspace, programs))), workspace)
+
+
+def _hidden_folders(workspace: Path) -> list[Path]:
+    """``/tmp``, the workspaces' folder and home, outermost first, none inside another; system folders stay."""
     candidates = [Path("/tmp"), workspace.parent, Path(tempfile.gettempdir())]
     with contextlib.suppress(KeyError, RuntimeError):  # a user with no account, or no home
         candidates.append(Path.home())
         candidates.append(Path(pwd.getpwuid(os.geteuid()).pw_dir))
     hidden: list[Path] = []
-    for folder in sorted({_real(path) for path in candidates}, key=lambda path: len(path.parts)):
-        if folder.is_dir() and not any(folder == system or folder in system.parents for system in _SYSTEM) \
-                and not any(_under(folder, outer) for outer in hidden):
+    for folder in _outermost_first(candidates):
+        if _hideable(folder) and not _inside_any(folder, hidden):
             hidden.append(folder)
+    return hidden
+
+
+def _hideable(folder: Path) -> bool:
+    """A folder that exists and holds no system folder (``/usr``, ``/etc``)."""
+    return folder.is_dir() and not any(_under(system, folder) for system in _SYSTEM)
+
+
+def _needed_folders(workspace: Path, programs: Iterable[Path]) -> list[Path]:
+    """The interpreter's folders, and those of the programs outside the workspace."""
     wanted = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix)]
     if sys.executable:
         wanted += [Path(sys.executable).parent, Path(os.path.realpath(sys.executable)).parent]
     for program in programs:  # its folder, and the folder of the file a link to it leads to
         if not _under(program, workspace):
             wanted += [program.parent, _real(program).parent]
+    return wanted
+
+
+def _kept_folders(hidden: list[Path], wanted: list[Path]) -> list[Path]:
+    """The wanted folders that a hidden one covers, outermost only: they are bound back."""
     kept: list[Path] = []
-    for folder in sorted({_real(path) for path in wanted}, key=lambda path: len(path.parts)):
-        if any(_under(folder, outer) for outer in hidden) and not any(_under(folder, k) for k in kept):
+    for folder in _outermost_first(wanted):
+        if _inside_any(folder, hidden) and not _inside_any(folder, kept):
             kept.append(folder)
-    return FilesystemView(tuple(hidden), tuple(kept), workspace)
+    return kept
+
+
+def _outermost_first(paths: Iterable[Path]) -> list[Path]:
+    """The real paths, without repeats, the shallowest first."""
+    return sorted({_real(path) for path in paths}, key=lambda path: len(path.parts))
 
 
 def bwrap_argv(bwrap: str, command: Sequence[str], view: FilesystemView, *, network: bool, limits: SandboxLimits,
@@ -94,33 +119,64 @@ def bwrap_argv(bwrap: str, command: Sequence[str], view: FilesystemView, *, netw
             no further one may be made.
         features: the options this bwrap knows (``--disable-userns``, ``--size``) from its help.
     """
-    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    size = ["--size", str(limits.file_mb * 1024 * 1024)] if "--size" in features else []
+    return [
+        bwrap, *_namespace_args(network=network, own_user=own_user, features=features),
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        *_tmpfs_args(view, size), *_bind_args(view),
+        "--chdir", "/", "--clearenv", *_environment_args(view.workspace),
+        "--", *command,
+    ]
+
+
+def _namespace_args(*, network: bool, own_user: bool, features: frozenset[str]) -> list[str]:
+    """New namespaces for everything but the network (when allowed) and the user (when the entry switches to one)."""
+    args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try"]
     if not network:
         args.append("--unshare-net")
     if own_user:
-        args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    else:
-        args += ["--unshare-user", *(["--disable-userns"] if "--disable-userns" in features else [])]
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    size = ["--size", str(limits.file_mb * 1024 * 1024)] if "--size" in features else []
-    args += ["--perms", "1777", *size, "--tmpfs", "/tmp", "--perms", "1777", *size, "--tmpfs", "/dev/shm"]
+        return [*args, "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    return [*args, "--unshare-user", *(["--disable-userns"] if "--disable-userns" in features else [])]
+
+
+def _tmpfs_args(view: FilesystemView, size: list[str]) -> list[str]:
+    """A private ``/tmp`` and ``/dev/shm``, and an empty folder over each hidden one."""
+    args = ["--perms", "1777", *size, "--tmpfs", "/tmp", "--perms", "1777", *size, "--tmpfs", "/dev/shm"]
     for folder in view.hidden:
         if folder != Path("/tmp"):
             args += ["--perms", "0755", *size, "--tmpfs", str(folder)]
+    return args
+
+
+def _bind_args(view: FilesystemView) -> list[str]:
+    """The kept folders bound back read-only, and the workspace read-write."""
+    args: list[str] = []
     made: set[Path] = set()
     for folder in (*view.kept, view.workspace):
-        outer = next((hidden for hidden in view.hidden if _under(folder, hidden)), None)
-        if outer is not None:  # bwrap would make the folders between with mode 0700: no way through for the user
-            for between in reversed(folder.parents):
-                if _under(between, outer) and between != outer and between not in made:
-                    made.add(between)
-                    args += ["--perms", "0755", "--dir", str(between)]
+        args += _folders_between(folder, view.hidden, made)
         args += ["--bind" if folder == view.workspace else "--ro-bind", str(folder), str(folder)]
-    args += ["--chdir", "/", "--clearenv"]
-    for name, value in environment(view.workspace).items():
-        args += ["--setenv", name, value]
-    return [*args, "--", *command]
+    return args
+
+
+def _folders_between(folder: Path, hidden: tuple[Path, ...], made: set[Path]) -> list[str]:
+    """The folders between a hidden one and ``folder`` inside it, made with mode 0755 (each once, noted in ``made``).
+
+    bwrap would make them with mode 0700: no way through for the user.
+    """
+    outer = next((outer for outer in hidden if _under(folder, outer)), None)
+    if outer is None:
+        return []
+    args: list[str] = []
+    for between in reversed(folder.parents):
+        if _strictly_under(between, outer) and between not in made:
+            made.add(between)
+            args += ["--perms", "0755", "--dir", str(between)]
+    return args
+
+
+def _environment_args(workspace: Path) -> list[str]:
+    return [arg for name, value in environment(workspace).items() for arg in ("--setenv", name, value)]
 
 
 def bwrap_features(bwrap: str) -> frozenset[str]:
@@ -165,6 +221,15 @@ class BubblewrapSandbox(Sandbox):
 
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
+
+
+def _strictly_under(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is inside ``folder`` (and not ``folder`` itself)."""
+    return folder in path.parents
+
+
+def _inside_any(path: Path, folders: Iterable[Path]) -> bool:
+    return any(_under(path, folder) for folder in folders)
 
 
 def _under(path: Path, folder: Path) -> bool:

@@ -16,6 +16,7 @@ from bench_plugin.core.errors import SandboxError, ToolFailure
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.sandbox.bubblewrap import BubblewrapSandbox, bwrap_features
 from bench_plugin.engines.agent.sandbox.container import ContainerSandbox, find_engine, has_image
+from bench_plugin.engines.agent.sandbox.launch import CommandResult
 from bench_plugin.engines.agent.sandbox.unconfined import UnconfinedSandbox
 from bench_plugin.suite.agent.spec import SandboxLimits, SandboxSpec
 
@@ -47,9 +48,13 @@ async def open_sandbox(spec: SandboxSpec) -> Sandbox:
         if contained is not None:
             return contained
         reasons.append(f"container: {reason}")
-    wanted = "agent commands run in a sandbox" if spec.backend == "auto" else \
-        f"agent commands run in the {spec.backend} sandbox the suite or --bench-sandbox asks for"
-    raise SandboxError(f"{wanted}, and it does not work here: {'; '.join(reasons)}", hint=INSTALL_HINT)
+    raise SandboxError(f"{_wanted(spec)}, and it does not work here: {'; '.join(reasons)}", hint=INSTALL_HINT)
+
+
+def _wanted(spec: SandboxSpec) -> str:
+    if spec.backend == "auto":
+        return "agent commands run in a sandbox"
+    return f"agent commands run in the {spec.backend} sandbox the suite or --bench-sandbox asks for"
 
 
 async def bubblewrap(limits: SandboxLimits) -> tuple[BubblewrapSandbox | None, str]:
@@ -88,7 +93,11 @@ async def _try(sandbox: Sandbox) -> str | None:
                                        workspace, timeout_s=30)
         except ToolFailure as exc:
             return str(exc)
-        if result.exit_code == 0 and result.stdout.strip() == "ok":
-            return None
-        lines = (result.stderr.strip() or result.stdout.strip() or f"exit code {result.exit_code}").splitlines()
-        return f"bwrap fails here: {lines[-1][:300]}"
+    if result.exit_code == 0 and result.stdout.strip() == "ok":
+        return None
+    return f"bwrap fails here: {_last_line(result)[:300]}"
+
+
+def _last_line(result: CommandResult) -> str:
+    """The last line the probe wrote (to stderr, else stdout), or its exit code when it wrote none."""
+    return (result.stderr.strip() or result.stdout.strip() or f"exit code {result.exit_code}").splitlines()[-1]

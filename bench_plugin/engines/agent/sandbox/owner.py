@@ -43,6 +43,10 @@ def hand_over(workspace: Path, uid: int) -> None:
     me = os.geteuid()
     for folder, _, files in os.walk(workspace):  # links to folders are not walked into
         for path in (folder, *(os.path.join(folder, name) for name in files)):
-            info = os.lstat(path)
-            if info.st_uid == me and (stat.S_ISDIR(info.st_mode) or info.st_nlink == 1):
+            if _changes_hands(os.lstat(path), me):
                 os.chown(path, uid, uid, follow_symlinks=False)
+
+
+def _changes_hands(info: os.stat_result, me: int) -> bool:
+    """An entry the caller owns that is a folder or a file with one name only."""
+    return info.st_uid == me and (stat.S_ISDIR(info.st_mode) or info.st_nlink == 1)

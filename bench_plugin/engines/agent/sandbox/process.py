@@ -37,37 +37,58 @@ async def run_launch(launch: Launch, argv: Sequence[str], workspace: Path, *, ti
         ToolFailure: when the process cannot be started.
     """
     started = time.perf_counter()
+    process = await _start(launch, argv)
+    output = _Output(limits.output_kb * 1024)
+    readers = output.read(process)
     try:
-        process = await asyncio.create_subprocess_exec(
+        stopped = await _wait(process, launch, output, timeout_s)
+    except BaseException:  # cancelled with the case: nothing may outlive it
+        _abandon(process, launch, readers)
+        raise
+    left_open = await _drain(process, readers)
+    exit_code = _exit_code(stopped, process.returncode)
+    note = _note(stopped, exit_code, limits, left_open and not isolated)
+    return CommandResult(tuple(argv), exit_code, shown_output(bytes(output.stdout), workspace),
+                         shown_output(bytes(output.stderr), workspace), time.perf_counter() - started, note)
+
+
+async def _start(launch: Launch, argv: Sequence[str]) -> asyncio.subprocess.Process:
+    try:
+        return await asyncio.create_subprocess_exec(
             *launch.argv, cwd=launch.cwd, env=dict(launch.env), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # its own process group: a timeout stops what it started too
         )
     except OSError as exc:
         raise ToolFailure(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from exc
-    assert process.stdout is not None and process.stderr is not None
-    output = _Output(limits.output_kb * 1024)
-    readers = [asyncio.ensure_future(output.pump(process.stdout, output.stdout)),
-               asyncio.ensure_future(output.pump(process.stderr, output.stderr))]
-    stopped: str | None = None
-    try:
-        ended = asyncio.ensure_future(process.wait())
-        flooded = asyncio.ensure_future(output.full.wait())
-        done, _ = await asyncio.wait({ended, flooded}, timeout=max(timeout_s, 0.01),
-                                     return_when=asyncio.FIRST_COMPLETED)
-        flooded.cancel()
-        if ended not in done:
-            stopped = "output" if flooded in done else "timeout"
-            await _stop(process, launch)
-            await ended
-        _kill_group(process)  # what it left in its process group (the only clean-up without a PID namespace)
-    except BaseException:  # cancelled with the case: nothing may outlive it
-        _kill_group(process)
-        if launch.stop is not None:
-            launch.stop()
-        for reader in readers:
-            reader.cancel()
-        raise
+
+
+async def _wait(process: asyncio.subprocess.Process, launch: Launch, output: _Output, timeout_s: float) -> str | None:
+    """Wait for the program to end; stop it at the timeout or when it floods, and say which (None: it ended)."""
+    ended = asyncio.ensure_future(process.wait())
+    flooded = asyncio.ensure_future(output.full.wait())
+    done, _ = await asyncio.wait({ended, flooded}, timeout=max(timeout_s, 0.01), return_when=asyncio.FIRST_COMPLETED)
+    flooded.cancel()
+    stopped = None
+    if ended not in done:
+        stopped = "output" if flooded in done else "timeout"
+        await _stop(process, launch)
+        await ended
+    _kill_group(process)  # what it left in its process group (the only clean-up without a PID namespace)
+    return stopped
+
+
+def _abandon(process: asyncio.subprocess.Process, launch: Launch, readers: list[asyncio.Future[None]]) -> None:
+    """Kill everything the program started and stop reading it, at once."""
+    _kill_group(process)
+    if launch.stop is not None:
+        launch.stop()
+    for reader in readers:
+        reader.cancel()
+
+
+async def _drain(process: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> bool:
+    """Read what is left of the output for a while; whether a process it left still holds the pipes."""
     _, open_readers = await asyncio.wait(readers, timeout=DRAIN_S)
     for reader in open_readers:
         reader.cancel()
@@ -75,11 +96,14 @@ async def run_launch(launch: Launch, argv: Sequence[str], workspace: Path, *, ti
         transport = getattr(process, "_transport", None)  # asyncio has no public way to let go of the pipes
         if transport is not None:
             transport.close()
-    code = process.returncode
-    exit_code = None if stopped == "timeout" or code is None else (128 - code if code < 0 else code)
-    note = _note(stopped, exit_code, limits, bool(open_readers) and not isolated)
-    return CommandResult(tuple(argv), exit_code, shown_output(bytes(output.stdout), workspace),
-                         shown_output(bytes(output.stderr), workspace), time.perf_counter() - started, note)
+    return bool(open_readers)
+
+
+def _exit_code(stopped: str | None, code: int | None) -> int | None:
+    """The exit status, a signal's as 128 + its number like a shell's; None after a timeout."""
+    if stopped == "timeout" or code is None:
+        return None
+    return 128 - code if code < 0 else code
 
 
 class _Output:
@@ -90,6 +114,12 @@ class _Output:
         self.stdout = bytearray()
         self.stderr = bytearray()
         self.full = asyncio.Event()
+
+    def read(self, process: asyncio.subprocess.Process) -> list[asyncio.Future[None]]:
+        """Start reading the program's stdout and stderr."""
+        assert process.stdout is not None and process.stderr is not None
+        return [asyncio.ensure_future(self.pump(process.stdout, self.stdout)),
+                asyncio.ensure_future(self.pump(process.stderr, self.stderr))]
 
     async def pump(self, stream: asyncio.StreamReader, into: bytearray) -> None:
         # read on after the limit and drop the rest, so a writer is not blocked until it is killed
