@@ -27,7 +27,7 @@ from bench_plugin.core.transcript import AgentRun, CheckResult, ToolCallRecord, 
 from bench_plugin.engines.agent.view import transcript_text
 from bench_plugin.results.record import INVALID, CaseRecord
 from bench_plugin.suite.asked import asked_digest
-from bench_plugin.suite.spec import CaseSpec
+from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 
 def rejudge_problem(record: CaseRecord) -> str | None:
@@ -69,22 +69,27 @@ def transcript_from_record(record: CaseRecord, *, phased: bool, need_contexts: b
     messages = tuple(message_from_dict(m) for m in record.transcript)
     agent = agent_from_dict(record.agent) if record.agent is not None else None
     contexts = stored_contexts(record, messages, phased=phased)
-    turns = []
-    for entry in record.turns:
-        context = contexts.get(int(entry.get("index", 0)))
-        if need_contexts and context is None and not entry.get("skipped") and entry.get("answer") is not None:
-            where = "a model-to-model conversation keeps it only with a per_turn scorer when the case ran" \
-                if record.conversation is not None else "the transcript does not show it"
-            raise ValueError(f"turn {entry.get('index')}'s context (what the model was sent) is not stored: {where}")
-        turns.append(_turn(entry, context or ()))
+    turns = tuple(_turn(entry, _context_of(entry, contexts, record, need_contexts)) for entry in record.turns)
+    return Transcript(messages=messages, response=record.response or "", completions=(), turns=turns,
+                      conversation=record.conversation, text=_judged_text(record, messages, agent), agent=agent)
+
+
+def _context_of(entry: Mapping[str, Any], contexts: Mapping[int, tuple[Message, ...]], record: CaseRecord,
+                needed: bool) -> tuple[Message, ...]:
+    """An answered turn's context; refused when a per_turn scorer needs it and the record cannot give it back."""
+    context = contexts.get(int(entry.get("index", 0)))
+    if needed and context is None and not entry.get("skipped") and entry.get("answer") is not None:
+        where = "a model-to-model conversation keeps it only with a per_turn scorer when the case ran" \
+            if record.conversation is not None else "the transcript does not show it"
+        raise ValueError(f"turn {entry.get('index')}'s context (what the model was sent) is not stored: {where}")
+    return context or ()
+
+
+def _judged_text(record: CaseRecord, messages: tuple[Message, ...], agent: AgentRun | None) -> str | None:
+    """What judges read besides the answer: a conversation's text, or an agent's steps; None for a plain case."""
     if record.conversation is not None:
-        text: str | None = record.response or ""  # a conversation's response is the text judges read
-    elif agent is not None:
-        text = transcript_text(messages, agent.tool_calls)
-    else:
-        text = None
-    return Transcript(messages=messages, response=record.response or "", completions=(), turns=tuple(turns),
-                      conversation=record.conversation, text=text, agent=agent)
+        return record.response or ""  # a conversation's response is the text judges read
+    return transcript_text(messages, agent.tool_calls) if agent is not None else None
 
 
 def _turn(entry: Mapping[str, Any], context: tuple[Message, ...]) -> TurnResult:
@@ -242,19 +247,23 @@ def check_agent_checks(case: CaseSpec, run: AgentRun | None) -> list[str]:
         return []
     stored = run.checks if run is not None else {}
     for spec in completion:
-        wanted = [c for c in spec.options.get("checks") or () if isinstance(c, Mapping)]
-        results = stored.get(spec.name, ())
-        names = [_check_name(c) for c in wanted]
-        same = len(results) == len(wanted) and all(
-            name is None or name == result.name for name, result in zip(names, results, strict=True))
-        if not same:
-            raise CaseError(
-                f"cannot re-judge {spec.name}: its checks ({len(wanted)}) are not the ones stored when the case ran "
-                f"({len(results)}); checks run on the agent's final workspace, which is gone: run the case again "
-                "(without --bench-rejudge)", path=case.path, line=spec.line, key=spec.key)
+        _refuse_changed_checks(case, spec, stored.get(spec.name, ()))
     scorers = ", ".join(spec.name for spec in completion)
     return [f"{scorers}: the results of the checks run on the final workspace when the case ran are scored "
             "again; the checks are not run again (the workspace is gone)"]
+
+
+def _refuse_changed_checks(case: CaseSpec, spec: ScorerSpec, results: Sequence[CheckResult]) -> None:
+    """A completion scorer's checks must be the ones whose results the record keeps (same number, same names)."""
+    wanted = [c for c in spec.options.get("checks") or () if isinstance(c, Mapping)]
+    names = [_check_name(c) for c in wanted]
+    same = len(results) == len(wanted) and all(
+        name is None or name == result.name for name, result in zip(names, results, strict=True))
+    if not same:
+        raise CaseError(
+            f"cannot re-judge {spec.name}: its checks ({len(wanted)}) are not the ones stored when the case ran "
+            f"({len(results)}); checks run on the agent's final workspace, which is gone: run the case again "
+            "(without --bench-rejudge)", path=case.path, line=spec.line, key=spec.key)
 
 
 def _check_name(check: Mapping[str, Any]) -> str | None:
@@ -273,6 +282,21 @@ def judged_again(stored: CaseRecord, fresh: CaseRecord, *, at: str, notes: Seque
     What the model did (transcript, usage, timings, the case's own calls) stays the stored one; the
     judges' calls and usage are the new ones (``call_log`` keeps the case's calls, then the judges').
     """
+    own_calls = [call for call in stored.call_log if call.get("purpose") != "judge"]
+    usage = {**stored.usage}
+    if "judge" in fresh.usage:
+        usage["judge"] = fresh.usage["judge"]
+    return replace(
+        stored, status=fresh.status, reason=fresh.reason, scores=fresh.scores, composite=fresh.composite,
+        threshold=fresh.threshold, error=_error_after(fresh.error, len(own_calls)),
+        turns=_turns_rescored(stored, fresh), usage=usage, call_log=[*own_calls, *fresh.call_log],
+        rejudged={"at": at, "notes": list(notes)},
+        judgments=[*stored.judgments, _earlier_judgment(stored)], scored_by=fresh.scored_by,
+    )
+
+
+def _earlier_judgment(stored: CaseRecord) -> dict[str, Any]:
+    """What ``judgments`` keeps of the scores a re-judgment replaces."""
     earlier: dict[str, Any] = {
         "judged_at": (stored.rejudged or {}).get("at") or stored.started_at,
         "status": stored.status, "reason": stored.reason, "composite": stored.composite,
@@ -280,18 +304,17 @@ def judged_again(stored: CaseRecord, fresh: CaseRecord, *, at: str, notes: Seque
     }
     if stored.rejudged and stored.rejudged.get("notes"):
         earlier["notes"] = stored.rejudged["notes"]
+    return earlier
+
+
+def _turns_rescored(stored: CaseRecord, fresh: CaseRecord) -> list[dict[str, Any]]:
+    """The stored turns with the fresh per-turn scores."""
     per_turn = {int(entry.get("index", 0)): entry.get("scores", {}) for entry in fresh.turns}
-    turns = [{**entry, "scores": per_turn.get(int(entry.get("index", 0)), {})} for entry in stored.turns]
-    own_calls = [call for call in stored.call_log if call.get("purpose") != "judge"]
-    error = fresh.error
+    return [{**entry, "scores": per_turn.get(int(entry.get("index", 0)), {})} for entry in stored.turns]
+
+
+def _error_after(error: dict[str, Any] | None, own_calls: int) -> dict[str, Any] | None:
+    """A judge's failed call, numbered after the case's own calls (the call log keeps those first)."""
     if error is not None and isinstance(error.get("call"), dict) and "index" in error["call"]:
-        error = {**error, "call": {**error["call"], "index": error["call"]["index"] + len(own_calls)}}
-    usage = {**stored.usage}
-    if "judge" in fresh.usage:
-        usage["judge"] = fresh.usage["judge"]
-    return replace(
-        stored, status=fresh.status, reason=fresh.reason, scores=fresh.scores, composite=fresh.composite,
-        threshold=fresh.threshold, error=error, turns=turns, usage=usage,
-        call_log=[*own_calls, *fresh.call_log], rejudged={"at": at, "notes": list(notes)},
-        judgments=[*stored.judgments, earlier], scored_by=fresh.scored_by,
-    )
+        return {**error, "call": {**error["call"], "index": error["call"]["index"] + own_calls}}
+    return error
