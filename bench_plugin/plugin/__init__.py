@@ -24,6 +24,7 @@ from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.plugin import hookspecs
 from bench_plugin.plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.plugin.options import args_name_suites, check_names, read_options, wants_html_report
+from bench_plugin.plugin.options.baseline import add_baseline_options
 from bench_plugin.plugin.options.calls import add_call_options
 from bench_plugin.plugin.options.case_limit import first_cases
 from bench_plugin.plugin.options.controls import ControlOptions, add_control_options
@@ -79,6 +80,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_call_options(group)
     add_control_options(group)
     add_run_options(group)
+    add_baseline_options(group, parser)
     parser.addini("bench_output", "folder for benchmark results", default="bench-results")
     parser.addini("bench_allow_paths", "folders suites may read besides their own (like --bench-allow-path)",
                   type="paths", default=[])
@@ -148,7 +150,14 @@ def pytest_configure(config: pytest.Config) -> None:
     from bench_plugin.plugin.reporter import BenchReporter
 
     problem = cache_problem(calls.cache_dir, calls.cache_mode) if names_suites and calls.cache_dir else None
-    config.pluginmanager.register(BenchReporter(config, options.output_dir, cache_problem=problem), "bench_reporter")
+    baseline = None
+    if options.baseline is not None and not config.option.collectonly:
+        # start-up: the comparison imports numpy and the statistics; read now, before the run writes over it
+        from bench_plugin.plugin.baseline import BaselineComparison
+
+        baseline = BaselineComparison(options.baseline)
+    config.pluginmanager.register(BenchReporter(config, options.output_dir, cache_problem=problem, baseline=baseline),
+                                  "bench_reporter")
     config.pluginmanager.register(SandboxNotice(), "bench_sandbox_notice")
     if getattr(config.option, "htmlpath", None):
         from bench_plugin.report.html import HtmlReportHooks  # start-up: only when an HTML report is written
