@@ -16,6 +16,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -268,25 +269,35 @@ def _compare(options: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"bench compare: {exc}", file=sys.stderr)
         return 2
-    sides = []
-    for path in paths:
-        records = _read([path])
-        if records is None:
-            return 2
-        sides.append(Side(str(path), [facts_of(record) for record in records]))
+    baseline, current = _side(paths[0]), _side(paths[1])
+    if baseline is None or current is None:
+        return 2
+    comparison = _compared(baseline, current, settings, options.output or paths[1].parent)
+    if comparison is None:
+        return 2
+    return 1 if regressions(comparison) else 0
+
+
+def _compared(baseline: Side, current: Side, settings: CompareSettings, folder: Path) -> dict[str, Any] | None:
+    """The comparison, written into ``folder`` and its headline printed; None (the reason printed) when it cannot be."""
     try:
-        comparison = compare_sides(sides[0], sides[1], settings)
-        written = write_comparison(comparison, options.output or paths[1].parent)
+        comparison = compare_sides(baseline, current, settings)
+        written = write_comparison(comparison, folder)
     except NothingToCompare as exc:
         print(f"bench compare: {exc}", file=sys.stderr)
-        return 2
+        return None
     except OSError as exc:
         print(f"bench compare: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    for line in headline_lines(comparison):
+        return None
+    for line in [*headline_lines(comparison), f"-> {written['markdown']}, {written['json']}"]:
         print(log_line(line))
-    print(f"-> {written['markdown']}, {written['json']}")
-    return 1 if regressions(comparison) else 0
+    return comparison
+
+
+def _side(results: Path) -> Side | None:
+    """One side's cases, read as ``bench report`` reads results; None (the reason printed) when they cannot be."""
+    records = _read([results])
+    return None if records is None else Side(str(results), [facts_of(record) for record in records])
 
 
 def _schema(options: argparse.Namespace) -> int:

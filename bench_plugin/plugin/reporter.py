@@ -281,8 +281,20 @@ class BenchReporter:
         self._csv_files = [path.name for key, path in written.items() if key.startswith("csv:")]
         self._csv_files += [str(path.relative_to(self.output_dir)) for key, path in written.items()
                             if key.startswith("leaderboard:")]
-        if self.baseline is not None:  # the records as results.jsonl holds them now: alike under xdist
+        self._compare_with_baseline(kept)
+
+    def _compare_with_baseline(self, kept: Callable[[CaseRecord], bool]) -> None:
+        """--bench-baseline: compare.md and compare.json, from the records as results.jsonl holds them now.
+
+        Read back from the file, in case order, whole (the comparison reads prompts and answers): the same records
+        in one process and under xdist.
+        """
+        if self.baseline is not None:
             self.baseline.compare(lambda: self.store.read_records(kept), self.store.path, self.output_dir)
+
+    def _baseline_summary(self, terminalreporter: Any) -> None:
+        if self.baseline is not None:
+            self.baseline.summary(terminalreporter)
 
     def stop_writing(self, exc: OSError, where: Path | str, note: str) -> None:
         """Remember the first failed write and stop the run after the cases already running.
@@ -347,8 +359,7 @@ class BenchReporter:
         logs = [f"{FOLDER}/"] if self.conversations.written or kept_logs else []
         files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files, *logs])
         terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({files})")
-        if self.baseline is not None:
-            self.baseline.summary(terminalreporter)
+        self._baseline_summary(terminalreporter)
 
 
 LATE_WRITERS_FROM = 2000  # collected items

@@ -115,7 +115,8 @@ def test_a_run_with_a_baseline_fails_on_a_regression_though_every_case_passed(py
     result.assert_outcomes(passed=TASKS)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*results: *bench-results*", "compare: regressed (1 regressed of 1 *",
-                                 "  demo bot: regressed: mean score -0.1500 [[]*", "comparison: *compare.md, compare.json"])
+                                 "  demo bot: regressed: mean score -0.1500 [[]*",
+                                 "comparison: *compare.md, compare.json"])
     assert read_json(pytester.path / "bench-results" / "compare.json")["verdict"] == "regressed"
 
 
@@ -136,7 +137,8 @@ def test_a_baseline_that_cannot_be_compared_ends_the_run_with_a_usage_error(pyte
     run(pytester, suite(), "--bench-output", "base")
     result = run(pytester, suite().replace("'Say {{ n }}'", "'Tell {{ n }}'"), "--bench-baseline", "base")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stdout.fnmatch_lines(["bench compare: the baseline *base*results.jsonl is from another version of the suite*"])
+    result.stdout.fnmatch_lines(
+        ["bench compare: the baseline *base*results.jsonl is from another version of the suite*"])
     assert not (pytester.path / "bench-results" / "compare.json").exists()
 
 

@@ -59,21 +59,11 @@ def compare_sides(baseline: Side, current: Side, settings: CompareSettings) -> d
     matching = match_cases(baseline.cases, current.cases)
     if not matching.pairs:
         raise NothingToCompare(explain_nothing_matched(baseline, current, matching))
-    rows = _group(matching.pairs, lambda pair: (pair[1].key[0], pair[1].key[3]))
-    tasks = {key: _group(group.pairs, lambda pair: pair[1].cluster) for key, group in rows.items()}
-    for group in rows.values():
-        _measure(group, settings, clustered=True)
-    for by_task in tasks.values():
-        for group in by_task.values():
-            _measure(group, settings, clustered=False)
-    _adjust_family(rows.values(), settings)
-    _adjust_family([group for by_task in tasks.values() for group in by_task.values()], settings)
-    comparisons = [_row_dict(group, tasks[key]) for key, group in rows.items()]
+    comparisons = _measure_all(matching.pairs, settings)
     verdicts = [row["verdict"] for row in comparisons]
-    task_regressed = [REGRESSED for row in comparisons for task in row["tasks"] if task["verdict"] == REGRESSED]
     return {
         "version": FORMAT_VERSION,
-        "verdict": combine([*verdicts, *task_regressed]),
+        "verdict": combine([*verdicts, *_regressed_tasks(comparisons)]),
         "counts": {verdict: verdicts.count(verdict) for verdict in VERDICTS},
         "settings": {"margin": settings.margin, "confidence": settings.confidence, "unit": "task",
                      "task_unit": "case", "p_value": "sign-flip permutation", "adjustment": "holm"},
@@ -82,6 +72,24 @@ def compare_sides(baseline: Side, current: Side, settings: CompareSettings) -> d
         "matching": _matching_dict(matching),
         "comparisons": comparisons,
     }
+
+
+def _measure_all(pairs: Sequence[Pair], settings: CompareSettings) -> list[dict[str, Any]]:
+    """Every suite x model's figures and each of its tasks', adjusted family by family; one dict per suite x model."""
+    rows = _group(pairs, lambda pair: (pair[1].key[0], pair[1].key[3]))
+    tasks = {key: _group(group.pairs, lambda pair: pair[1].cluster) for key, group in rows.items()}
+    every_task = [group for by_task in tasks.values() for group in by_task.values()]
+    for group in rows.values():
+        _measure(group, settings, clustered=True)
+    for group in every_task:
+        _measure(group, settings, clustered=False)
+    _adjust_family(rows.values(), settings)
+    _adjust_family(every_task, settings)
+    return [_row_dict(group, tasks[key]) for key, group in rows.items()]
+
+
+def _regressed_tasks(comparisons: Sequence[dict[str, Any]]) -> list[str]:
+    return [REGRESSED for row in comparisons for task in row["tasks"] if task["verdict"] == REGRESSED]
 
 
 def regressions(comparison: dict[str, Any]) -> list[str]:

@@ -83,15 +83,20 @@ def paired_figure(pairs: Sequence[Pair], read: Reading, settings: CompareSetting
         return None
     clusters: list[Hashable] | None = [cluster for _, _, cluster in values] if clustered else None
     units = len(set(clusters)) if clusters is not None else len(values)
-    if units < 2:  # nothing to resample or flip: the difference alone
-        mean_before = math.fsum(before for before, _, _ in values) / len(values)
-        mean_now = math.fsum(now for _, now, _ in values) / len(values)
-        return Figure(mean_before, mean_now, mean_now - mean_before, None, None, None, len(values), units)
+    if units < 2:  # nothing to resample or flip
+        return _difference_only(values, units)
     result = paired_difference([now for _, now, _ in values], [before for before, _, _ in values],
                                clusters=clusters, confidence=settings.confidence, seed=settings.seed)
     assert result is not None  # every value is present
     return Figure(result.mean_b, result.mean_a, result.mean_diff, _finite(result.ci_low), _finite(result.ci_high),
                   result.p_value, result.n, result.n_clusters)
+
+
+def _difference_only(values: Sequence[tuple[float, float, str]], units: int) -> Figure:
+    """The means and their difference, with no interval and no test."""
+    mean_before = math.fsum(before for before, _, _ in values) / len(values)
+    mean_now = math.fsum(now for _, now, _ in values) / len(values)
+    return Figure(mean_before, mean_now, mean_now - mean_before, None, None, None, len(values), units)
 
 
 def adjust(figures: Sequence[Figure | None], settings: CompareSettings) -> list[Figure | None]:
