@@ -308,3 +308,11 @@ def test_compare_md_is_cut_at_a_line_when_even_short_lists_do_not_fit() -> None:
 def test_facts_keep_little_of_a_record() -> None:
     facts = facts_of(case("t", response="x" * 10_000))
     assert isinstance(facts, CaseFacts) and len(facts.output or "") < 40
+
+
+def test_a_cut_inside_the_method_closes_its_details() -> None:
+    comparison = compare_sides(pass_fail("base", [True] * 5), pass_fail("now", [True] * 5), SETTINGS)
+    whole = render_compare_markdown(comparison)
+    text = render_compare_markdown(comparison, limit=len(whole) - 20)
+    assert len(text) <= len(whole) - 20
+    assert text.count("<details>") == text.count("</details>") == 1

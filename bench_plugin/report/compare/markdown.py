@@ -26,6 +26,7 @@ from bench_plugin.report.markdown import format_cost, format_seconds, table_row
 MAX_CHARS = 60_000
 LISTED = (50, 20, 5, 0)  # cases (and tasks) listed per list, tried in turn until the text fits
 CUT_NOTE = "\n\n*compare.md was cut here to stay under {limit:,} characters; compare.json has everything.*\n"
+_CLOSE = "\n\n</details>"
 _CHANGES = {PROMPT: "prompt", ASKED: "turns, conversation or tools", SCORING: "scoring"}
 
 
@@ -37,8 +38,10 @@ def render_compare_markdown(comparison: Mapping[str, Any], limit: int = MAX_CHAR
         if len(text) <= limit:
             return text
     note = CUT_NOTE.format(limit=limit)
-    kept = text[: limit - len(note)]
-    return kept[: kept.rfind("\n") + 1 if "\n" in kept else 0].rstrip("\n") + note
+    kept = text[: limit - len(note) - len(_CLOSE)]
+    kept = kept[: kept.rfind("\n") + 1].rstrip("\n")
+    opened = kept.count("<details>") > kept.count("</details>")  # cut inside the method: close it
+    return kept + (_CLOSE if opened else "") + note
 
 
 def render_sections(comparison: Mapping[str, Any], listed: int) -> list[str]:
