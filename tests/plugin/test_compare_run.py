@@ -71,6 +71,10 @@ def test_a_named_run_is_a_side_by_its_name(pytester: pytest.Pytester, capsys: py
     assert main(["compare", "main", "bench-results"]) == 1
     assert read_json(pytester.path / "bench-results" / "compare.json")["baseline"]["source"] == str(
         Path("bench-results", "runs", "main", "results.jsonl"))
+    # a named run started afresh is compared with what it held before
+    result = run(pytester, suite(WORSE), "--bench-run", "main", "--bench-fresh", "--bench-baseline", "main")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert read_json(pytester.path / "bench-results" / "runs" / "main" / "compare.json")["verdict"] == "regressed"
 
 
 @pytest.mark.parametrize(("given", "expected"), [
