@@ -4,6 +4,7 @@ bench validate [PATH ...]        check suites without calling a model: what a ru
 bench report RESULTS.jsonl ...   rebuild every report from one or more stored result sets (no model is called)
 bench audit RESULTS.jsonl ...    print the audit: cases to look at before trusting the numbers
 bench merge RESULTS.jsonl ...    combine shards' results into one results.jsonl (each case once) and every report
+bench compare BASELINE CURRENT   compare a run with a baseline: compare.md, compare.json; exit 1 on a regression
 bench schema                     print the suite JSON Schema (for editors)
 bench mock-server [...]          the OpenAI/Anthropic-compatible mock server
 """
@@ -15,13 +16,21 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench_plugin.calls.pricing import price_unknown
+from bench_plugin.core.text_safety import log_line
 from bench_plugin.mock.server import main as serve
 from bench_plugin.plugin.nodes import CaseItem
 from bench_plugin.report.audit import audit, render_audit
+from bench_plugin.report.compare.build import NothingToCompare, Side, compare_sides, regressions
+from bench_plugin.report.compare.facts import facts_of
+from bench_plugin.report.compare.sides import locate_side
+from bench_plugin.report.compare.text import headline_lines
+from bench_plugin.report.compare.verdicts import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, CompareSettings
+from bench_plugin.report.compare.write import write_comparison
 from bench_plugin.report.conversation_log import ConversationLogWriter
 from bench_plugin.report.write import in_case_order, write_reports
 from bench_plugin.results.journal import journals
@@ -73,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     audit_command.add_argument("results", type=Path, nargs="+", help="results.jsonl files, as for bench report")
     audit_command.set_defaults(run=_audit)
     _add_merge_command(commands)
+    _add_compare_command(commands)
     schema = commands.add_parser("schema", help="print the suite JSON Schema")
     schema.set_defaults(run=_schema)
     commands.add_parser("mock-server", help="run the mock LLM server (bench mock-server --help)")
@@ -231,6 +241,63 @@ def _merge(options: argparse.Namespace) -> int:
     print(f"{len(options.results)} result sets, {len(ordered)} cases -> {output / 'results.jsonl'}, "
           f"{', '.join(str(path) for path in paths.values())}")
     return 0
+
+
+def _add_compare_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    compare = commands.add_parser(
+        "compare", help="compare a run with a baseline: compare.md and compare.json; exit 1 when a figure regressed",
+        epilog="Each side is a results.jsonl, an output folder holding one, or the name of a named run "
+               "(bench-results/runs/NAME). Exit status: 1 when a comparison regressed, 0 otherwise, 2 when the "
+               "results cannot be read or compared.")
+    compare.add_argument("baseline", help="the results to compare with (a file, a folder or a run's name)")
+    compare.add_argument("current", help="the results to judge, named the same ways")
+    compare.add_argument("-o", "--output", type=Path, default=None,
+                         help="folder for compare.md and compare.json (default: the current results' folder)")
+    compare.add_argument("--margin", type=float, default=DEFAULT_MARGIN, metavar="M",
+                         help=f"the smallest change that counts, on the 0-1 scale (default {DEFAULT_MARGIN}: 2 points)")
+    compare.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="C",
+                         help=f"the intervals' confidence; significant means Holm-adjusted p < 1 - C "
+                              f"(default {DEFAULT_CONFIDENCE})")
+    compare.set_defaults(run=_compare)
+
+
+def _compare(options: argparse.Namespace) -> int:
+    """Compare the current results with the baseline's, write compare.md and compare.json, print the headline."""
+    try:
+        settings = CompareSettings(margin=options.margin, confidence=options.confidence)
+        paths = [locate_side(text, Path("bench-results")) for text in (options.baseline, options.current)]
+    except ValueError as exc:
+        print(f"bench compare: {exc}", file=sys.stderr)
+        return 2
+    baseline, current = _side(paths[0]), _side(paths[1])
+    if baseline is None or current is None:
+        return 2
+    comparison = _compared(baseline, current, settings, options.output or paths[1].parent)
+    if comparison is None:
+        return 2
+    return 1 if regressions(comparison) else 0
+
+
+def _compared(baseline: Side, current: Side, settings: CompareSettings, folder: Path) -> dict[str, Any] | None:
+    """The comparison, written into ``folder`` and its headline printed; None (the reason printed) when it cannot be."""
+    try:
+        comparison = compare_sides(baseline, current, settings)
+        written = write_comparison(comparison, folder)
+    except NothingToCompare as exc:
+        print(f"bench compare: {exc}", file=sys.stderr)
+        return None
+    except OSError as exc:
+        print(f"bench compare: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    for line in [*headline_lines(comparison), f"-> {written['markdown']}, {written['json']}"]:
+        print(log_line(line))
+    return comparison
+
+
+def _side(results: Path) -> Side | None:
+    """One side's cases, read as ``bench report`` reads results; None (the reason printed) when they cannot be."""
+    records = _read([results])
+    return None if records is None else Side(str(results), [facts_of(record) for record in records])
 
 
 def _schema(options: argparse.Namespace) -> int:

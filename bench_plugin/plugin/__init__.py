@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Generator, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -24,6 +24,7 @@ from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.plugin import hookspecs
 from bench_plugin.plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.plugin.options import args_name_suites, check_names, read_options, wants_html_report
+from bench_plugin.plugin.options.baseline import add_baseline_options
 from bench_plugin.plugin.options.calls import add_call_options
 from bench_plugin.plugin.options.controls import ControlOptions, add_control_options
 from bench_plugin.plugin.options.env_file import ENV_FILE_KEY, env_file_path, load_env_file
@@ -39,6 +40,9 @@ from bench_plugin.run.shards import share_from_workerinput, split_shard, worker_
 from bench_plugin.suite.agent.spec import DEFAULT_SANDBOX_IMAGE, SANDBOX_BACKENDS
 from bench_plugin.suite.discover import SUITE_SUFFIXES, find_suites, looks_like_suite
 from bench_plugin.suite.spec import CaseSpec
+
+if TYPE_CHECKING:  # start-up: imported when a baseline is given (``_read_baseline``)
+    from bench_plugin.plugin.baseline import BaselineComparison
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -79,6 +83,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_call_options(group)
     add_control_options(group)
     add_run_options(group)
+    add_baseline_options(group, parser)
     parser.addini("bench_output", "folder for benchmark results", default="bench-results")
     parser.addini("bench_allow_paths", "folders suites may read besides their own (like --bench-allow-path)",
                   type="paths", default=[])
@@ -114,6 +119,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     options = read_options(config)
+    baseline = _read_baseline(config, options.baseline)  # before a fresh named run deletes what it compares with
     calls = options.calls
     # progress on the terminal of the process that shows results; an xdist worker sends it there
     calls = replace(calls, on_wait=register_progress(config, calls.status))
@@ -148,12 +154,23 @@ def pytest_configure(config: pytest.Config) -> None:
     from bench_plugin.plugin.reporter import BenchReporter
 
     problem = cache_problem(calls.cache_dir, calls.cache_mode) if names_suites and calls.cache_dir else None
-    config.pluginmanager.register(BenchReporter(config, options.output_dir, cache_problem=problem), "bench_reporter")
+    config.pluginmanager.register(BenchReporter(config, options.output_dir, cache_problem=problem, baseline=baseline),
+                                  "bench_reporter")
     config.pluginmanager.register(SandboxNotice(), "bench_sandbox_notice")
     if getattr(config.option, "htmlpath", None):
         from bench_plugin.report.html import HtmlReportHooks  # start-up: only when an HTML report is written
 
         config.pluginmanager.register(HtmlReportHooks(), "bench_html")
+
+
+def _read_baseline(config: pytest.Config, results: Path | None) -> BaselineComparison | None:
+    """The baseline's cases, read now by the process that writes the reports (the run may write over them)."""
+    if results is None or hasattr(config, "workerinput") or config.option.collectonly:
+        return None
+    # start-up: the comparison imports numpy and the statistics, only when a baseline is given
+    from bench_plugin.plugin.baseline import BaselineComparison
+
+    return BaselineComparison(results)
 
 
 @pytest.hookimpl(tryfirst=True)

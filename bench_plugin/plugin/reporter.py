@@ -14,7 +14,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -28,12 +28,17 @@ from bench_plugin.results.store import ResultsStore
 from bench_plugin.run.run_history import RunSettings
 from bench_plugin.suite.discover import SUITE_SUFFIXES
 
+if TYPE_CHECKING:  # start-up: the comparison imports numpy; it is made only when a baseline is given
+    from bench_plugin.plugin.baseline import BaselineComparison
+
 
 class BenchReporter:
     """Collects case records as reports arrive and writes the run's files."""
 
-    def __init__(self, config: pytest.Config, output_dir: Path, cache_problem: str | None = None) -> None:
+    def __init__(self, config: pytest.Config, output_dir: Path, cache_problem: str | None = None,
+                 baseline: BaselineComparison | None = None) -> None:
         self.config = config
+        self.baseline = baseline  # --bench-baseline: compared with at the end, after the reports
         self.cache_problem = cache_problem  # why the response cache cannot serve this run (``cache_problem``)
         self.output_dir = output_dir
         self.store = ResultsStore(output_dir / "results.jsonl")
@@ -221,6 +226,8 @@ class BenchReporter:
                 self.stop_writing(other, "a report of another plugin (report.html, junit.xml)", "")
             if self.write_error is not None and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            if self.baseline is not None:
+                session.exitstatus = self.baseline.exit_status(session.exitstatus)
 
     def write_reports(self) -> None:
         """Put results.jsonl in case order and write every report from the records the store kept for them."""
@@ -274,6 +281,20 @@ class BenchReporter:
         self._csv_files = [path.name for key, path in written.items() if key.startswith("csv:")]
         self._csv_files += [str(path.relative_to(self.output_dir)) for key, path in written.items()
                             if key.startswith("leaderboard:")]
+        self._compare_with_baseline(kept)
+
+    def _compare_with_baseline(self, kept: Callable[[CaseRecord], bool]) -> None:
+        """--bench-baseline: compare.md and compare.json, from the records as results.jsonl holds them now.
+
+        Read back from the file, in case order, whole (the comparison reads prompts and answers): the same records
+        in one process and under xdist.
+        """
+        if self.baseline is not None:
+            self.baseline.compare(lambda: self.store.read_records(kept), self.store.path, self.output_dir)
+
+    def _baseline_summary(self, terminalreporter: Any) -> None:
+        if self.baseline is not None:
+            self.baseline.summary(terminalreporter)
 
     def stop_writing(self, exc: OSError, where: Path | str, note: str) -> None:
         """Remember the first failed write and stop the run after the cases already running.
@@ -338,6 +359,7 @@ class BenchReporter:
         logs = [f"{FOLDER}/"] if self.conversations.written or kept_logs else []
         files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files, *logs])
         terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({files})")
+        self._baseline_summary(terminalreporter)
 
 
 LATE_WRITERS_FROM = 2000  # collected items

@@ -12,6 +12,7 @@ import pytest
 
 from bench_plugin.core.endpoints import PRESETS, url_problem
 from bench_plugin.core.errors import SuiteError
+from bench_plugin.plugin.options.baseline import read_baseline
 from bench_plugin.plugin.options.calls import read_call_settings
 from bench_plugin.plugin.options.controls import ControlOptions, read_control_options
 from bench_plugin.plugin.options.runs import read_run_settings
@@ -37,6 +38,7 @@ class BenchOptions:
     calls: RunnerSettings = field(default_factory=RunnerSettings)
     controls: ControlOptions = field(default_factory=ControlOptions)  # --bench-limit, --bench-model-arg
     run: RunSettings = field(default_factory=RunSettings)
+    baseline: Path | None = None  # --bench-baseline: the results file the run is compared with at its end
 
 
 def read_options(config: pytest.Config) -> BenchOptions:
@@ -61,6 +63,7 @@ def read_options(config: pytest.Config) -> BenchOptions:
     output = Path(config.getoption("bench_output") or config.getini("bench_output"))
     if not output.is_absolute():
         output = config.rootpath / output
+    baseline = read_baseline(config, output)  # a bare name is one of the output folder's named runs
     run, output = read_run_settings(config, output)  # a named run has its own folder
     return BenchOptions(
         concurrency=concurrency,
@@ -79,6 +82,7 @@ def read_options(config: pytest.Config) -> BenchOptions:
         calls=read_call_settings(config),
         controls=controls,
         run=run,
+        baseline=baseline,
     )
 
 
