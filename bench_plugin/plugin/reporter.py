@@ -246,42 +246,57 @@ class BenchReporter:
         try:
             # under xdist the controller collected no suite: aggregates come from the files records name
             leaderboards = read_suite_leaderboards((r.path for r in records), self.config.rootpath)
-            # what a continued run's leaderboards were given before this session: read before the file is rewritten
-            earlier: dict[str, list[CaseRecord]] = {}
-            if self.store.earlier and leaderboards:
-                for record in self.store.read_earlier(lambda r: r.path in leaderboards):
-                    earlier.setdefault(record.path, []).append(record)
+            earlier = self._earlier_for_leaderboards(leaderboards)
             self.store.finalize([r.nodeid for r in records])  # the file keeps them all, tasks gone from a suite too
         except OSError as exc:
             self.stop_writing(exc, self.store.path, f"{self.store.path} keeps its {len(records)} cases, each a "
                               "whole line, in the order they finished; no report was written")
             return
+        records = self._after_finalize(records)
+        try:
+            aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
+            written = write_reports(records, self.output_dir, aggregates, leaderboards, whole=self._whole_suite,
+                                    # records of earlier sessions too (a resumed run): every model, every case
+                                    selected=self._selected if not self.store.earlier else None,
+                                    left_out=self.left_out,
+                                    earlier=lambda path: [r for r in earlier.get(path, ()) if self._kept(r)])
+        except OSError as exc:
+            self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
+            return
+        self._note_written(written)
+        self._compare_with_baseline(self._kept)
+
+    def _after_finalize(self, records: list[CaseRecord]) -> list[CaseRecord]:
+        """Once results.jsonl holds every case: the journals go, and the records of tasks a suite lost are left out."""
         if self._run.name is not None and self._run.results is not None and self._finished:
             delete_journals(self._run.results)  # every record they hold is in results.jsonl
         # a task removed or renamed: its earlier records no longer describe the suite
         self.left_out = tasks_gone(records, self._state.suite_tasks) if self.store.earlier else {}
-
-        def kept(record: CaseRecord) -> bool:
-            return record.task not in self.left_out.get(record.path, ())
-
-        if self.left_out:
-            records = [r for r in records if kept(r)]
+        records = [r for r in records if self._kept(r)]
         self._summary = summary_lines(records)  # what the terminal prints at its summary
-        try:
-            aggregates = read_suite_aggregates((r.path for r in records), self.config.rootpath)
-            written = write_reports(records, self.output_dir, aggregates, leaderboards,
-                                    whole=lambda path: self.store.read_records(lambda r: r.path == path and kept(r)),
-                                    # records of earlier sessions too (a resumed run): every model, every case
-                                    selected=self._selected if not self.store.earlier else None,
-                                    left_out=self.left_out,
-                                    earlier=lambda path: [r for r in earlier.get(path, ()) if kept(r)])
-        except OSError as exc:
-            self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
-            return
+        return records
+
+    def _whole_suite(self, path: str) -> list[CaseRecord]:
+        """A suite's whole records, read back from results.jsonl (a leaderboard's session digest reads them)."""
+        return self.store.read_records(lambda r: r.path == path and self._kept(r))
+
+    def _kept(self, record: CaseRecord) -> bool:
+        """Whether the reports keep a record: not one of a task the suite no longer has (``left_out``)."""
+        return record.task not in self.left_out.get(record.path, ())
+
+    def _earlier_for_leaderboards(self, leaderboards: Mapping[str, Any]) -> dict[str, list[CaseRecord]]:
+        """What a continued run's leaderboards were given before this session: read before the file is rewritten."""
+        earlier: dict[str, list[CaseRecord]] = {}
+        if self.store.earlier and leaderboards:
+            for record in self.store.read_earlier(lambda r: r.path in leaderboards):
+                earlier.setdefault(record.path, []).append(record)
+        return earlier
+
+    def _note_written(self, written: Mapping[str, Path]) -> None:
+        """The CSVs and leaderboards written, for the terminal's list of files."""
         self._csv_files = [path.name for key, path in written.items() if key.startswith("csv:")]
         self._csv_files += [str(path.relative_to(self.output_dir)) for key, path in written.items()
                             if key.startswith("leaderboard:")]
-        self._compare_with_baseline(kept)
 
     def _compare_with_baseline(self, kept: Callable[[CaseRecord], bool]) -> None:
         """--bench-baseline: compare.md and compare.json, from the records as results.jsonl holds them now.
@@ -319,18 +334,34 @@ class BenchReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the per-model summary and where the files went, or which file could not be written."""
         if not self._opened and self.write_error is None:
-            if self.refused:  # nothing was written: every selected case was refused
-                terminalreporter.section("bench summary")
-                for line in continuation_lines(self._run, 0, 0, 0, self.refused):
-                    terminalreporter.write_line(line)
+            self._print_refused(terminalreporter)
             return
-        from bench_plugin.report.summary import describe_cache_use  # start-up: see write_reports
-
         if self._summary is None:  # no report was written: a write failed
             self._summary = summary_lines(self.store.report_records())
         terminalreporter.section("bench summary")
         for line in self._summary:
             terminalreporter.write_line(log_line(line))
+        self._print_spend(terminalreporter)
+        self._print_continuation(terminalreporter)
+        if self.write_error is not None:
+            terminalreporter.write_line(self.write_error, red=True, bold=True)
+            if self._write_note:  # ours failed; else another plugin's report did, after ours were written
+                terminalreporter.write_line(log_line(self._write_note), red=True)
+                return
+        self._print_files(terminalreporter)
+        self._baseline_summary(terminalreporter)
+
+    def _print_refused(self, terminalreporter: Any) -> None:
+        """Nothing was written: every selected case was refused (or none ran)."""
+        if self.refused:
+            terminalreporter.section("bench summary")
+            for line in continuation_lines(self._run, 0, 0, 0, self.refused):
+                terminalreporter.write_line(line)
+
+    def _print_spend(self, terminalreporter: Any) -> None:
+        """What the response cache did, and what this session spent against its budget."""
+        from bench_plugin.report.summary import describe_cache_use  # start-up: see write_reports
+
         cache = self.spend.cache_use()  # this session's calls: not those of cases reused from a named run
         if cache is not None:
             terminalreporter.write_line(describe_cache_use(cache))
@@ -340,6 +371,9 @@ class BenchReporter:
         budget = (self.config.getoption("bench_budget_usd", None), self.config.getoption("bench_budget_tokens", None))
         for line in self.spend.describe(*budget):
             terminalreporter.write_line(log_line(line))
+
+    def _print_continuation(self, terminalreporter: Any) -> None:
+        """A named run's cases: adopted from journals, reused, re-judged, kept from earlier, left out."""
         kept = self.store.count - self.appended - self.reused if self._run.keep_earlier else 0
         kept -= sum(sum(tasks.values()) for tasks in self.left_out.values()) + self.refused  # said apart below
         if self.adopted:
@@ -349,17 +383,14 @@ class BenchReporter:
         for line in continuation_lines(self._run, self.reused, self.rejudged, kept, self.refused) + \
                 left_out_lines(self.left_out) + scored_otherwise_lines(self.scored_otherwise):
             terminalreporter.write_line(log_line(line))
-        if self.write_error is not None:
-            terminalreporter.write_line(self.write_error, red=True, bold=True)
-            if self._write_note:  # ours failed; else another plugin's report did, after ours were written
-                terminalreporter.write_line(log_line(self._write_note), red=True)
-                return
+
+    def _print_files(self, terminalreporter: Any) -> None:
+        """Where the files went."""
         # a continued run's logs are there from its earlier sessions, whether or not this one wrote any
         kept_logs = self._run.keep_earlier and (self.output_dir / FOLDER).is_dir()
         logs = [f"{FOLDER}/"] if self.conversations.written or kept_logs else []
         files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files, *logs])
         terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({files})")
-        self._baseline_summary(terminalreporter)
 
 
 LATE_WRITERS_FROM = 2000  # collected items
