@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench_plugin.report import bootstrap
+from bench_plugin.report.statistics import bootstrap
 
 
 @pytest.mark.parametrize("cases", [40, 2001])

@@ -14,7 +14,6 @@ from scipy import optimize
 
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.audit import audit, render_audit
-from bench_plugin.report.bootstrap import bootstrap_means
 from bench_plugin.report.comparisons import sign_flip_p_values
 from bench_plugin.report.markdown import render_markdown
 from bench_plugin.report.ratings import rate_tallies, score_tallies
@@ -28,6 +27,7 @@ from bench_plugin.report.statistics import (
     pass_at_k,
     pass_hat_k,
 )
+from bench_plugin.report.statistics.bootstrap import bootstrap_means
 from bench_plugin.report.summary import summarize
 
 

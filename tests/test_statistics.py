@@ -29,7 +29,7 @@ from bench_plugin.report.statistics import (
     wilcoxon_signed_rank,
     wilson_interval,
 )
-from bench_plugin.report.stats import total
+from bench_plugin.report.statistics.plain import total
 
 # ---------------------------------------------------------------------------------------------------
 # mean_ci

@@ -8,7 +8,7 @@ import pytest
 
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.markdown import render_markdown
-from bench_plugin.report.stats import mean, rate, total
+from bench_plugin.report.statistics.plain import mean, rate, total
 from bench_plugin.report.summary import summarize
 
 

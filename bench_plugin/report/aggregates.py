@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from bench_plugin.record import FAILED, PASSED, CaseRecord
-from bench_plugin.report.stats import mean
+from bench_plugin.report.statistics.plain import mean
 from bench_plugin.suite.aggregates.spec import (
     RECORD_FIELDS,
     AggregateSpec,

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from bench_plugin.record import CaseRecord
-from bench_plugin.report.bootstrap import N_BOOT, FloatArray, IntArray, bootstrap_means, seed_for, unit_codes
 from bench_plugin.report.case_data import CaseKey, case_keys, runs_repeat, score_of
+from bench_plugin.report.statistics import N_BOOT, FloatArray, IntArray, bootstrap_means, seed_for, unit_codes
 from bench_plugin.suite.spec import parse_case_nodeid, safe_id
 
 CaseCell = tuple[str, str, int]

@@ -13,7 +13,7 @@ from typing import Any
 
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.agreement import krippendorff_alpha_interval
-from bench_plugin.report.stats import mean
+from bench_plugin.report.statistics.plain import mean
 
 
 def _panels(records: Sequence[CaseRecord], name: str) -> list[tuple[CaseRecord, Mapping[str, Any]]]:

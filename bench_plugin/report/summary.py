@@ -43,8 +43,8 @@ summary.json holds, report.md renders and the dashboard reads. Its shape::
      }]}
 
 An ``estimate`` is ``{"mean", "se", "ci_low", "ci_high", "n" (cases with a value), "units"
-(resampling units with a value)}`` (``report.bootstrap``); what each figure counts is in
-``report.leaderboard_stats``, ``report.comparisons``, ``report.breakdowns``, ``report.repeats``,
+(resampling units with a value)}`` (``report.statistics.bootstrap``); what each figure counts is in
+``report.statistics.leaderboard``, ``report.comparisons``, ``report.breakdowns``, ``report.repeats``,
 ``report.ratings`` and ``report.audit``.
 """
 
@@ -67,8 +67,8 @@ from bench_plugin.report.case_data import cost_note_of, judge_usage, number
 from bench_plugin.report.case_table import CaseCell
 from bench_plugin.report.panels import summarize_panels
 from bench_plugin.report.sandbox_flag import sandbox_section
-from bench_plugin.report.stats import mean, rate, total
-from bench_plugin.report.suite_statistics import suite_statistics
+from bench_plugin.report.statistics.plain import mean, rate, total
+from bench_plugin.report.statistics.suite import suite_statistics
 from bench_plugin.report.turns import is_turn_component, summarize_turns
 
 # status -> the count's key in every summary row

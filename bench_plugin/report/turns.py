@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench_plugin.record import CaseRecord
-from bench_plugin.report.stats import mean, rate
+from bench_plugin.report.statistics.plain import mean, rate
 
 
 def is_turn_component(component: Mapping[str, Any]) -> bool:

@@ -37,7 +37,7 @@ def percent(value: float | None) -> str:
 
 
 def interval(estimate: Mapping[str, Any] | None, digits: int = 4, *, as_percent: bool = False) -> str:
-    """``mean [low, high]`` of an estimate (``report.bootstrap``); the mean alone when it has no interval."""
+    """``mean [low, high]`` of an estimate (``statistics.bootstrap``); the mean alone when it has no interval."""
     if not estimate or estimate.get("mean") is None:
         return MISSING
     show = percent if as_percent else (lambda value: number(value, digits))
@@ -75,57 +75,76 @@ def render_intervals(suite: Mapping[str, Any]) -> list[str]:
     if not stats:
         return []
     models = ranked_rows(suite)
-    clustered = stats["unit"] == "task"
-    units = "tasks (runs of a task resampled together)" if clustered else "cases"
     judge_column = bool(stats["judges"]) and not stats["ordinal"]
     usage = any(m.get("judge_input_tokens") is not None or m.get("judge_cost_usd") is not None for m in models)
-    lines = [
-        "#### Intervals and denominators",
-        "",
-        f"How to read: each mean with its 95% bootstrap interval ({stats['n_boot']} resamples of the "
-        f"{units}) and standard error. Mean score counts scored cases only (passed or failed); unscored cases "
-        "(the grader could not decide), infrastructure errors, invalid and skipped cases are left out. "
-        + (f"Normalised divides by all {stats['expected_cases']} expected cases" if stats["expected_cases"] is not None
-           else "Normalised divides by each model's expected cases (the cases it was selected for: Scored / expected)")
-        + ", each case without a score "
-        f"counting 0 (= mean score x coverage). Pass rate = passed / scored "
-        f"({'cluster bootstrap' if clustered else 'Wilson'} interval)."
-        + (" Judge-only: the mean of the judges' components alone." if judge_column else "")
-        + (" Judge tokens and cost are the graders' usage, apart from the model's." if usage else ""),
-        "",
-    ]
+    lines = ["#### Intervals and denominators", "", _how_to_read_intervals(stats, judge_column, usage), ""]
     names = ["Model", "Scored / expected", "Mean score [95% CI]", "SE", "Normalised [95% CI]", "Pass rate [95% CI]"]
     names += ["Judge-only mean [95% CI]"] if judge_column else []
     names += ["Judge tokens in/out", "Judge cost"] if usage else []
     lines += header(names)
-    for model in models:
-        found = model.get("intervals") or {}
-        clean = found.get("mean_composite") or {}
-        cells = [
-            markdown_cell(model["label"]),
-            f"{model['scored']} / {model['expected']} ({percent(model['coverage'])})",
-            interval(clean),
-            number(clean.get("se")),
-            interval(found.get("normalised")),
-            _pass_rate(model, found.get("pass_rate")),
-        ]
-        cells += [interval(found.get("judge_mean"))] if judge_column else []
-        if usage:
-            tokens = [model.get("judge_input_tokens"), model.get("judge_output_tokens")]
-            cells += [" / ".join(MISSING if t is None else f"{t:,}" for t in tokens),
-                      MISSING if model.get("judge_cost_usd") is None else f"${model['judge_cost_usd']:.4f}"]
-        lines.append(row(cells))
+    lines += [row(_interval_cells(model, judge_column, usage)) for model in models]
     lines.append("")
-    if len(suite["components"]) >= 2:
-        lines += ["#### Components", "",
-                  "How to read: each component's mean over the cases where it has a value (an unscored "
-                  "component is left out, not counted 0), with its 95% bootstrap interval.", ""]
-        lines += header(["Model", *(markdown_cell(name) for name in suite["components"])])
-        for model in models:
-            found = (model.get("intervals") or {}).get("components") or {}
-            cells = [interval(found.get(name)) for name in suite["components"]]
-            lines.append(row([markdown_cell(model["label"]), *cells]))
-        lines.append("")
+    return lines + _render_components(suite, models)
+
+
+def _how_to_read_intervals(stats: Mapping[str, Any], judge_column: bool, usage: bool) -> str:
+    """What each column of the intervals table counts, and how its interval is drawn."""
+    clustered = stats["unit"] == "task"
+    units = "tasks (runs of a task resampled together)" if clustered else "cases"
+    expected = (f"Normalised divides by all {stats['expected_cases']} expected cases"
+                if stats["expected_cases"] is not None
+                else "Normalised divides by each model's expected cases (the cases it was selected for: Scored / "
+                     "expected)")
+    return (
+        f"How to read: each mean with its 95% bootstrap interval ({stats['n_boot']} resamples of the "
+        f"{units}) and standard error. Mean score counts scored cases only (passed or failed); unscored cases "
+        "(the grader could not decide), infrastructure errors, invalid and skipped cases are left out. "
+        + expected
+        + ", each case without a score "
+        f"counting 0 (= mean score x coverage). Pass rate = passed / scored "
+        f"({'cluster bootstrap' if clustered else 'Wilson'} interval)."
+        + (" Judge-only: the mean of the judges' components alone." if judge_column else "")
+        + (" Judge tokens and cost are the graders' usage, apart from the model's." if usage else "")
+    )
+
+
+def _interval_cells(model: Mapping[str, Any], judge_column: bool, usage: bool) -> list[str]:
+    """One model's row of the intervals table."""
+    found = model.get("intervals") or {}
+    clean = found.get("mean_composite") or {}
+    cells = [
+        markdown_cell(model["label"]),
+        f"{model['scored']} / {model['expected']} ({percent(model['coverage'])})",
+        interval(clean),
+        number(clean.get("se")),
+        interval(found.get("normalised")),
+        _pass_rate(model, found.get("pass_rate")),
+    ]
+    cells += [interval(found.get("judge_mean"))] if judge_column else []
+    return cells + (_usage_cells(model) if usage else [])
+
+
+def _usage_cells(model: Mapping[str, Any]) -> list[str]:
+    """The judges' tokens in / out and their cost."""
+    tokens = [model.get("judge_input_tokens"), model.get("judge_output_tokens")]
+    cost = model.get("judge_cost_usd")
+    return [" / ".join(MISSING if t is None else f"{t:,}" for t in tokens),
+            MISSING if cost is None else f"${cost:.4f}"]
+
+
+def _render_components(suite: Mapping[str, Any], models: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each component's mean with its interval, when the leaderboard has two or more."""
+    if len(suite["components"]) < 2:
+        return []
+    lines = ["#### Components", "",
+             "How to read: each component's mean over the cases where it has a value (an unscored "
+             "component is left out, not counted 0), with its 95% bootstrap interval.", ""]
+    lines += header(["Model", *(markdown_cell(name) for name in suite["components"])])
+    for model in models:
+        found = (model.get("intervals") or {}).get("components") or {}
+        cells = [interval(found.get(name)) for name in suite["components"]]
+        lines.append(row([markdown_cell(model["label"]), *cells]))
+    lines.append("")
     return lines
 
 
@@ -145,8 +164,6 @@ def render_differences(suite: Mapping[str, Any]) -> list[str]:
     if not found or not any(pair["n"] for pair in found["pairs"]):  # no case that two models both finished
         return []
     labels = labels_of(suite)
-    ranked = [model for tier in found["tiers"] for model in tier]
-    pairs = {(pair["a"], pair["b"]): pair for pair in found["pairs"]}
     unit = "tasks, runs of a task flipped and resampled together" if found["unit"] == "task" else "cases"
     lines = [
         "### Is the difference real?",
@@ -159,26 +176,41 @@ def render_differences(suite: Mapping[str, Any]) -> list[str]:
                               for index, tier in enumerate(found["tiers"], 1)) + ".",
         "",
     ]
-    lines += header(["Model", *(labels[model] for model in ranked[1:])])
-    for index, first in enumerate(ranked[:-1]):
-        cells = [labels[first]]
-        for position, second in enumerate(ranked[1:], 1):
-            pair = pairs.get((first, second)) or _swapped(pairs.get((second, first)))
-            cells.append("" if position <= index or pair is None else _cell(pair))
-        lines.append(row(cells))
-    lines.append("")
+    lines += _difference_matrix(found, labels)
     if len(found["pairs"]) <= MAX_PAIR_ROWS:
-        lines += [*header(["A", "B", "Cases", "A - B [95% CI]", "SE", "A better / worse / tied", "p", "p (Holm)"],
-                          left=2)]
-        for pair in found["pairs"]:
-            difference = {"mean": pair["diff"], "ci_low": pair["ci_low"], "ci_high": pair["ci_high"]}
-            lines.append(row([
-                labels[pair["a"]], labels[pair["b"]], str(pair["n"]), interval(difference), number(pair["se"]),
-                f"{pair['wins']} / {pair['losses']} / {pair['ties']}", p_value(pair["p_value"]),
-                p_value(pair["p_holm"]) + (" ✓" if pair["significant"] else ""),
-            ]))
-        lines.append("")
+        lines += _pair_table(found, labels)
     return lines
+
+
+def _difference_matrix(found: Mapping[str, Any], labels: Mapping[str, str]) -> list[str]:
+    """The upper triangle of row model minus column model, models in tier order."""
+    ranked = [model for tier in found["tiers"] for model in tier]
+    pairs = {(pair["a"], pair["b"]): pair for pair in found["pairs"]}
+    lines = header(["Model", *(labels[model] for model in ranked[1:])])
+    for index, first in enumerate(ranked[:-1]):
+        cells = [_matrix_cell(pairs, first, second) if position > index else ""
+                 for position, second in enumerate(ranked[1:], 1)]
+        lines.append(row([labels[first], *cells]))
+    return [*lines, ""]
+
+
+def _matrix_cell(pairs: Mapping[tuple[str, str], Mapping[str, Any]], first: str, second: str) -> str:
+    """Row model minus column model, from whichever order the pair was compared in; empty when it was not."""
+    pair = pairs.get((first, second)) or _swapped(pairs.get((second, first)))
+    return "" if pair is None else _cell(pair)
+
+
+def _pair_table(found: Mapping[str, Any], labels: Mapping[str, str]) -> list[str]:
+    """One row per pair: the difference with its interval, the counts of better / worse / tied, the p-values."""
+    lines = header(["A", "B", "Cases", "A - B [95% CI]", "SE", "A better / worse / tied", "p", "p (Holm)"], left=2)
+    for pair in found["pairs"]:
+        difference = {"mean": pair["diff"], "ci_low": pair["ci_low"], "ci_high": pair["ci_high"]}
+        lines.append(row([
+            labels[pair["a"]], labels[pair["b"]], str(pair["n"]), interval(difference), number(pair["se"]),
+            f"{pair['wins']} / {pair['losses']} / {pair['ties']}", p_value(pair["p_value"]),
+            p_value(pair["p_holm"]) + (" ✓" if pair["significant"] else ""),
+        ]))
+    return [*lines, ""]
 
 
 def _correction(found: Mapping[str, Any]) -> str:

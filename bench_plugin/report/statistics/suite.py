@@ -12,14 +12,14 @@ from typing import Any
 
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.audit import audit
-from bench_plugin.report.bootstrap import CONFIDENCE, N_BOOT
 from bench_plugin.report.breakdowns import add_breakdown_columns, breakdown_figures, find_dimensions
 from bench_plugin.report.case_data import judge_names
-from bench_plugin.report.case_table import CaseCell, Columns, build_case_table
+from bench_plugin.report.case_table import CaseCell, CaseTable, Columns, build_case_table
 from bench_plugin.report.comparisons import add_pair_columns, compare_models
-from bench_plugin.report.leaderboard_stats import add_leaderboard_columns, leaderboard_figures
 from bench_plugin.report.ratings import summarize_ratings
 from bench_plugin.report.repeats import summarize_repeats
+from bench_plugin.report.statistics.core import CONFIDENCE, N_BOOT
+from bench_plugin.report.statistics.leaderboard import add_leaderboard_columns, leaderboard_figures
 
 
 def rank_models(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -52,8 +52,7 @@ def suite_statistics(
     """
     table = build_case_table(path, records, unfinished)
     judges = judge_names(table.components)
-    ranked = [model for model in rank_models(model_rows)
-              if any(row["model"] == model and row["mean_composite"] is not None for row in model_rows)]
+    ranked = _scored_ranking(model_rows)
     columns = Columns(table)
     usage = add_leaderboard_columns(columns, components, judges)
     dimensions = find_dimensions(table)
@@ -66,18 +65,29 @@ def suite_statistics(
     means = {row["model"]: row["mean_composite"] for row in model_rows if row["model"] in ranked}
     ordinal = bool(judges) and set(components) <= set(judges)
     return {
-        "statistics": {
-            "confidence": CONFIDENCE,
-            "n_boot": N_BOOT,
-            "unit": "task" if table.clustered else "case",
-            # None: the models were selected for different cases (a shard, -k): each has its own count
-            "expected_cases": table.expected if len(set(table.expected_of.values())) <= 1 else None,
-            "judges": judges,
-            "ordinal": ordinal,
-        },
+        "statistics": _settings(table, judges, ordinal),
         "comparisons": compare_models(columns, estimates, ranked, means, ordinal=ordinal),
         "breakdowns": breakdown_figures(table, dimensions, estimates),
         "repeats": summarize_repeats(records, rank_models(model_rows)),
         "ratings": summarize_ratings(path, records, ranked),
         "audit": audit(records),
+    }
+
+
+def _scored_ranking(model_rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The models with a mean score, best first (``rank_models``)."""
+    scored = {row["model"] for row in model_rows if row["mean_composite"] is not None}
+    return [model for model in rank_models(model_rows) if model in scored]
+
+
+def _settings(table: CaseTable, judges: list[str], ordinal: bool) -> dict[str, Any]:
+    """How the suite's figures were computed: the ``statistics`` key of the summary."""
+    return {
+        "confidence": CONFIDENCE,
+        "n_boot": N_BOOT,
+        "unit": "task" if table.clustered else "case",
+        # None: the models were selected for different cases (a shard, -k): each has its own count
+        "expected_cases": table.expected if len(set(table.expected_of.values())) <= 1 else None,
+        "judges": judges,
+        "ordinal": ordinal,
     }
