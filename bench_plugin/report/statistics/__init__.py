@@ -1,8 +1,10 @@
 """The report's statistics, one module per method.
 
 - ``core``: array types, the missing-value rule (None/NaN is "no value", never zero), seeds, rounding.
-- ``bootstrap``: the one bootstrap, many means from one resampling of the units.
-- ``intervals``: a mean's interval (``mean_ci``) and a proportion's (``wilson_interval``).
+- ``clusters``: which unit each case belongs to (a declared ``cluster``, the task, or the case).
+- ``intervals``: the cluster t interval of many means at once (``cluster_means``, ``mean_ci``) and Wilson's
+  interval of a proportion (``wilson_interval``).
+- ``power``: the smallest difference a paired comparison could detect.
 - ``paired``: two models case by case: the paired difference, the Wilcoxon and sign tests.
 - ``tiers``: Holm's correction over many pairs, which pairs differ, and the tiers.
 - ``repeats``: pass@k, pass^k and flakiness over repeated runs.
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench_plugin.report.statistics.bootstrap import bootstrap_means, percentiles, replicate_means, unit_sums
+from bench_plugin.report.statistics.clusters import declared_cluster, figure_bounds, unit_labels
 from bench_plugin.report.statistics.core import (
     CONFIDENCE,
     DECIMALS,
@@ -31,7 +33,16 @@ from bench_plugin.report.statistics.core import (
     seed_for,
     unit_codes,
 )
-from bench_plugin.report.statistics.intervals import MeanCI, ProportionCI, mean_ci, wilson_interval
+from bench_plugin.report.statistics.intervals import (
+    MIN_UNITS,
+    MeanCI,
+    ProportionCI,
+    cluster_means,
+    cluster_t,
+    mean_ci,
+    unit_sums,
+    wilson_interval,
+)
 from bench_plugin.report.statistics.paired import (
     PairedDifference,
     SignTestResult,
@@ -72,11 +83,54 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "CONFIDENCE", "DECIMALS", "N_BOOT", "BradleyTerryResult", "Flakiness", "FlakinessLabel", "FloatArray",
-    "IntArray", "MeanCI", "ModelRating", "PValues", "PairKey", "PairedDifference", "PairwiseGame", "PositionBias",
-    "ProportionCI", "Seed", "SignTestResult", "Significance", "Verdict", "WilcoxonResult", "WinRateRow",
-    "bootstrap_means", "bradley_terry", "fastchat_win_rates", "flakiness_label", "holm_adjust", "known", "mean",
-    "mean_ci", "paired_difference", "pass_at_k", "pass_hat_k", "percentiles", "position_bias", "rate",
-    "replicate_means", "rounded", "seed_for", "sign_test", "significant_pairs", "tiers", "total", "unit_codes",
-    "unit_sums", "wilcoxon_signed_rank", "wilson_interval",
+    "CONFIDENCE",
+    "DECIMALS",
+    "MIN_UNITS",
+    "N_BOOT",
+    "BradleyTerryResult",
+    "Flakiness",
+    "FlakinessLabel",
+    "FloatArray",
+    "IntArray",
+    "MeanCI",
+    "ModelRating",
+    "PValues",
+    "PairKey",
+    "PairedDifference",
+    "PairwiseGame",
+    "PositionBias",
+    "ProportionCI",
+    "Seed",
+    "SignTestResult",
+    "Significance",
+    "Verdict",
+    "WilcoxonResult",
+    "WinRateRow",
+    "bradley_terry",
+    "cluster_means",
+    "cluster_t",
+    "declared_cluster",
+    "fastchat_win_rates",
+    "figure_bounds",
+    "flakiness_label",
+    "holm_adjust",
+    "known",
+    "mean",
+    "mean_ci",
+    "paired_difference",
+    "pass_at_k",
+    "pass_hat_k",
+    "position_bias",
+    "rate",
+    "rounded",
+    "seed_for",
+    "sign_test",
+    "significant_pairs",
+    "tiers",
+    "total",
+    "unit_codes",
+    "unit_labels",
+    "unit_sums",
+    "wilcoxon_signed_rank",
+    "wilson_interval",
 ]

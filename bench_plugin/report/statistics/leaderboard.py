@@ -12,8 +12,9 @@ Per model of a suite (rows of a ``CaseTable``):
 - ``judge_mean``: per case, the mean of its judge components; over the cases where a judge scored.
 - ``components``: each component over the cases where it has a value (as the plain means).
 
-Each comes with its bootstrap standard error and 95% interval (``case_table``); the pass rate's interval is
-Wilson's when cases are the units (runs do not repeat).
+Each comes with its standard error and 95% interval over the suite's units (``statistics.intervals``: a
+cluster t interval, none from fewer than 4 units); the pass rate's interval is Wilson's when each case is its
+own unit.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def _model_figures(
         "intervals": {
             "mean_composite": estimates.get(("mean_composite", model)),
             "normalised": estimates.get(("normalised", model)),
-            "pass_rate": _pass_rate(estimates.get(("pass_rate", model)), passed, scored, table.clustered),
+            "pass_rate": _pass_rate(estimates.get(("pass_rate", model)), passed, scored),
             "judge_mean": estimates.get(("judge_mean", model)) if judges else None,
             "components": {name: estimates.get(("component", model, name)) for name in components},
         },
@@ -140,14 +141,16 @@ def _usage_figures(usage: Mapping[str, float | None]) -> dict[str, Any]:
     }
 
 
-def _pass_rate(estimate: dict[str, Any] | None, passed: int, scored: int, clustered: bool) -> dict[str, Any] | None:
-    """The pass rate's estimate; when cases are the units, with the Wilson interval (``"method": "wilson"``).
+def _pass_rate(estimate: dict[str, Any] | None, passed: int, scored: int) -> dict[str, Any] | None:
+    """The pass rate's estimate; when each case is its own unit, with Wilson's interval (``"method": "wilson"``).
 
-    A bootstrap of 8 passes in 8 cases draws 8 of 8 every time: [100%, 100%]. The dashboard showed that while
-    report.md gave Wilson's [67.6%, 100%]; both now read this one.
+    When cases share units (runs of a task, a declared cluster) the cluster t interval stands (``intervals``),
+    never narrower than Wilson's for the rate over its units.
     """
-    found = None if estimate is None or clustered else wilson_interval(passed, scored)
-    if estimate is None or found is None:
+    if estimate is None or estimate["too_few"] or estimate["units"] != estimate["n"]:
         return estimate
-    # Wilson's interval has no standard error: the bootstrap's (0 for 8 of 8) would contradict it
+    found = wilson_interval(passed, scored)
+    if found is None:
+        return estimate
+    # Wilson's interval has no standard error: the t interval's (0 for 8 of 8) would contradict it
     return {**estimate, "se": None, "ci_low": rounded(found.low), "ci_high": rounded(found.high), "method": "wilson"}

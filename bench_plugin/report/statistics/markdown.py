@@ -7,12 +7,28 @@ figure counts and what it leaves out. Model and suite text goes through ``report
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench_plugin.report.escape import markdown_cell
 
 MISSING = "—"
+UNITS = {
+    "case": "cases",
+    "task": "tasks (runs of a task count as one unit)",
+    "cluster": "declared clusters (the cases of a cluster count as one unit)",
+}
+METHOD_TEXT = (
+    "Intervals: mean ± t(G-1) x cluster-robust (CR1) standard error over the G units, never of zero width: units "
+    "that agree could hide one far off, so the interval reaches as far as Wilson's bound for G agreeing units "
+    "(with the t quantile) allows, in proportion to the share of units that agree (8 cases all 1.0: [0.589, 1]); "
+    "from fewer than 4 units, none (too few to bound)."
+)
+PAIR_UNITS = {
+    "case": "cases",
+    "task": "tasks, runs of a task flipped together and one unit of the interval",
+    "cluster": "declared clusters, the cases of a cluster flipped together and one unit of the interval",
+}
 MAX_PAIR_ROWS = 45  # ten models; beyond that the matrix alone says it
 
 
@@ -37,14 +53,27 @@ def percent(value: float | None) -> str:
 
 
 def interval(estimate: Mapping[str, Any] | None, digits: int = 4, *, as_percent: bool = False) -> str:
-    """``mean [low, high]`` of an estimate (``statistics.bootstrap``); the mean alone when it has no interval."""
+    """``mean [low, high]`` of an estimate (``statistics.intervals``); the mean alone when it has no interval.
+
+    An estimate over too few units to bound says so: ``0.5000 (3 tasks: too few to bound)``.
+    """
     if not estimate or estimate.get("mean") is None:
         return MISSING
     show = percent if as_percent else (lambda value: number(value, digits))
-    text = show(estimate["mean"])
-    if estimate.get("ci_low") is not None and estimate.get("ci_high") is not None:
-        text += f" [{show(estimate['ci_low'])}, {show(estimate['ci_high'])}]"
-    return text
+    return show(estimate["mean"]) + _bounds(estimate, show)
+
+
+def _bounds(estimate: Mapping[str, Any], show: Callable[[float | None], str]) -> str:
+    if estimate.get("too_few"):
+        return f" ({units_text(estimate['units'], estimate.get('unit', 'case'))}: too few to bound)"
+    if estimate.get("ci_low") is None or estimate.get("ci_high") is None:
+        return ""
+    return f" [{show(estimate['ci_low'])}, {show(estimate['ci_high'])}]"
+
+
+def units_text(count: int, unit: str) -> str:
+    """``12 tasks``, ``1 case``."""
+    return f"{count} {unit}{'s' * (count != 1)}"
 
 
 def p_value(value: float | None) -> str:
@@ -78,7 +107,8 @@ def render_intervals(suite: Mapping[str, Any]) -> list[str]:
     judge_column = bool(stats["judges"]) and not stats["ordinal"]
     usage = any(m.get("judge_input_tokens") is not None or m.get("judge_cost_usd") is not None for m in models)
     lines = ["#### Intervals and denominators", "", _how_to_read_intervals(stats, judge_column, usage), ""]
-    names = ["Model", "Scored / expected", "Mean score [95% CI]", "SE", "Normalised [95% CI]", "Pass rate [95% CI]"]
+    names = ["Model", "Scored / expected", "CI over", "Mean score [95% CI]", "SE", "Normalised [95% CI]",
+             "Pass rate [95% CI]"]
     names += ["Judge-only mean [95% CI]"] if judge_column else []
     names += ["Judge tokens in/out", "Judge cost"] if usage else []
     lines += header(names)
@@ -89,20 +119,18 @@ def render_intervals(suite: Mapping[str, Any]) -> list[str]:
 
 def _how_to_read_intervals(stats: Mapping[str, Any], judge_column: bool, usage: bool) -> str:
     """What each column of the intervals table counts, and how its interval is drawn."""
-    clustered = stats["unit"] == "task"
-    units = "tasks (runs of a task resampled together)" if clustered else "cases"
     expected = (f"Normalised divides by all {stats['expected_cases']} expected cases"
                 if stats["expected_cases"] is not None
                 else "Normalised divides by each model's expected cases (the cases it was selected for: Scored / "
                      "expected)")
     return (
-        f"How to read: each mean with its 95% bootstrap interval ({stats['n_boot']} resamples of the "
-        f"{units}) and standard error. Mean score counts scored cases only (passed or failed); unscored cases "
+        f"How to read: each mean with its 95% interval and standard error over the {UNITS[stats['unit']]} "
+        f"(count in CI over). {METHOD_TEXT} Mean score counts scored cases only (passed or failed); unscored cases "
         "(the grader could not decide), infrastructure errors, invalid and skipped cases are left out. "
         + expected
         + ", each case without a score "
-        f"counting 0 (= mean score x coverage). Pass rate = passed / scored "
-        f"({'cluster bootstrap' if clustered else 'Wilson'} interval)."
+        "counting 0 (= mean score x coverage). Pass rate = passed / scored "
+        "(Wilson interval when each case is its own unit, else the cluster t interval)."
         + (" Judge-only: the mean of the judges' components alone." if judge_column else "")
         + (" Judge tokens and cost are the graders' usage, apart from the model's." if usage else "")
     )
@@ -115,6 +143,7 @@ def _interval_cells(model: Mapping[str, Any], judge_column: bool, usage: bool) -
     cells = [
         markdown_cell(model["label"]),
         f"{model['scored']} / {model['expected']} ({percent(model['coverage'])})",
+        MISSING if not clean else units_text(clean["units"], clean.get("unit", "case")),
         interval(clean),
         number(clean.get("se")),
         interval(found.get("normalised")),
@@ -138,7 +167,7 @@ def _render_components(suite: Mapping[str, Any], models: Sequence[Mapping[str, A
         return []
     lines = ["#### Components", "",
              "How to read: each component's mean over the cases where it has a value (an unscored "
-             "component is left out, not counted 0), with its 95% bootstrap interval.", ""]
+             "component is left out, not counted 0), with its 95% interval over the units (as above).", ""]
     lines += header(["Model", *(markdown_cell(name) for name in suite["components"])])
     for model in models:
         found = (model.get("intervals") or {}).get("components") or {}
@@ -149,13 +178,10 @@ def _render_components(suite: Mapping[str, Any], models: Sequence[Mapping[str, A
 
 
 def _pass_rate(model: Mapping[str, Any], estimate: Mapping[str, Any] | None) -> str:
-    """The pass rate with its interval as the summary has it (Wilson's, or the cluster bootstrap's: ``_pass_rate``)."""
+    """The pass rate with its interval as the summary has it (Wilson's, or the cluster t interval)."""
     scored = model["passed"] + model["failed"]
     text = f"{percent(model['pass_rate'])} ({model['passed']} of {scored})"
-    bounds = (estimate or {}).get("ci_low"), (estimate or {}).get("ci_high")
-    if bounds[0] is not None and bounds[1] is not None:
-        text += f" [{percent(bounds[0])}, {percent(bounds[1])}]"
-    return text
+    return text + ("" if not estimate else _bounds(estimate, percent))
 
 
 def render_differences(suite: Mapping[str, Any]) -> list[str]:
@@ -164,13 +190,18 @@ def render_differences(suite: Mapping[str, Any]) -> list[str]:
     if not found or not any(pair["n"] for pair in found["pairs"]):  # no case that two models both finished
         return []
     labels = labels_of(suite)
-    unit = "tasks, runs of a task flipped and resampled together" if found["unit"] == "task" else "cases"
+    unit = PAIR_UNITS.get(found["unit"], "cases")
     lines = [
         "### Is the difference real?",
         "",
         f"How to read: each cell is the row model's mean score minus the column model's, over the cases both "
-        f"finished with a score ({unit}); ✓ marks a difference that holds after {_correction(found)}. Models "
-        f"in one tier cannot be told apart at 95%; each tier is led by its best model.",
+        f"finished with a score ({unit}); ✓ marks a difference that holds after {_correction(found)}. Tiers: "
+        "walking down the ranking, a model joins the current tier unless the corrected test separates it from "
+        "a model already in it, then it opens the next tier; so models in one tier cannot be told apart at 95%, "
+        "and each tier is led by its best model. A - B has the 95% interval of the means above (over the units "
+        "both models have); beside a difference that is not significant, the smallest difference the "
+        f"comparison could detect ({100 * found.get('power', 0.8):g}% power, two-sided 5% test, from the "
+        "observed spread of the units' differences).",
         "",
         "Tiers: " + "; ".join(f"**{index}.** {', '.join(labels[m] for m in tier)}"
                               for index, tier in enumerate(found["tiers"], 1)) + ".",
@@ -202,15 +233,26 @@ def _matrix_cell(pairs: Mapping[tuple[str, str], Mapping[str, Any]], first: str,
 
 def _pair_table(found: Mapping[str, Any], labels: Mapping[str, str]) -> list[str]:
     """One row per pair: the difference with its interval, the counts of better / worse / tied, the p-values."""
-    lines = header(["A", "B", "Cases", "A - B [95% CI]", "SE", "A better / worse / tied", "p", "p (Holm)"], left=2)
+    lines = header(["A", "B", "Cases (units)", "A - B [95% CI]", "SE", "A better / worse / tied", "p", "p (Holm)"],
+                   left=2)
     for pair in found["pairs"]:
-        difference = {"mean": pair["diff"], "ci_low": pair["ci_low"], "ci_high": pair["ci_high"]}
+        difference = {"mean": pair["diff"], "ci_low": pair["ci_low"], "ci_high": pair["ci_high"],
+                      "too_few": pair.get("too_few"), "units": pair["units"], "unit": pair.get("unit", "case")}
         lines.append(row([
-            labels[pair["a"]], labels[pair["b"]], str(pair["n"]), interval(difference), number(pair["se"]),
-            f"{pair['wins']} / {pair['losses']} / {pair['ties']}", p_value(pair["p_value"]),
-            p_value(pair["p_holm"]) + (" ✓" if pair["significant"] else ""),
+            labels[pair["a"]], labels[pair["b"]], f"{pair['n']} ({units_text(pair['units'], difference['unit'])})",
+            interval(difference), number(pair["se"]), f"{pair['wins']} / {pair['losses']} / {pair['ties']}",
+            p_value(pair["p_value"]), p_value(pair["p_holm"]) + _verdict(pair),
         ]))
     return [*lines, ""]
+
+
+def _verdict(pair: Mapping[str, Any]) -> str:
+    """`` ✓`` for a significant pair; else "not significant", with the smallest detectable difference when known."""
+    if pair["significant"]:
+        return " ✓"
+    if pair.get("mde") is None:
+        return " (not significant)"
+    return f" (not significant; detectable: ±{pair['mde']:.4f})"
 
 
 def _correction(found: Mapping[str, Any]) -> str:
@@ -246,7 +288,8 @@ def render_ratings(suite: Mapping[str, Any]) -> list[str]:
         "games): the higher score wins, equal scores tie. Bradley-Terry ratings (mean 1000; 400 points = 10 times "
         "the odds of winning; each model also counts one virtual tie against a model rated 1000, so that one that "
         "won or lost every game is rated finitely) with 95% bootstrap intervals that draw whole cases, or whole "
-        f"tasks when runs repeat, as the other intervals do ({found['n_boot']} resamples; none from fewer than two, "
+        "tasks when runs repeat, the units of the other intervals "
+        f"({found['n_boot']} resamples; none from fewer than two, "
         "nor for a model that won or lost every game: no resample can vary it); win, loss "
         "and tie counts and rates as FastChat's `show_result.py` computes them (each rate over the model's "
         "games; the adjusted rate counts a tie as half a win).",

@@ -4,14 +4,20 @@ The p-value of :func:`paired_difference` comes from a **sign-flip permutation te
 randomization test): under "A and B are exchangeable on each case" the sign of every case's difference
 (of every cluster's differences together, with ``clusters``) is flipped at random. It is exact (all
 ``2**G`` sign patterns) when ``2**G <= n_perm`` and Monte Carlo with the ``(1 + b) / (1 + n_perm)``
-correction otherwise. Its interval is :func:`intervals.mean_ci`'s, of the differences.
+correction otherwise. Its interval is :func:`intervals.mean_ci`'s of the differences, on the scale -1 to 1.
+
+Ties. Scores are stored rounded to 6 decimals, so two equal differences of grid values (judge grades
+``(g - 1) / 9``: 6/9 - 4/9 is stored 0.222223, 3/9 - 1/9 0.222222) can differ in the last digit. The rank
+and sign tests first move the differences onto the coarsest grid ``1/k`` (``k <= MAX_GRID``) that they all
+lie on within that rounding (``snap_to_grid``), so equal differences tie and a difference of 1e-6 is
+zero; differences on no such grid (continuous scores) are left as they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -24,10 +30,37 @@ from bench_plugin.report.statistics.core import (
     paired_values,
     rng_of,
 )
-from bench_plugin.report.statistics.intervals import cluster_sums, mean_ci_of
+from bench_plugin.report.statistics.intervals import DIFFERENCE_BOUNDS, cluster_sums, mean_ci_of
 
 # sign patterns x units drawn at once (bounds memory on large inputs)
 _CHUNK_CELLS = 2_000_000
+# the most a stored difference (or a mean of stored differences) is off: two roundings to 6 decimals
+STORAGE_RESOLUTION = 1e-6
+MAX_GRID = 1000  # a 0-100 scale averaged over 10 runs
+_PERMUTED_AT_MOST = 13  # scipy's wilcoxon permutes the signs of this many differences at most
+_GRID_TOLERANCE = STORAGE_RESOLUTION * (1 + 1e-6)  # and the float error of the subtraction
+_GRID_BATCH = 64
+
+
+def grid_denominator(values: FloatArray) -> int | None:
+    """The smallest ``k <= MAX_GRID`` such that every value is a multiple of ``1/k`` within storage rounding."""
+    candidates = np.arange(1, MAX_GRID + 1, dtype=np.float64)
+    for start in range(0, len(values), _GRID_BATCH):
+        scaled = values[start:start + _GRID_BATCH, None] * candidates
+        fits = np.all(np.abs(scaled - np.round(scaled)) <= _GRID_TOLERANCE * candidates, axis=0)
+        candidates = candidates[fits]
+        if not candidates.size:
+            return None
+    return int(candidates[0]) if len(values) else None
+
+
+def snap_to_grid(values: FloatArray) -> FloatArray:
+    """``values`` moved onto their grid (``grid_denominator``), so equal grid values are equal floats."""
+    denominator = grid_denominator(values)
+    if denominator is None:
+        return values
+    snapped: FloatArray = np.round(values * denominator) / denominator
+    return snapped
 
 
 @dataclass(frozen=True)
@@ -38,9 +71,9 @@ class PairedDifference:
         mean_a: mean of ``a`` over the paired cases.
         mean_b: mean of ``b`` over the paired cases.
         mean_diff: mean of ``a - b``.
-        se: bootstrap standard error of ``mean_diff`` (NaN with fewer than two resampling units).
-        ci_low: lower percentile-bootstrap bound of ``mean_diff``.
-        ci_high: upper percentile-bootstrap bound of ``mean_diff``.
+        se: CR1 standard error of ``mean_diff`` (NaN with fewer than two units).
+        ci_low: lower end of the cluster t interval of ``mean_diff`` (NaN with fewer than ``MIN_UNITS`` units).
+        ci_high: its upper end.
         p_value: two-sided sign-flip permutation p-value for "no difference".
         p_method: ``"exact"`` (all sign patterns enumerated) or ``"monte-carlo"``.
         n: number of paired cases.
@@ -90,13 +123,12 @@ def paired_difference(
     *,
     clusters: Sequence[Hashable] | None = None,
     confidence: float = 0.95,
-    n_boot: int = 2000,
     n_perm: int = 2000,
     seed: Seed = 0,
 ) -> PairedDifference | None:
-    """Mean difference ``a - b`` over cases both models finished, with bootstrap CI and permutation p.
+    """Mean difference ``a - b`` over cases both models finished, with a cluster t interval and permutation p.
 
-    The CI is a percentile bootstrap over cases (over clusters when ``clusters`` is given). The
+    The CI is ``intervals.mean_ci``'s over cases (over clusters when ``clusters`` is given). The
     p-value is a two-sided sign-flip permutation test of the mean difference: exact when the
     ``2**n_units`` patterns fit in ``n_perm``, else Monte Carlo with ``n_perm`` draws. With all
     differences zero the p-value is 1.0.
@@ -104,10 +136,9 @@ def paired_difference(
     Args:
         a: model A's score per case; None/NaN means A did not finish that case.
         b: model B's score on the same cases, in the same order.
-        clusters: optional label per case (e.g. the task id of a repeated run); resampled and
-            sign-flipped as whole clusters.
+        clusters: optional label per case (e.g. the task id of a repeated run); one unit of the
+            interval, and sign-flipped as a whole.
         confidence: nominal coverage of the interval, in (0, 1).
-        n_boot: number of bootstrap replicates for the CI.
         n_perm: number of random sign patterns (or the exact-enumeration budget).
         seed: an int seed or a numpy Generator.
 
@@ -125,7 +156,7 @@ def paired_difference(
     kept_clusters = None if clusters is None else [clusters[index] for index in keep]
     rng = rng_of(seed)
     diffs = xs - ys
-    interval = mean_ci_of(diffs, kept_clusters, confidence, n_boot, rng)
+    interval = mean_ci_of(diffs, kept_clusters, confidence, DIFFERENCE_BOUNDS)
     sums, _ = cluster_sums(diffs, kept_clusters)
     p_value, p_method = sign_flip_p_value(sums, n_perm, rng)
     return PairedDifference(
@@ -169,6 +200,7 @@ def wilcoxon_signed_rank(
 ) -> WilcoxonResult | None:
     """Wilcoxon signed-rank test on paired scores (e.g. 1-10 judge ratings), two-sided.
 
+    The differences are snapped to their grid first (module docstring), so equal differences tie.
     Uses ``scipy.stats.wilcoxon(method="auto")``: exact for up to 50 distinct non-zero differences;
     with ties or zeros an exhaustive permutation for up to 13 cases and the tie-corrected normal
     approximation beyond (scipy >= 1.15; older scipy uses the normal approximation with ties).
@@ -188,14 +220,46 @@ def wilcoxon_signed_rank(
     keep, xs, ys = paired_values(a, b)
     if not keep:
         return None
-    diffs = xs - ys
+    diffs = snap_to_grid(xs - ys)
     nonzero = int(np.count_nonzero(diffs))
     if nonzero == 0:
         return WilcoxonResult(0.0, 1.0, len(keep), 0)
-    from scipy import stats as scipy_stats  # start-up: imported on use (see _normal_quantile)
+    from scipy import stats as scipy_stats  # start-up: imported on use (see core.normal_quantile)
 
-    result = scipy_stats.wilcoxon(diffs, zero_method=zero_method, alternative="two-sided", method="auto")
-    return WilcoxonResult(float(result.statistic), float(result.pvalue), len(keep), nonzero)
+    result = scipy_stats.wilcoxon(diffs, zero_method=zero_method, alternative="two-sided", method=_method(diffs))
+    p_value = float(result.pvalue)
+    if _permuted(diffs) and zero_method == "wilcox":
+        p_value = _signed_rank_permutation_p(diffs[diffs != 0])
+    return WilcoxonResult(float(result.statistic), p_value, len(keep), nonzero)
+
+
+def _permuted(diffs: FloatArray) -> bool:
+    """Whether scipy's ``method="auto"`` takes its permutation path: ties or zeros among at most 13 differences."""
+    magnitudes = np.abs(diffs)
+    return len(diffs) <= _PERMUTED_AT_MOST and (len(np.unique(magnitudes)) < len(diffs) or not magnitudes.all())
+
+
+def _method(diffs: FloatArray) -> Any:  # scipy's stubs still name "approx", which scipy now calls "asymptotic"
+    """The method scipy chooses, except its permutation path, computed here (``_signed_rank_permutation_p``)."""
+    return "asymptotic" if _permuted(diffs) else "auto"
+
+
+def _signed_rank_permutation_p(diffs: FloatArray) -> float:
+    """Two-sided p of the signed-rank sum over all ``2**n`` sign patterns, ranks averaged over ties.
+
+    The p-value scipy's ``wilcoxon(method="auto")`` gives with ties or zeros among at most 13 differences
+    (its ``PermutationMethod``), computed in one matrix product instead of seconds of resampling calls.
+    """
+    from scipy.stats import rankdata
+
+    ranks = rankdata(np.abs(diffs))
+    observed = float(ranks[diffs > 0].sum())
+    patterns = (np.arange(2 ** len(diffs), dtype=np.int64)[:, None] >> np.arange(len(diffs), dtype=np.int64)) & 1
+    totals = patterns @ ranks
+    tolerance = 1e-9 * float(ranks.sum())
+    below = float(np.mean(totals <= observed + tolerance))
+    above = float(np.mean(totals >= observed - tolerance))
+    return min(1.0, 2.0 * min(below, above))
 
 
 @dataclass(frozen=True)
@@ -205,7 +269,7 @@ class SignTestResult:
     Attributes:
         wins_a: cases where ``a > b``.
         wins_b: cases where ``a < b``.
-        ties: cases where ``a == b`` (left out of the test).
+        ties: cases where ``a == b`` on the scores' grid (left out of the test).
         n: number of paired cases.
         p_value: exact two-sided binomial p-value of ``wins_a`` in ``wins_a + wins_b`` at 1/2 (1.0
             when every case is a tie).
@@ -234,8 +298,9 @@ def sign_test(a: Sequence[float | None], b: Sequence[float | None]) -> SignTestR
     keep, xs, ys = paired_values(a, b)
     if not keep:
         return None
-    wins_a = int(np.count_nonzero(xs > ys))
-    wins_b = int(np.count_nonzero(xs < ys))
+    diffs = snap_to_grid(xs - ys)
+    wins_a = int(np.count_nonzero(diffs > 0))
+    wins_b = int(np.count_nonzero(diffs < 0))
     ties = len(keep) - wins_a - wins_b
     decided = wins_a + wins_b
     p_value = 1.0 if decided == 0 else binomial_p_value(wins_a, decided)

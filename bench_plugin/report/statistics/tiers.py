@@ -92,11 +92,13 @@ def significant_pairs(
 def tiers(means: Mapping[str, float | None], pairwise_significant: Significance) -> list[list[str]]:
     """Group models into tiers that the tests cannot separate, greedily from the best model.
 
-    Rule: sort the models by mean, best first (ties by name). The best model opens tier 1 and is its
-    top. Walking down the list, a model joins the current tier when it is **not** significantly
-    different from that tier's top model; otherwise it opens a new tier and becomes its top. Tiers
-    are therefore contiguous in the ranking. A pair missing from ``pairwise_significant`` counts as
-    not significant (it was not shown to differ). Models whose mean is None/NaN are left out.
+    Rule: sort the models by mean, best first (ties by name). The best model opens tier 1. Walking
+    down the list, a model joins the current tier when it is **not** significantly different from any
+    model already in it; when the test separates it from one of them, it opens a new tier. So no tier
+    holds two models the test separates, and tiers are contiguous in the ranking (two models in
+    different tiers are not necessarily separated: only a model and some member of the tier above).
+    A pair missing from ``pairwise_significant`` counts as not significant (it was not shown to
+    differ). Models whose mean is None/NaN are left out.
 
     Args:
         means: model -> its mean score (higher is better).
@@ -112,7 +114,7 @@ def tiers(means: Mapping[str, float | None], pairwise_significant: Significance)
     significant = _significance_by_pair(pairwise_significant)
     result: list[list[str]] = []
     for model in _ranked(means):
-        if result and not significant.get(frozenset((result[-1][0], model)), False):
+        if result and not any(significant.get(frozenset((member, model)), False) for member in result[-1]):
             result[-1].append(model)
         else:
             result.append([model])
