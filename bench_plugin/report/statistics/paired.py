@@ -65,7 +65,7 @@ def snap_to_grid(values: FloatArray) -> FloatArray:
 
 @dataclass(frozen=True)
 class PairedDifference:
-    """Mean of ``a - b`` over the cases both models finished, with a bootstrap CI and a p-value.
+    """Mean of ``a - b`` over the cases both models finished, with a cluster t interval and a p-value.
 
     Attributes:
         mean_a: mean of ``a`` over the paired cases.
