@@ -13,7 +13,6 @@ import pytest
 from scipy import optimize
 
 from bench_plugin.report.audit import audit, render_audit
-from bench_plugin.report.bootstrap import bootstrap_means
 from bench_plugin.report.comparisons import sign_flip_p_values
 from bench_plugin.report.markdown import render_markdown
 from bench_plugin.report.ratings import rate_tallies, score_tallies
@@ -27,6 +26,7 @@ from bench_plugin.report.statistics import (
     pass_at_k,
     pass_hat_k,
 )
+from bench_plugin.report.statistics.intervals import cluster_means
 from bench_plugin.report.summary import summarize
 from bench_plugin.results.record import CaseRecord
 
@@ -108,7 +108,7 @@ def test_the_paired_figures_agree_with_the_reference_functions(generated: dict[s
     records = three_models()
     scores = {(r.model, r.task): r.composite for r in records}
     tasks = sorted({r.task for r in records})
-    reference = paired_difference([scores["a", t] for t in tasks], [scores["b", t] for t in tasks], n_boot=4000)
+    reference = paired_difference([scores["a", t] for t in tasks], [scores["b", t] for t in tasks])
     assert reference is not None
     found = pair(generated, "a", "b")
     assert found["diff"] == pytest.approx(reference.mean_diff, abs=1e-6)
@@ -133,8 +133,8 @@ def test_leaderboard_rows_carry_coverage_clean_and_normalised_means(generated: d
     c = rows["c"]
     assert (c["scored"], c["unscored"]) == (199, 1)
     assert c["intervals"]["components"]["S"]["n"] == 199
-    assert generated["statistics"] == {"confidence": 0.95, "n_boot": 1000, "unit": "case", "expected_cases": 200,
-                                       "judges": [], "ordinal": False}
+    assert generated["statistics"] == {"confidence": 0.95, "method": "cluster-t", "min_units": 4, "unit": "case",
+                                       "expected_cases": 200, "judges": [], "ordinal": False}
 
 
 def test_a_model_missing_from_the_results_counts_zero_in_the_normalised_score() -> None:
@@ -203,7 +203,8 @@ def test_the_summary_keeps_the_wilson_interval_report_md_shows_for_a_pass_rate()
     assert (rates["b"]["ci_low"], rates["b"]["ci_high"]) == (0.215216, 0.784784)
     assert "| 100.0% (8 of 8) [67.6%, 100.0%] |" in render_markdown(summary)
     repeated = summarize([case("a", f"t{i}", 0.9, run=run) for i in range(4) for run in (1, 2)])
-    assert "method" not in repeated["suites"][0]["models"][0]["intervals"]["pass_rate"]  # tasks drawn whole
+    by_task = repeated["suites"][0]["models"][0]["intervals"]["pass_rate"]  # runs of a task are one unit
+    assert by_task["method"] == "cluster-t" and by_task["units"] == 4 and by_task["ci_low"] <= 0.675592
 
 
 def test_the_summary_is_plain_json() -> None:
@@ -217,7 +218,7 @@ def test_report_sections_say_what_they_count(generated: dict[str, Any]) -> None:
     assert "Holm's correction for the 3 comparisons (sign-flip permutation test of the mean difference" in report
     assert "| B | 196 / 200 (98.0%) |" in report
     assert "Normalised divides by all 200 expected cases" in report
-    assert re.search(r"\| A \| B \| 196 \| 0\.\d{4} \[0\.\d{4}, 0\.\d{4}\] \|", report)
+    assert re.search(r"\| A \| B \| 196 \(196 cases\) \| 0\.\d{4} \[0\.\d{4}, 0\.\d{4}\] \|", report)
     assert "#### By level (tag)" in report and "#### By lang (task variable)" in report
     assert "### Ratings from per-case comparisons" in report
     assert "### Repeats" not in report  # one run per task
@@ -340,11 +341,11 @@ def test_zero_scores_that_are_common_answers_are_not_flagged() -> None:
 # the vectorised statistics against the reference functions
 
 
-def test_bootstrap_means_reproduce_mean_ci_for_a_full_column() -> None:
+def test_cluster_means_reproduce_mean_ci_for_a_full_column() -> None:
     values = np.random.default_rng(3).random(150)
     clusters = [index // 3 for index in range(150)]
-    found = bootstrap_means(values[:, None], np.array(clusters), 50, seed=8)[0]
-    reference = mean_ci(list(values), clusters=clusters, n_boot=1000, seed=8)
+    found = cluster_means(values[:, None], np.array(clusters), 50)[0]
+    reference = mean_ci(list(values), clusters=clusters)
     assert reference is not None and found is not None
     assert (found["ci_low"], found["ci_high"], found["se"]) == pytest.approx(
         (reference.ci_low, reference.ci_high, reference.se), abs=1e-6)

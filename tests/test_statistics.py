@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats as scipy_stats
 
 from bench_plugin.report.statistics import (
     PairKey,
@@ -29,7 +30,7 @@ from bench_plugin.report.statistics import (
     wilcoxon_signed_rank,
     wilson_interval,
 )
-from bench_plugin.report.stats import total
+from bench_plugin.report.statistics.plain import total
 
 # ---------------------------------------------------------------------------------------------------
 # mean_ci
@@ -37,7 +38,7 @@ from bench_plugin.report.stats import total
 
 def test_mean_ci_drops_none_and_nan_and_reports_what_it_used() -> None:
     """None and NaN are no value: dropped, not zero; nothing left gives None."""
-    result = mean_ci([1.0, None, 0.0, math.nan, 1.0, 0.0], seed=1)
+    result = mean_ci([1.0, None, 0.0, math.nan, 1.0, 0.0])
     assert result is not None
     assert result.mean == 0.5 and result.n == 4 and result.n_clusters == 4
     assert result.ci_low <= 0.5 <= result.ci_high
@@ -52,41 +53,34 @@ def test_mean_ci_of_one_value_has_no_spread() -> None:
     assert math.isnan(result.se) and math.isnan(result.ci_low) and math.isnan(result.ci_high)
 
 
-def test_bootstrap_se_matches_the_textbook_se_and_the_ci_shrinks_with_n() -> None:
-    """The bootstrap SE is the plug-in SE, and 16x the cases gives about a quarter the width."""
+def test_mean_ci_is_the_t_interval_of_the_textbook_se_and_shrinks_with_n() -> None:
+    """One case per unit: SE = sd / sqrt(n), the interval mean +- t(n-1) SE; 16x the cases, a quarter the width."""
     rng = np.random.default_rng(7)
     small = rng.normal(0.0, 1.0, 50).tolist()
     large = rng.normal(0.0, 1.0, 800).tolist()
-    small_ci, large_ci = mean_ci(small, seed=3), mean_ci(large, seed=3)
+    small_ci, large_ci = mean_ci(small), mean_ci(large)
     assert small_ci is not None and large_ci is not None
-    # plug-in SE sqrt(sum (x - mean)^2 / n) / sqrt(n): what the bootstrap estimates
     for values, result in ((small, small_ci), (large, large_ci)):
-        plug_in = float(np.std(values, ddof=0)) / math.sqrt(len(values))
-        assert result.se == pytest.approx(plug_in, rel=0.1)
-    # 16x the cases: about a quarter the width
+        textbook = float(np.std(values, ddof=1)) / math.sqrt(len(values))
+        assert result.se == pytest.approx(textbook, rel=1e-9)
+        half = scipy_stats.t.ppf(0.975, len(values) - 1) * textbook
+        assert (result.ci_low, result.ci_high) == pytest.approx((result.mean - half, result.mean + half), rel=1e-9)
     ratio = (large_ci.ci_high - large_ci.ci_low) / (small_ci.ci_high - small_ci.ci_low)
     assert 0.18 < ratio < 0.35
 
 
-def test_mean_ci_is_deterministic_given_a_seed() -> None:
-    """The same int seed, or a Generator seeded alike, gives the same answer."""
-    values = [0.1, 0.5, 0.9, 0.3, 0.4, 0.8]
-    assert mean_ci(values, seed=5) == mean_ci(values, seed=5)
-    assert mean_ci(values, seed=np.random.default_rng(5)) == mean_ci(values, seed=5)
-
-
-def test_cluster_bootstrap_counts_repeated_runs_of_a_task_once() -> None:
-    """Resampling whole tasks: five identical runs of a task weigh as one task."""
+def test_clustered_mean_ci_counts_repeated_runs_of_a_task_once() -> None:
+    """Whole tasks are the units: five identical runs of a task weigh as one task."""
     task_scores = [0.0, 1.0, 0.5, 1.0, 0.0, 0.25, 0.75, 1.0]
     repeats = 5
     values = [score for score in task_scores for _ in range(repeats)]  # every run of a task agrees
     clusters = [task for task in range(len(task_scores)) for _ in range(repeats)]
-    naive = mean_ci(values, seed=11)
-    clustered = mean_ci(values, clusters=clusters, seed=11)
-    per_task = mean_ci(task_scores, seed=11)
+    naive = mean_ci(values)
+    clustered = mean_ci(values, clusters=clusters)
+    per_task = mean_ci(task_scores)
     assert naive is not None and clustered is not None and per_task is not None
     assert clustered.n == 40 and clustered.n_clusters == 8
-    # equal-size clusters of identical copies: the cluster bootstrap is the bootstrap of task means
+    # equal-size clusters of identical copies: the CR1 interval is the one of the task means
     assert clustered.se == pytest.approx(per_task.se)
     assert (clustered.ci_low, clustered.ci_high) == pytest.approx((per_task.ci_low, per_task.ci_high))
     assert clustered.se > 1.8 * naive.se  # about sqrt(5) wider than pretending 40 independent cases

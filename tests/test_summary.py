@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bench_plugin.report.markdown import render_markdown
-from bench_plugin.report.stats import mean, rate, total
+from bench_plugin.report.statistics.plain import mean, rate, total
 from bench_plugin.report.summary import summarize
 from bench_plugin.results.record import CaseRecord
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from bench_plugin.report.stats import mean
+from bench_plugin.report.statistics.plain import mean
 from bench_plugin.results.record import FAILED, PASSED, CaseRecord
 from bench_plugin.suite.aggregates.spec import (
     RECORD_FIELDS,

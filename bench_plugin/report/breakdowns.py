@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.report.bootstrap import FloatArray, IntArray
 from bench_plugin.report.case_data import number
 from bench_plugin.report.case_table import CaseTable, Columns, math_nan
+from bench_plugin.report.statistics.core import FloatArray, IntArray
 from bench_plugin.report.turns import is_turn_component
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.suite.datasets import ROW_INDEX

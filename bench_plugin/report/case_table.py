@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.report.bootstrap import N_BOOT, FloatArray, IntArray, bootstrap_means, seed_for, unit_codes
 from bench_plugin.report.case_data import CaseKey, case_keys, runs_repeat, score_of
+from bench_plugin.report.statistics import FloatArray, IntArray, cluster_means, figure_bounds, unit_codes, unit_labels
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.suite.spec import parse_case_nodeid, safe_id
 
@@ -93,8 +93,7 @@ def build_case_table(
         rows += [(None, model, key) for key in lacking]
         expected_of[model] = len(have[model]) + len(lacking)
     clustered = runs_repeat(records)
-    labels_of_units: list[Hashable] = [key[0] if clustered else key for _, _, key in rows]
-    units, n_units = unit_codes(labels_of_units)
+    units, n_units = unit_codes(unit_labels(rows, clustered))
     scores = np.array([math_nan(None if record is None else score_of(record)) for record, _, _ in rows],
                       dtype=np.float64)
     model_rows: dict[str, list[int]] = {model: [] for model in model_order}
@@ -159,11 +158,11 @@ class Columns:
         self.keys.append(key)
         self.values.append(column)
 
-    def estimate(self, n_boot: int = N_BOOT) -> dict[Hashable, dict[str, Any] | None]:
-        """Every column's mean, standard error and 95% interval, from one resampling of the suite's units."""
+    def estimate(self) -> dict[Hashable, dict[str, Any] | None]:
+        """Every column's mean, standard error and 95% interval over the suite's units (``statistics.intervals``)."""
         if not self.keys:
             return {}
         matrix = np.column_stack(self.values)
-        found = bootstrap_means(matrix, self.table.units, self.table.n_units, n_boot=n_boot,
-                                seed=seed_for(self.table.path))
+        found = cluster_means(matrix, self.table.units, self.table.n_units,
+                              bounds=[figure_bounds(key) for key in self.keys])
         return dict(zip(self.keys, found, strict=True))

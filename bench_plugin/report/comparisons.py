@@ -22,9 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.report.bootstrap import FloatArray, rounded, seed_for, unit_sums
 from bench_plugin.report.case_table import Columns
-from bench_plugin.report.statistics import holm_adjust, significant_pairs, tiers, wilcoxon_signed_rank
+from bench_plugin.report.statistics import (
+    FloatArray,
+    holm_adjust,
+    rounded,
+    seed_for,
+    significant_pairs,
+    tiers,
+    unit_sums,
+    wilcoxon_signed_rank,
+)
 
 ALPHA = 0.05
 N_PERM = 2000

@@ -15,14 +15,14 @@ from bench_plugin.report.audit import HOW_TO_READ as AUDIT_HOW_TO_READ
 from bench_plugin.report.audit import render_audit_items
 from bench_plugin.report.escape import markdown_cell, markdown_code, markdown_text
 from bench_plugin.report.markdown_breakdowns import render_breakdowns, render_repeats
-from bench_plugin.report.markdown_stats import (
+from bench_plugin.report.pairwise_table import render_pairwise_table
+from bench_plugin.report.sandbox_flag import markdown_suite_warning, markdown_warning
+from bench_plugin.report.statistics.markdown import (
     describe_how_to_read,
     render_differences,
     render_intervals,
     render_ratings,
 )
-from bench_plugin.report.pairwise_table import render_pairwise_table
-from bench_plugin.report.sandbox_flag import markdown_suite_warning, markdown_warning
 from bench_plugin.report.summary import describe_cache_use, describe_missing_cost
 
 MISSING = "—"

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench_plugin.report.escape import markdown_cell, markdown_text
-from bench_plugin.report.markdown_stats import header, interval, labels_of, number, ranked_rows, row
+from bench_plugin.report.statistics.markdown import header, interval, labels_of, number, ranked_rows, row
 
 SOURCES = {"tag": "tag", "variable": "task variable", "turn": "turn"}
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench_plugin.report.agreement import krippendorff_alpha_interval
-from bench_plugin.report.stats import mean
+from bench_plugin.report.statistics.plain import mean
 from bench_plugin.results.record import CaseRecord
 
 

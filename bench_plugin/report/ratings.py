@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.report.bootstrap import N_BOOT, rounded, seed_for
 from bench_plugin.report.case_data import CaseKey, case_key, runs_repeat, score_of
 from bench_plugin.report.statistics import (
     BradleyTerryResult,
@@ -34,6 +33,7 @@ from bench_plugin.report.statistics import (
     fastchat_win_rates,
     position_bias,
 )
+from bench_plugin.report.statistics.core import N_BOOT, rounded, seed_for
 from bench_plugin.results.record import CaseRecord
 
 # the candidate's verdicts per order, in FastChat's labels: order 1 shows the candidate (model_1) as A

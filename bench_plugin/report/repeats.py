@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bench_plugin.report.bootstrap import rounded
 from bench_plugin.report.case_data import SCORED
-from bench_plugin.report.statistics import flakiness_label, pass_at_k, pass_hat_k
+from bench_plugin.report.statistics.core import rounded
+from bench_plugin.report.statistics.repeats import flakiness_label, pass_at_k, pass_hat_k
 from bench_plugin.results.record import PASSED, CaseRecord
 
 SHOWN_KS = (1, 2, 3, 5, 10, 20, 50, 100)

@@ -22,11 +22,12 @@ summary.json holds, report.md renders and the dashboard reads. Its shape::
             "judge_input_tokens", "judge_output_tokens", "judge_cost_usd", "judge_cost_missing"}],
         "tasks": [...], "turns": {...}, "panels": [...],
         "failures" / "errors" / "unscored" / "invalid": [{"nodeid", "model", "task", "reason"}],
-        "statistics": {"confidence", "n_boot", "unit": "case" | "task", "expected_cases", "judges", "ordinal"},
+        "statistics": {"confidence", "method": "cluster-t", "min_units", "unit": "case" | "task" | "cluster",
+            "expected_cases", "judges", "ordinal"},
         "comparisons": None | {"test": "wilcoxon" | "permutation", "test_name", "correction": "holm", "alpha",
-            "unit", "tiers": [[model, ...], ...],
-            "pairs": [{"a", "b", "n", "units", "mean_a", "mean_b", "diff", "se", "ci_low", "ci_high",
-                       "wins", "losses", "ties", "p_value", "p_holm", "significant"}]},
+            "unit", "tiers": [[model, ...], ...], "method", "power", "min_units",
+            "pairs": [{"a", "b", "n", "units", "unit", "mean_a", "mean_b", "diff", "se", "ci_low", "ci_high",
+                       "too_few", "mde", "wins", "losses", "ties", "p_value", "p_holm", "significant"}]},
         "breakdowns": [{"dimension", "source": "tag" | "variable" | "turn", "scorer",
             "groups": [{"value", "cases", "models": {model: estimate | None}}]}],
         "repeats": None | {"runs", "ks", "models": [{"model", "tasks", "stable-pass", "flaky", "stable-fail",
@@ -42,9 +43,9 @@ summary.json holds, report.md renders and the dashboard reads. Its shape::
         # and, when some of its agent cases ran without isolation: "sandbox": {"none": [nodeid, ...]}
      }]}
 
-An ``estimate`` is ``{"mean", "se", "ci_low", "ci_high", "n" (cases with a value), "units"
-(resampling units with a value)}`` (``report.bootstrap``); what each figure counts is in
-``report.leaderboard_stats``, ``report.comparisons``, ``report.breakdowns``, ``report.repeats``,
+An ``estimate`` is ``{"mean", "se", "ci_low", "ci_high", "n" (cases with a value), "units" (units with a
+value), "unit", "method", "too_few"}`` (``report.statistics.intervals``); what each figure counts is in
+``report.statistics.leaderboard``, ``report.comparisons``, ``report.breakdowns``, ``report.repeats``,
 ``report.ratings`` and ``report.audit``.
 """
 
@@ -57,8 +58,8 @@ from bench_plugin.report.case_data import cost_note_of, judge_usage, number
 from bench_plugin.report.case_table import CaseCell
 from bench_plugin.report.panels import summarize_panels
 from bench_plugin.report.sandbox_flag import sandbox_section
-from bench_plugin.report.stats import mean, rate, total
-from bench_plugin.report.suite_statistics import suite_statistics
+from bench_plugin.report.statistics.plain import mean, rate, total
+from bench_plugin.report.statistics.suite import suite_statistics
 from bench_plugin.report.turns import is_turn_component, summarize_turns
 from bench_plugin.results.record import (
     CACHE_COUNTS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_plugin.report.stats import mean, rate
+from bench_plugin.report.statistics.plain import mean, rate
 from bench_plugin.results.record import CaseRecord
 
 
