@@ -74,11 +74,11 @@ def add_costs(costs: list[Cost]) -> Cost:
     missing = [cost for cost in costs if cost.usd is None and cost.note]
     if missing:
         return Cost(None, note=missing[0].note, local=all(cost.local for cost in missing))
-    known = [cost for cost in costs if cost.usd is not None]
+    known = [(cost.usd, cost.source) for cost in costs if cost.usd is not None]
     if not known:
         return Cost(None)
-    sources = sorted({cost.source for cost in known if cost.source})
-    return Cost(sum(cost.usd for cost in known if cost.usd is not None), ", ".join(sources) or None)
+    sources = sorted({source for _, source in known if source})
+    return Cost(sum(usd for usd, _ in known), ", ".join(sources) or None)
 
 
 def _library_cost(base_url: str, provider: str, model_id: str, input_tokens: int, output_tokens: int) -> Cost:

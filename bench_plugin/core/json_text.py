@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 PathStep = str | int
@@ -107,33 +107,57 @@ def walk_json_path(data: Any, steps: Sequence[PathStep]) -> Any:
     for depth, step in enumerate(steps):
         where = format_json_path(steps[:depth]) or "$"
         if isinstance(current, list):
-            index = step if isinstance(step, int) else int(step) if re.fullmatch(r"-?\d+", step) else None
-            if index is None:
-                raise LookupError(f"{where} is a list, so {step!r} cannot index it")
-            if not -len(current) <= index < len(current):
-                raise LookupError(f"{where} has {len(current)} items, no index {index}")
-            current = current[index]
+            current = current[_list_index(current, step, where)]
         elif isinstance(current, dict):
-            key = str(step)
-            if key not in current:
-                raise LookupError(
-                    f"{where} has no key {key!r} (keys: {', '.join(map(repr, current)) or 'none'})"
-                )
-            current = current[key]
+            current = current[_object_key(current, step, where)]
         else:
             # a path that meets a scalar is a miss like any other, so LookupError rather than TypeError
             raise LookupError(f"{where} is {json.dumps(current)}, not an object or list")
     return current
 
 
+def _list_index(items: list[Any], step: PathStep, where: str) -> int:
+    index = step if isinstance(step, int) else int(step) if re.fullmatch(r"-?\d+", step) else None
+    if index is None:
+        raise LookupError(f"{where} is a list, so {step!r} cannot index it")
+    if not -len(items) <= index < len(items):
+        raise LookupError(f"{where} has {len(items)} items, no index {index}")
+    return index
+
+
+def _object_key(value: dict[str, Any], step: PathStep, where: str) -> str:
+    key = str(step)
+    if key not in value:
+        raise LookupError(f"{where} has no key {key!r} (keys: {', '.join(map(repr, value)) or 'none'})")
+    return key
+
+
 def json_equal(left: Any, right: Any) -> bool:
     """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``, containers compare item by item."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
-    if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(map(json_equal, left, right))
-    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
-        return left == right
-    return type(left) is type(right) and bool(left == right)
+    kind = _json_kind(left)
+    if kind is not _json_kind(right):
+        return False
+    return _EQUAL_BY_KIND.get(kind, _same_value)(left, right)
+
+
+def _json_kind(value: Any) -> type:
+    """What JSON calls a value: booleans and numbers apart (Python counts True as 1), ints and floats one kind."""
+    for kind in (bool, dict, list):
+        if isinstance(value, kind):
+            return kind
+    return float if isinstance(value, int) else type(value)
+
+
+def _same_value(left: Any, right: Any) -> bool:
+    return bool(left == right)
+
+
+def _equal_objects(left: dict[str, Any], right: dict[str, Any]) -> bool:
+    return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
+
+
+def _equal_arrays(left: list[Any], right: list[Any]) -> bool:
+    return len(left) == len(right) and all(map(json_equal, left, right))
+
+
+_EQUAL_BY_KIND: dict[type, Callable[[Any, Any], bool]] = {dict: _equal_objects, list: _equal_arrays}
