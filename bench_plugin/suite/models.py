@@ -47,54 +47,91 @@ def build_providers(
     providers = dict(PRESETS)
     problems: dict[str, CaseError] = {}
     types = list(known_types)
-    for name, entry in loaded.data.get("providers", {}).items():
-        if entry["type"] not in types:
-            key_path = ("providers", name, "type")
-            problems[name] = CaseError(
-                f"unknown provider type '{entry['type']}'",
-                path=loaded.display_path,
-                line=loaded.lines.line_of(key_path),
-                key=format_key_path(key_path),
-                hint=choices_hint(entry["type"], types),
-            )
-        extra = {k: entry[k] for k in ("replay", "prefix") if k in entry}
-        try:
-            extra = dict(_confined_replay(extra, data_dir, folders, loaded, ("providers", name)))
-        except CaseError as exc:
-            problems.setdefault(name, exc)
-        providers[name] = ProviderSpec(
-            name=name,
-            type=entry["type"],
-            base_url=entry.get("base_url"),
-            api_key_env=entry.get("api_key_env"),
-            headers=dict(entry.get("headers", {})),
-            timeout_s=float(entry.get("timeout", 60.0)),
-            max_retries=int(entry.get("max_retries", 2)),
-            concurrency=entry.get("concurrency"),
-            options=extra,
-            rpm=entry.get("rpm"),
-            tpm=entry.get("tpm"),
-            max_wait_s=entry.get("max_wait"),
-        )
+    entries: Mapping[str, Any] = loaded.data.get("providers", {})
+    for name, entry in entries.items():
+        options, replay_problem = _provider_options(loaded, name, entry, data_dir, folders)
+        providers[name] = _provider(name, entry, options)
+        _note(problems, name, _type_problem(loaded, name, entry, types) or replay_problem)
     for name, url in base_urls.items():
         if name in providers:
             providers[name] = replace(providers[name], base_url=url)
-    for name, entry in loaded.data.get("providers", {}).items():
-        url = base_urls.get(name, entry.get("base_url"))
-        found = url_problem(url) if isinstance(url, str) and name not in base_urls else None
-        if found is not None:
-            key_path = ("providers", name, "base_url")
-            problems.setdefault(name, CaseError(
-                f"base_url {url!r}: {found}", path=loaded.display_path, line=loaded.lines.line_of(key_path),
-                key=format_key_path(key_path), hint="e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1"))
+    for name, entry in entries.items():
+        _note(problems, name, _url_problem(loaded, name, entry, base_urls))
     for name, provider in providers.items():
-        key_path = ("providers", name, "api_key_env")
-        problem = check_key(provider, allowed=allowed_key_env, user_url=name in base_urls,
-                            path=loaded.display_path, key=format_key_path(key_path),
-                            line=loaded.lines.line_of(key_path))
-        if problem is not None:
-            problems.setdefault(name, problem)
+        _note(problems, name, _key_problem(loaded, name, provider, allowed_key_env, user_url=name in base_urls))
     return providers, problems
+
+
+def _key_problem(
+    loaded: LoadedSuite, name: str, provider: ProviderSpec, allowed: Collection[str], *, user_url: bool
+) -> CaseError | None:
+    """Whether the provider may be sent its key (``suite/keys.py``)."""
+    key_path = ("providers", name, "api_key_env")
+    return check_key(provider, allowed=allowed, user_url=user_url, path=loaded.display_path,
+                     key=format_key_path(key_path), line=loaded.lines.line_of(key_path))
+
+
+def _note(problems: dict[str, CaseError], name: str, problem: CaseError | None) -> None:
+    """Keep ``problem`` as the provider's, unless it has one already (the first found is the one cases show)."""
+    if problem is not None:
+        problems.setdefault(name, problem)
+
+
+def _provider(name: str, entry: Mapping[str, Any], options: dict[str, Any]) -> ProviderSpec:
+    return ProviderSpec(
+        name=name,
+        type=entry["type"],
+        base_url=entry.get("base_url"),
+        api_key_env=entry.get("api_key_env"),
+        headers=dict(entry.get("headers", {})),
+        timeout_s=float(entry.get("timeout", 60.0)),
+        max_retries=int(entry.get("max_retries", 2)),
+        concurrency=entry.get("concurrency"),
+        options=options,
+        rpm=entry.get("rpm"),
+        tpm=entry.get("tpm"),
+        max_wait_s=entry.get("max_wait"),
+    )
+
+
+def _provider_options(
+    loaded: LoadedSuite, name: str, entry: Mapping[str, Any], data_dir: Path, folders: SuiteFolders
+) -> tuple[dict[str, Any], CaseError | None]:
+    """The provider's ``replay``/``prefix`` (a replay file confined to the suite's folders), and its problem."""
+    extra = {k: entry[k] for k in ("replay", "prefix") if k in entry}
+    try:
+        return dict(_confined_replay(extra, data_dir, folders, loaded, ("providers", name))), None
+    except CaseError as exc:
+        return extra, exc
+
+
+def _type_problem(loaded: LoadedSuite, name: str, entry: Mapping[str, Any], types: list[str]) -> CaseError | None:
+    if entry["type"] in types:
+        return None
+    key_path = ("providers", name, "type")
+    return CaseError(
+        f"unknown provider type '{entry['type']}'",
+        path=loaded.display_path,
+        line=loaded.lines.line_of(key_path),
+        key=format_key_path(key_path),
+        hint=choices_hint(entry["type"], types),
+    )
+
+
+def _url_problem(
+    loaded: LoadedSuite, name: str, entry: Mapping[str, Any], base_urls: Mapping[str, str]
+) -> CaseError | None:
+    """What is wrong with the suite's ``base_url`` for the provider (one given by --bench-base-url is the user's)."""
+    url = entry.get("base_url")
+    if name in base_urls or not isinstance(url, str):
+        return None
+    found = url_problem(url)
+    if found is None:
+        return None
+    key_path = ("providers", name, "base_url")
+    return CaseError(
+        f"base_url {url!r}: {found}", path=loaded.display_path, line=loaded.lines.line_of(key_path),
+        key=format_key_path(key_path), hint="e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1")
 
 
 def build_models(
@@ -241,11 +278,7 @@ def override_judges(
     Raises:
         SuiteError: when ``judge`` is not ``provider:model-id`` with a known provider.
     """
-    names = list(loaded.data.get("judges") or judges) or ["judge"]  # every declared judge, even one with a problem
-    # an embedding model (``similar``'s ``embedding_model``) is not a judge a chat model can stand in for
-    embedders = _embedding_model_names(loaded.data)
-    kept = {name: judges[name] for name in names if name in embedders and name in judges}
-    names = [name for name in names if name not in embedders]
+    names, kept = _judges_to_replace(loaded, judges)
     try:
         model = adhoc_model(judge, providers, loaded.data.get("defaults", {}), provider_problems)
     except CaseError as exc:
@@ -253,6 +286,20 @@ def override_judges(
     if model is None:
         raise SuiteError(f"--bench-judge {judge!r}: expected provider:model, e.g. openai:gpt-4o")
     return {**{name: replace(model, name=name) for name in names}, **kept}, {}
+
+
+def _judges_to_replace(
+    loaded: LoadedSuite, judges: Mapping[str, ModelSpec]
+) -> tuple[list[str], dict[str, ModelSpec]]:
+    """The names of the judges --bench-judge replaces, and the embedding models it keeps as they are.
+
+    Every declared judge is replaced, even one with a problem; but an embedding model (``similar``'s
+    ``embedding_model``) is not a judge a chat model can stand in for.
+    """
+    names = list(loaded.data.get("judges") or judges) or ["judge"]
+    embedders = _embedding_model_names(loaded.data)
+    kept = {name: judges[name] for name in names if name in embedders and name in judges}
+    return [name for name in names if name not in embedders], kept
 
 
 def _embedding_model_names(data: Any) -> set[str]:
