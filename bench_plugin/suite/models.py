@@ -186,10 +186,6 @@ def model_from_entry(
     name: str, entry: Mapping[str, Any], provider: ProviderSpec, defaults: Mapping[str, Any], data_dir: Path
 ) -> ModelSpec:
     """Build one ModelSpec; the model's own keys win over ``defaults``."""
-    params: dict[str, Any] = {k: defaults[k] for k in _PARAM_KEYS if k in defaults}
-    params.update(defaults.get("params", {}))
-    params.update({k: entry[k] for k in _PARAM_KEYS if k in entry})
-    params.update(entry.get("params", {}))
     options = {**provider.options, **{k: entry[k] for k in _MODEL_OPTION_KEYS if k in entry}}
     pricing = entry.get("pricing")
     return ModelSpec(
@@ -197,7 +193,7 @@ def model_from_entry(
         provider=provider,
         id=str(entry.get("id", name)),
         label=str(entry.get("label", name)),
-        params=params,
+        params={**_params(defaults), **_params(entry)},
         system_prompt=entry.get("system_prompt", defaults.get("system_prompt", "native")),
         system_fold_template=entry.get(
             "system_fold_template", defaults.get("system_fold_template", "{{ system }}\n\n")
@@ -210,6 +206,11 @@ def model_from_entry(
         rpm=entry.get("rpm"),
         tpm=entry.get("tpm"),
     )
+
+
+def _params(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The sampling parameters an entry (a model, or ``defaults:``) sets: written at the top, then under ``params:``."""
+    return {**{k: entry[k] for k in _PARAM_KEYS if k in entry}, **entry.get("params", {})}
 
 
 def thinking_from_entry(value: Any) -> ThinkingSpec | None:

@@ -31,6 +31,7 @@ from bench_plugin.suite.spec import ScorerSpec
 
 if TYPE_CHECKING:
     import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 EXPECTED_COLUMN = re.compile(r"^__expected\d*$")
 
@@ -189,14 +190,17 @@ def _check(entry: Mapping[str, Any], key: str, dataset: DatasetSpec, path: str) 
     errors = list(_validator().iter_errors(entry))
     if not errors:
         return
-    # an unknown key (a typo) explains a missing one, as in the suite's own schema errors
-    unknown = [error for error in errors if error.validator == "additionalProperties"]
-    from jsonschema.exceptions import best_match  # loaded by _validator already
-
-    error = unknown[0] if unknown else best_match(errors)
-    where, message, hint = describe(error)
+    where, message, hint = describe(_explaining(errors))
     at = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in where)
     raise _error(f"{at.lstrip('.') + ': ' if at else ''}{message}", dataset, key, path, hint)
+
+
+def _explaining(errors: list[ValidationError]) -> ValidationError:
+    """An unknown key (a typo) explains a missing one, as in the suite's own schema errors; else the best match."""
+    from jsonschema.exceptions import best_match  # loaded by _validator already
+
+    unknown = [error for error in errors if error.validator == "additionalProperties"]
+    return unknown[0] if unknown else best_match(errors)
 
 
 @lru_cache(maxsize=1)
