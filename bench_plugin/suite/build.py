@@ -108,7 +108,6 @@ def _check_features(loaded: LoadedSuite) -> None:
         SuiteError: at the first mistake, located at its key.
     """
     data = loaded.data
-    tasks = [task for task in data.get("tasks", []) if isinstance(task, Mapping)]
     if data.get("aggregates"):
         from bench_plugin.suite.aggregates.build import build_aggregates  # start-up: see above
 
@@ -117,6 +116,12 @@ def _check_features(loaded: LoadedSuite) -> None:
         from bench_plugin.suite.leaderboard import build_leaderboard  # start-up: see above
 
         build_leaderboard(loaded)
+    _check_task_features(loaded)
+
+
+def _check_task_features(loaded: LoadedSuite) -> None:
+    """The checks of the features a task may use: a conversation, an agent's tools."""
+    tasks = [task for task in loaded.data.get("tasks", []) if isinstance(task, Mapping)]
     if any(isinstance(task.get("conversation"), Mapping) for task in tasks):
         from bench_plugin.suite.conversation.check import check_conversations  # start-up: see above
 

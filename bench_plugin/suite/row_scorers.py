@@ -100,8 +100,14 @@ def _listed(dataset: DatasetSpec, record: Mapping[str, Any], row_index: int, pat
         value = None  # a row with no scorers of its own (promptfoo: a test without assert)
     if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
         value = _json(value, dataset, row_index, dataset.scorers, path)
-    items = value if isinstance(value, list) else [] if value in (None, "") else [value]
-    return [(f"{dataset.scorers}[{n}]", item) for n, item in enumerate(items)]
+    return [(f"{dataset.scorers}[{n}]", item) for n, item in enumerate(_as_list(value))]
+
+
+def _as_list(value: Any) -> list[Any]:
+    """A list as it is, nothing (None or "") as none, anything else as a list of one."""
+    if isinstance(value, list):
+        return value
+    return [] if value in (None, "") else [value]
 
 
 def _name(entry: Mapping[str, Any], names: set[str], dataset: DatasetSpec, key: str, path: str) -> str:
@@ -171,14 +177,18 @@ def _entry(raw: Any, dataset: DatasetSpec, row_index: int, where: str, path: str
     key = f"{dataset.key} (row {row_index}, {where})"
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         raw = str(raw)
+    if isinstance(raw, str) and raw.strip()[:1] != "{":
+        try:
+            return parse_shorthand(raw)
+        except ValueError as exc:
+            raise _error(str(exc), dataset, key, path) from exc
     if isinstance(raw, str):
-        if raw.strip()[:1] == "{":
-            raw = _json(raw, dataset, row_index, where, path)
-        else:
-            try:
-                return parse_shorthand(raw)
-            except ValueError as exc:
-                raise _error(str(exc), dataset, key, path) from exc
+        raw = _json(raw, dataset, row_index, where, path)
+    return _mapping_entry(raw, dataset, key, path)
+
+
+def _mapping_entry(raw: Any, dataset: DatasetSpec, key: str, path: str) -> dict[str, Any]:
+    """A scorer written as a mapping (or JSON text of one), which may not ``use:`` a definition."""
     if not isinstance(raw, Mapping):
         raise _error(f"expected a scorer (a mapping or a shorthand text), got {type_name(raw)}", dataset, key, path)
     if "use" in raw:

@@ -106,8 +106,12 @@ def _resolve_list(loaded: LoadedSuite, entries: list[Any], base: KeyPath) -> lis
 def _any_use(data: Mapping[str, Any]) -> bool:
     tasks: list[Any] = data["tasks"] if isinstance(data.get("tasks"), list) else []
     lists = [data.get("scorers")] + [task.get("scorers") for task in tasks if isinstance(task, Mapping)]
-    return any(isinstance(entry, Mapping) and "use" in entry for entries in lists if isinstance(entries, list)
-               for entry in entries)
+    return any(_uses(entries) for entries in lists)
+
+
+def _uses(entries: Any) -> bool:
+    """Whether a ``scorers:`` list has an entry with ``use:``."""
+    return isinstance(entries, list) and any(isinstance(entry, Mapping) and "use" in entry for entry in entries)
 
 
 def _error(loaded: LoadedSuite, path: KeyPath, message: str, hint: str | None) -> SuiteError:

@@ -210,6 +210,10 @@ def _task_fields(task: Mapping[str, Any]) -> list[str]:
     return names + list(task["tags"]) if isinstance(task.get("tags"), Mapping) else names
 
 
+def _has_prompt_variants(data: Mapping[str, Any]) -> bool:
+    return "prompts" in data or any("prompts" in task for task in data["tasks"])
+
+
 def _known_fields(loaded: LoadedSuite) -> list[str] | None:
     """Fields a record of this suite can have, or None when a task reads a dataset (any field)."""
     data = loaded.data
@@ -220,6 +224,6 @@ def _known_fields(loaded: LoadedSuite) -> list[str] | None:
         names += list(source)
     for task in data["tasks"]:
         names += _task_fields(task)
-    if "prompts" in data or any("prompts" in task for task in data["tasks"]):
+    if _has_prompt_variants(data):
         names += [PROMPT_TAG, PROMPT_VARIABLE]  # every prompt variant is tagged prompt=ID and has prompt_id
     return list(dict.fromkeys(names))
