@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +52,7 @@ def build_providers(
         options, replay_problem = _provider_options(loaded, name, entry, data_dir, folders)
         providers[name] = _provider(name, entry, options)
         _note(problems, name, _type_problem(loaded, name, entry, types) or replay_problem)
-    for name, url in base_urls.items():
-        if name in providers:
-            providers[name] = replace(providers[name], base_url=url)
+    providers.update(_with_user_urls(providers, base_urls))
     for name, entry in entries.items():
         _note(problems, name, _url_problem(loaded, name, entry, base_urls))
     for name, provider in providers.items():
@@ -69,6 +67,11 @@ def _key_problem(
     key_path = ("providers", name, "api_key_env")
     return check_key(provider, allowed=allowed, user_url=user_url, path=loaded.display_path,
                      key=format_key_path(key_path), line=loaded.lines.line_of(key_path))
+
+
+def _with_user_urls(providers: Mapping[str, ProviderSpec], base_urls: Mapping[str, str]) -> dict[str, ProviderSpec]:
+    """The providers ``--bench-base-url`` names, with the user's URL."""
+    return {name: replace(providers[name], base_url=url) for name, url in base_urls.items() if name in providers}
 
 
 def _note(problems: dict[str, CaseError], name: str, problem: CaseError | None) -> None:
@@ -146,40 +149,59 @@ def build_models(
 
     ``folders`` are where a model's replay file may be (default: the suite's folder only).
     """
-    folders = folders or SuiteFolders.of(loaded.path.parent)
-    defaults = loaded.data.get("defaults", {})
+    builder = _SectionModels(loaded, section, providers, provider_problems, data_dir,
+                             folders or SuiteFolders.of(loaded.path.parent))
     models: dict[str, ModelSpec] = {}
     problems: dict[str, CaseError] = {}
     for name, entry in loaded.data.get(section, {}).items():
-        key_path = (section, name, "provider")
-        provider_name = entry["provider"]
-        if provider_name in provider_problems:
-            problems[name] = provider_problems[provider_name]
-            continue
-        if provider_name not in providers:
-            problems[name] = CaseError(
-                f"unknown provider '{provider_name}'",
-                path=loaded.display_path,
-                line=loaded.lines.line_of(key_path),
-                key=format_key_path(key_path),
-                hint=choices_hint(provider_name, list(providers)),
-            )
-            continue
-        provider = providers[provider_name]
+        built = builder.model(name, entry)
+        if isinstance(built, CaseError):
+            problems[name] = built
+        else:
+            models[name] = built
+    return models, problems
+
+
+@dataclass(frozen=True)
+class _SectionModels:
+    """Builds each model of one section (``models`` or ``judges``), or the problem it cannot run with."""
+
+    loaded: LoadedSuite
+    section: str
+    providers: Mapping[str, ProviderSpec]
+    provider_problems: Mapping[str, CaseError]
+    data_dir: Path
+    folders: SuiteFolders
+
+    def model(self, name: str, entry: Mapping[str, Any]) -> ModelSpec | CaseError:
+        provider = self._provider(name, entry["provider"])
+        if isinstance(provider, CaseError):
+            return provider
         try:
-            entry = _confined_replay(entry, data_dir, folders, loaded, (section, name))
+            entry = _confined_replay(entry, self.data_dir, self.folders, self.loaded, (self.section, name))
         except CaseError as exc:
-            problems[name] = exc
-            continue
-        model = model_from_entry(name, entry, provider, defaults, data_dir)
+            return exc
+        model = model_from_entry(name, entry, provider, self.loaded.data.get("defaults", {}), self.data_dir)
         problem = _offline_problem(model)
         if problem:
-            problems[name] = CaseError(
-                problem, path=loaded.display_path, line=loaded.lines.line_of((section, name)), key=f"{section}.{name}"
-            )
-            continue
-        models[name] = model
-    return models, problems
+            line = self.loaded.lines.line_of((self.section, name))
+            return CaseError(problem, path=self.loaded.display_path, line=line, key=f"{self.section}.{name}")
+        return model
+
+    def _provider(self, name: str, provider_name: str) -> ProviderSpec | CaseError:
+        """The provider the model names, or its problem (the provider's own, or that it does not exist)."""
+        if provider_name in self.provider_problems:
+            return self.provider_problems[provider_name]
+        if provider_name in self.providers:
+            return self.providers[provider_name]
+        key_path = (self.section, name, "provider")
+        return CaseError(
+            f"unknown provider '{provider_name}'",
+            path=self.loaded.display_path,
+            line=self.loaded.lines.line_of(key_path),
+            key=format_key_path(key_path),
+            hint=choices_hint(provider_name, list(self.providers)),
+        )
 
 
 def model_from_entry(

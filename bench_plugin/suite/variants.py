@@ -86,7 +86,7 @@ def _variant(
     task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer, combo: Mapping[str, Any], row: Mapping[str, Any],
     prompt: PromptSpec | None, scorers: tuple[ScorerSpec, ...] | CaseError, number: int, suffix: bool,
 ) -> Variant:
-    layer = {**combo, **row, **({PROMPT_VARIABLE: prompt.id} if prompt is not None else {})}
+    layer = _layer(combo, row, prompt)
     try:
         variables = _variables(task, suite, renderer, layer)
         task_id = _task_id(task, renderer, variables, prompt if suffix else None)
@@ -101,6 +101,11 @@ def _variant(
     if isinstance(scorers, CaseError):
         return Variant(task_id, variables, tags, problem=scorers, prompt=prompt)
     return Variant(task_id, variables, tags, prompt=prompt, scorers=scorers)
+
+
+def _layer(combo: Mapping[str, Any], row: Mapping[str, Any], prompt: PromptSpec | None) -> dict[str, Any]:
+    """What a variant sets over the suite's variables: its matrix values, its dataset row, its prompt's id."""
+    return {**combo, **row, **({PROMPT_VARIABLE: prompt.id} if prompt is not None else {})}
 
 
 def _task_id(
