@@ -96,9 +96,14 @@ def _own_hints(suite: SuiteSpec, renderer: TemplateRenderer, groups: Iterable[li
              for index, task_groups in list(by_task.items())[:TASKS_SHOWN]]
     rest = [_line(task_groups[0][0]) for task_groups in list(by_task.values())[TASKS_SHOWN:]]
     if rest:
-        tasks = f"the task at line {rest[0]}" if len(rest) == 1 else f"the tasks at lines {_and(map(str, rest))}"
-        hints.append(f"{tasks} likewise expand{'s' * (len(rest) == 1)} to several cases with the same id")
+        hints.append(_likewise(rest))
     return hints
+
+
+def _likewise(lines: list[int]) -> str:
+    """The tasks (at ``lines``) not explained one by one, named by their lines."""
+    tasks = f"the task at line {lines[0]}" if len(lines) == 1 else f"the tasks at lines {_and(map(str, lines))}"
+    return f"{tasks} likewise expand{'s' * (len(lines) == 1)} to several cases with the same id"
 
 
 def _own_hint(task: TaskSpec, renderer: TemplateRenderer, groups: list[list[CaseSpec]]) -> str:
