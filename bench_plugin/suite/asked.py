@@ -52,11 +52,21 @@ def _plain(value: Any) -> Any:
     if isinstance(value, ModelSpec):
         return value.id
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name not in _WHERE}
+        return _plain_fields(value)
     if isinstance(value, Mapping):
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
+    return _plain_scalar(value)
+
+
+def _plain_fields(value: Any) -> dict[str, Any]:
+    """A dataclass's fields as JSON data, without those that say where it is written."""
+    return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name not in _WHERE}
+
+
+def _plain_scalar(value: Any) -> Any:
+    """A value that holds no others as JSON data: a path by its name, an object by its type."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, PurePath):

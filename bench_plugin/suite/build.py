@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench_plugin.core.errors import SuiteError
 from bench_plugin.core.frozen import freeze_fields
@@ -70,9 +71,6 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     judges, judge_problems = build_models(loaded, "judges", providers, provider_problems, data_dir, folders)
     if options.judge:
         judges, judge_problems = override_judges(loaded, options.judge, judges, providers, provider_problems)
-    default_models = tuple(
-        name for name, entry in data["models"].items() if entry.get("default", True) is not False
-    )
     return SuiteSpec(
         name=data.get("suite") or loaded.path.stem,
         path=loaded.display_path,
@@ -85,13 +83,18 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         tasks=build_tasks(loaded, TemplateRenderer(root, loaded.display_path, allowed=folders.allowed), folders,
                           options.sandbox),
         variables=data.get("variables", {}),
-        default_models=default_models,
+        default_models=_default_models(data),
         model_defaults=data.get("defaults", {}),
         model_problems=model_problems,
         judge_problems=judge_problems,
         provider_problems=provider_problems,
         outputs=csv_outputs(loaded),
     )
+
+
+def _default_models(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The models a run uses when --bench-models names none: all but those with ``default: false``."""
+    return tuple(name for name, entry in data["models"].items() if entry.get("default", True) is not False)
 
 
 def _check_features(loaded: LoadedSuite) -> None:
@@ -105,7 +108,6 @@ def _check_features(loaded: LoadedSuite) -> None:
         SuiteError: at the first mistake, located at its key.
     """
     data = loaded.data
-    tasks = [task for task in data.get("tasks", []) if isinstance(task, Mapping)]
     if data.get("aggregates"):
         from bench_plugin.suite.aggregates.build import build_aggregates  # start-up: see above
 
@@ -114,6 +116,12 @@ def _check_features(loaded: LoadedSuite) -> None:
         from bench_plugin.suite.leaderboard import build_leaderboard  # start-up: see above
 
         build_leaderboard(loaded)
+    _check_task_features(loaded)
+
+
+def _check_task_features(loaded: LoadedSuite) -> None:
+    """The checks of the features a task may use: a conversation, an agent's tools."""
+    tasks = [task for task in loaded.data.get("tasks", []) if isinstance(task, Mapping)]
     if any(isinstance(task.get("conversation"), Mapping) for task in tasks):
         from bench_plugin.suite.conversation.check import check_conversations  # start-up: see above
 

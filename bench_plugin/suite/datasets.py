@@ -85,27 +85,45 @@ def load_rows(file: Path, fmt: str | None = None) -> list[dict[str, Any]]:
     Raises:
         CaseError: when the file is missing or a row is not an object; the message names the row.
     """
-    fmt = fmt or {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".json": "json"}.get(file.suffix.lower())
+    fmt = fmt or _FORMATS.get(file.suffix.lower())
     if fmt is None:
         raise CaseError(f"cannot tell the format of '{file.name}'", hint="set dataset.format: jsonl, csv or json")
+    text = _read_text(file)
+    if fmt == "csv":
+        return [dict(row) for row in csv.DictReader(text.splitlines())]
+    rows = _json_rows(text, file.name) if fmt == "json" else _jsonl_rows(text, file.name)
+    return _objects(rows, file.name)
+
+
+def _objects(rows: list[Any], name: str) -> list[dict[str, Any]]:
+    """``rows``, once each is known to be an object."""
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise CaseError(f"{name}: row {n} is {type(row).__name__}, expected an object")
+    return rows
+
+
+_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".json": "json"}  # by the file's suffix
+
+
+def _read_text(file: Path) -> str:
     try:
-        text = read_utf8(file)
+        return read_utf8(file)
     except OSError as exc:
         raise CaseError(f"cannot read dataset file {file}: {exc.strerror or exc}") from exc
     except NotUtf8 as exc:
         raise CaseError(f"dataset file {exc}", hint=UTF8_HINT) from exc
-    if fmt == "csv":
-        return [dict(row) for row in csv.DictReader(text.splitlines())]
-    if fmt == "json":
-        rows = _parse_json(text, file.name)
-        if not isinstance(rows, list):
-            raise CaseError(f"{file.name}: expected a JSON list of objects, got {type(rows).__name__}")
-    else:
-        rows = [_parse_json(line, f"{file.name}:{n}") for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    for n, row in enumerate(rows, 1):
-        if not isinstance(row, dict):
-            raise CaseError(f"{file.name}: row {n} is {type(row).__name__}, expected an object")
+
+
+def _json_rows(text: str, name: str) -> list[Any]:
+    rows = _parse_json(text, name)
+    if not isinstance(rows, list):
+        raise CaseError(f"{name}: expected a JSON list of objects, got {type(rows).__name__}")
     return rows
+
+
+def _jsonl_rows(text: str, name: str) -> list[Any]:
+    return [_parse_json(line, f"{name}:{n}") for n, line in enumerate(text.splitlines(), 1) if line.strip()]
 
 
 def load_dataset(

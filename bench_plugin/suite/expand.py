@@ -77,22 +77,20 @@ def select_models(suite: SuiteSpec, names: Sequence[str] | None) -> list[tuple[s
     that matched no suite at all).
     """
     chosen = list(names) if names is not None else list(suite.default_models)
-    selected: list[tuple[str, ModelSpec | None]] = []
-    for name in chosen:
-        if name in suite.models:
-            selected.append((name, suite.models[name]))
-        elif name in suite.model_problems:
-            selected.append((name, None))
-        else:
-            try:
-                model = adhoc_model(name, {**PRESETS, **suite.providers}, suite.model_defaults,
-                                    suite.provider_problems)
-            except CaseError:
-                selected.append((name, None))
-                continue
-            if model is not None:
-                selected.append((name, model))
-    return selected
+    return [pair for name in chosen for pair in _selected(suite, name)]
+
+
+def _selected(suite: SuiteSpec, name: str) -> list[tuple[str, ModelSpec | None]]:
+    """``[(name, spec)]``; ``[(name, None)]`` for a model that cannot run; ``[]`` for a name that is no model."""
+    if name in suite.models:
+        return [(name, suite.models[name])]
+    if name in suite.model_problems:
+        return [(name, None)]
+    try:
+        model = adhoc_model(name, {**PRESETS, **suite.providers}, suite.model_defaults, suite.provider_problems)
+    except CaseError:
+        return [(name, None)]
+    return [(name, model)] if model is not None else []
 
 
 def _with_args(model: ModelSpec | None, args: tuple[tuple[str, Any], ...]) -> ModelSpec | None:
@@ -114,50 +112,97 @@ def _expand_task(
     options: ExpandOptions,
     indexes: Iterator[int],
 ) -> Iterator[CaseSpec]:
-    runs = options.runs or task.runs
-    wanted = task.models
-    for unknown in [name for name in wanted or () if name not in suite.models and name not in suite.model_problems]:
+    for unknown in _undeclared_models(suite, task):
         yield _unknown_task_model(suite, task, unknown, next(indexes))
-    selected = [name for name, _ in models if wanted is None or name in wanted]
-    for variant in task_variants(task, suite, renderer):
-        scoring, scoring_problem = _scoring(suite, renderer, task, variant)
-        for model_name, model in models:
-            if wanted is not None and model_name not in wanted:
-                continue
-            problem = variant.problem or scoring_problem
-            problem = problem or (model_problem(suite, model_name) if model is None else None)
-            parts = _Parts()
-            if problem is None and model is not None:
-                parts, problem = _parts(suite, renderer, task, variant, model, selected)
-            for run in range(1, (1 if problem else runs) + 1):
-                case = CaseSpec(
-                    suite=suite.name,
-                    path=suite.path,
-                    task=variant.task_id,
-                    model_name=model_name,
-                    model=model,
-                    run=run,
-                    messages=parts.messages,
-                    scorers=scoring.scorers,
-                    composite=task.composite,
-                    pass_threshold=scoring.pass_threshold,
-                    variables=variant.variables,
-                    tags=variant.tags,
-                    judges=suite.judges,
-                    models=suite.models,
-                    templates=renderer,
-                    suite_dir=suite.root,
-                    line=task.line,
-                    problem=problem,
-                    engine=task.engine,
-                    turns=parts.turns,
-                    conversation=parts.conversation,
-                    agent=parts.agent,
-                    task_index=task.index,
-                    scorer_vars=scoring.variables,
-                    index=next(indexes),
-                )
-                yield _with_judges_checked(case, suite)
+    own = _own_models(task, models)
+    yield from _TaskCases(suite, renderer, task, own, options.runs or task.runs, indexes).cases()
+
+
+def _undeclared_models(suite: SuiteSpec, task: TaskSpec) -> list[str]:
+    """The names in the task's ``models:`` that the suite does not declare."""
+    return [name for name in task.models or () if name not in suite.models and name not in suite.model_problems]
+
+
+def _own_models(task: TaskSpec, models: list[tuple[str, ModelSpec | None]]) -> list[tuple[str, ModelSpec | None]]:
+    """Of the models selected for the run, those the task runs (all, when its ``models:`` is not given)."""
+    wanted = task.models
+    return [(name, model) for name, model in models if wanted is None or name in wanted]
+
+
+@dataclass(frozen=True)
+class _TaskCases:
+    """The cases of one task: its variants x the models it runs x its runs."""
+
+    suite: SuiteSpec
+    renderer: TemplateRenderer
+    task: TaskSpec
+    models: list[tuple[str, ModelSpec | None]]  # the task's own, in the order they run
+    runs: int
+    indexes: Iterator[int]
+
+    def cases(self) -> Iterator[CaseSpec]:
+        for variant in task_variants(self.task, self.suite, self.renderer):
+            scoring, scoring_problem = _scoring(self.suite, self.renderer, self.task, variant)
+            for model_name, model in self.models:
+                yield from self._runs(variant, scoring, model_name, model, variant.problem or scoring_problem)
+
+    def _runs(
+        self, variant: Variant, scoring: _Scoring, model_name: str, model: ModelSpec | None, problem: CaseError | None
+    ) -> Iterator[CaseSpec]:
+        """The runs of one variant on one model; a case with a problem runs once (it fails with the problem)."""
+        parts, problem = self._parts(variant, model_name, model, problem)
+        for run in range(1, (1 if problem else self.runs) + 1):
+            case = self._case(variant, scoring, parts, model_name, model, problem, run)
+            yield _with_judges_checked(case, self.suite)
+
+    def _parts(
+        self, variant: Variant, model_name: str, model: ModelSpec | None, problem: CaseError | None
+    ) -> tuple[_Parts, CaseError | None]:
+        if problem is None and model is None:
+            problem = model_problem(self.suite, model_name)
+        if problem is not None or model is None:
+            return _Parts(), problem
+        selected = [name for name, _ in self.models]
+        return _parts(self.suite, self.renderer, self.task, variant, model, selected)
+
+    def _case(
+        self,
+        variant: Variant,
+        scoring: _Scoring,
+        parts: _Parts,
+        model_name: str,
+        model: ModelSpec | None,
+        problem: CaseError | None,
+        run: int,
+    ) -> CaseSpec:
+        suite, task = self.suite, self.task
+        return CaseSpec(
+            suite=suite.name,
+            path=suite.path,
+            task=variant.task_id,
+            model_name=model_name,
+            model=model,
+            run=run,
+            messages=parts.messages,
+            scorers=scoring.scorers,
+            composite=task.composite,
+            pass_threshold=scoring.pass_threshold,
+            variables=variant.variables,
+            tags=variant.tags,
+            judges=suite.judges,
+            models=suite.models,
+            templates=self.renderer,
+            suite_dir=suite.root,
+            line=task.line,
+            problem=problem,
+            engine=task.engine,
+            turns=parts.turns,
+            conversation=parts.conversation,
+            agent=parts.agent,
+            task_index=task.index,
+            scorer_vars=scoring.variables,
+            index=next(self.indexes),
+        )
 
 
 @dataclass(frozen=True)
@@ -242,14 +287,21 @@ def _messages(
     messages = prompt.messages if prompt is not None else task.messages
     if messages is not None:
         return render_messages(renderer, messages, scope, path)
-    system_spec = prompt.system if prompt is not None and prompt.system is not None else task.system
-    system = system_spec.render(renderer, scope) if system_spec is not None else None
-    head = (Message("system", system),) if system else ()
+    head = _system(renderer, task, scope, prompt)
     if task.has_turns:
         return head
     user_spec = prompt.prompt if prompt is not None else task.prompt
     user = user_spec.render(renderer, scope) if user_spec is not None else ""
     return (*head, Message("user", user))
+
+
+def _system(
+    renderer: TemplateRenderer, task: TaskSpec, scope: dict[str, Any], prompt: PromptSpec | None
+) -> tuple[Message, ...]:
+    """The system message (the variant's system prompt, else the task's), or none when it is empty."""
+    system_spec = prompt.system if prompt is not None and prompt.system is not None else task.system
+    system = system_spec.render(renderer, scope) if system_spec is not None else None
+    return (Message("system", system),) if system else ()
 
 
 def _unknown_task_model(suite: SuiteSpec, task: TaskSpec, name: str, index: int) -> CaseSpec:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from bench_plugin.core.frozen import type_name
 
@@ -24,10 +25,14 @@ def check_gate(when: Mapping[str, str]) -> None:
         if not isinstance(pattern, str):
             raise TypeError(f"{kind} must be a string, got {type_name(pattern)}")
         if kind.endswith("regex"):
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"{kind} /{pattern}/ does not compile: {exc}") from exc
+            _check_regex(kind, pattern)
+
+
+def _check_regex(kind: str, pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{kind} /{pattern}/ does not compile: {exc}") from exc
 
 
 def evaluate_gate(when: Mapping[str, str], text: str) -> tuple[bool, str]:
@@ -42,12 +47,36 @@ def evaluate_gate(when: Mapping[str, str], text: str) -> tuple[bool, str]:
         (False, 'regex /(?i)yes/ did not match the last answer')
     """
     for kind, pattern in when.items():
-        if kind == "regex" and re.search(pattern, text) is None:
-            return False, f"regex /{pattern}/ did not match the last answer"
-        if kind == "not_regex" and re.search(pattern, text) is not None:
-            return False, f"not_regex /{pattern}/ matched the last answer"
-        if kind == "contains" and pattern not in text:
-            return False, f"the last answer does not contain {pattern!r}"
-        if kind == "not_contains" and pattern in text:
-            return False, f"the last answer contains {pattern!r}"
+        condition = _CONDITIONS.get(kind)
+        if condition is not None and not condition.holds(pattern, text):
+            return False, condition.failure.format(pattern=pattern)
     return True, ""
+
+
+class _Condition(NamedTuple):
+    holds: Callable[[str, str], bool]  # (pattern, text) -> whether the condition holds
+    failure: str  # the reason when it does not, with {pattern}
+
+
+def _matches(pattern: str, text: str) -> bool:
+    return re.search(pattern, text) is not None
+
+
+def _does_not_match(pattern: str, text: str) -> bool:
+    return re.search(pattern, text) is None
+
+
+def _contains(pattern: str, text: str) -> bool:
+    return pattern in text
+
+
+def _does_not_contain(pattern: str, text: str) -> bool:
+    return pattern not in text
+
+
+_CONDITIONS = {
+    "regex": _Condition(_matches, "regex /{pattern}/ did not match the last answer"),
+    "not_regex": _Condition(_does_not_match, "not_regex /{pattern}/ matched the last answer"),
+    "contains": _Condition(_contains, "the last answer does not contain {pattern!r}"),
+    "not_contains": _Condition(_does_not_contain, "the last answer contains {pattern!r}"),
+}

@@ -62,17 +62,30 @@ def check_key(
     if not name or name in allowed:
         return None
     url = provider.base_url or DEFAULT_BASE_URLS.get(provider.type)
+    host = PRESET_KEY_HOSTS.get(name)
+    if host is not None and _goes_home(url, host, user_url):
+        return None
+    return _refusal(provider, name, url, host, path=path, line=line, key=key)
+
+
+def _goes_home(url: str | None, host: str, user_url: bool) -> bool:
+    """A built-in provider's key goes to its own host (over HTTPS), or to the URL the user gave."""
+    return user_url or (url is not None and _is_host(url, host))
+
+
+def _refusal(
+    provider: ProviderSpec, name: str, url: str | None, host: str | None, *,
+    path: str | None, line: int | None, key: str | None,
+) -> CaseError:
+    """Why the key may not go to ``url``, and the options that let it."""
     destination = url or f"the default endpoint of provider type '{provider.type}'"
     allow = f"{ALLOW_KEY_OPTION} {name} (or list it under the ini option {ALLOW_KEY_INI})"
-    host = PRESET_KEY_HOSTS.get(name)
     if host is None:
         return CaseError(
             f"the suite would send the environment variable {name} to {destination}; a suite may only send "
             "key variables you allow",
             path=path, line=line, key=key, hint=f"if you trust this suite with {name}, allow it with {allow}",
         )
-    if user_url or (url is not None and _is_host(url, host)):
-        return None
     return CaseError(
         f"{name} is the key of {host}, and the suite would send it to {destination}",
         path=path, line=line, key=key,

@@ -91,20 +91,28 @@ def _checked_dir(loaded: LoadedSuite, given: str | None, suite: str) -> str:
     """
     text = suite if given is None else str(given)
     normal = posixpath.normpath(text.replace("\\", "/")) if text else "."
-    if not PurePosixPath(normal).is_absolute() and not PureWindowsPath(text).drive and normal.split("/")[0] != "..":
+    if _stays_inside(text, normal):
         return text
-    if given is not None:
-        key_path: tuple[str, ...] = ("leaderboard", "dir")
-        shown = f"dir {text!r}"
-    else:
-        key_path = ("suite",) if "suite" in loaded.data else ("leaderboard",)
-        shown = f"the suite's name {text!r}, the leaderboard's dir by default,"
+    key_path, shown = _named_at(loaded, text, given is not None)
     line = loaded.lines.line_of(key_path)
     raise SuiteError(f"{shown} leads out of the output folder: a suite writes its leaderboard inside the output "
                      "folder only (--bench-output)", path=loaded.display_path, line=line,
                      key=format_key_path(key_path), excerpt=loaded.excerpt(line, context=0),
                      hint="give a folder relative to the output folder, without '..' that climbs out of it, e.g. "
                           f"dir: {PurePosixPath(normal).name.strip('.') or 'leaderboard'}")
+
+
+def _stays_inside(text: str, normal: str) -> bool:
+    """A relative path (``normal`` is ``text`` normalised) that does not climb out with ``..``."""
+    return not PurePosixPath(normal).is_absolute() and not PureWindowsPath(text).drive and normal.split("/")[0] != ".."
+
+
+def _named_at(loaded: LoadedSuite, text: str, given: bool) -> tuple[tuple[str, ...], str]:
+    """Where the folder is named (``leaderboard.dir``, else the suite's name), and how the message names it."""
+    if given:
+        return ("leaderboard", "dir"), f"dir {text!r}"
+    key_path = ("suite",) if "suite" in loaded.data else ("leaderboard",)
+    return key_path, f"the suite's name {text!r}, the leaderboard's dir by default,"
 
 
 def read_suite_leaderboards(paths: Iterable[str], root: Path) -> dict[str, LeaderboardSpec]:

@@ -148,17 +148,7 @@ def _load(kind: Callable[[str, str], _BoundedComposer], source: str, path: Path,
         loader = kind(source, display_path)
     except yaml.YAMLError as exc:  # the reader refuses a control character before anything is parsed
         raise yaml_syntax_error(exc, source, display_path, None) from exc
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            raise SuiteError("the file is empty; a suite needs at least 'models' and 'tasks'", path=display_path)
-        lines = LineMap()
-        data = _construct(node, (), lines, display_path, loader)
-    except yaml.YAMLError as exc:
-        key = format_key_path([part for part in loader.failed_in or () if part is not None])
-        raise yaml_syntax_error(exc, source, display_path, key or None) from exc
-    finally:
-        loader.dispose()
+    node, data, lines = _read_tree(loader, source, display_path)
     if not isinstance(data, dict):
         raise SuiteError(
             f"expected a mapping at the top level (keys such as models:, tasks:), got a {_kind(data)}",
@@ -167,6 +157,21 @@ def _load(kind: Callable[[str, str], _BoundedComposer], source: str, path: Path,
         )
     loaded = LoadedSuite(path=path, display_path=display_path, data=data, lines=lines, source=source)
     return loaded
+
+
+def _read_tree(loader: _BoundedComposer, source: str, display_path: str) -> tuple[yaml.Node, Any, LineMap]:
+    """The file's one document: its root node, the plain data built from it, and where each key is."""
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise SuiteError("the file is empty; a suite needs at least 'models' and 'tasks'", path=display_path)
+        lines = LineMap()
+        return node, _construct(node, (), lines, display_path, loader), lines
+    except yaml.YAMLError as exc:
+        key = format_key_path([part for part in loader.failed_in or () if part is not None])
+        raise yaml_syntax_error(exc, source, display_path, key or None) from exc
+    finally:
+        loader.dispose()
 
 
 class _BoundedComposer(Composer, SafeConstructor):
@@ -222,8 +227,7 @@ class _BoundedComposer(Composer, SafeConstructor):
     def _measure(self, node: yaml.Node) -> tuple[int, int, int]:
         if isinstance(node, yaml.ScalarNode):
             return 1, len(node.value), 1
-        children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else node.value
-        measures = [self.measures[id(child)] for child in children]  # children are composed first
+        measures = [self.measures[id(child)] for child in _children(node)]  # children are composed first
         return (
             1 + sum(m[0] for m in measures),
             sum(m[1] for m in measures),
@@ -334,6 +338,13 @@ def _path_part(parent: yaml.Node | None, index: Any) -> PathPart | None:
     return None
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """A collection node's children: a sequence's items, a mapping's keys and values."""
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    return cast(list[yaml.Node], node.value)
+
+
 def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loader: _BoundedComposer) -> Any:
     """Build plain data from a node tree, recording lines; anchors and merge keys are honoured."""
     lines.lines.setdefault(path, node.start_mark.line)
@@ -343,8 +354,16 @@ def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loade
         return [_construct(item, (*path, i), lines, shown, loader) for i, item in enumerate(node.value)]
     if node.tag == _STR_TAG:  # most values: text, as the constructor would give it (``construct_scalar``)
         return node.value
+    value = _construct_scalar(node, path, shown, loader)
+    if _unquoted_value(node, path) and not isinstance(value, str):
+        lines.plain[path] = str(node.value)
+    return value
+
+
+def _construct_scalar(node: yaml.Node, path: KeyPath, shown: str, loader: _BoundedComposer) -> Any:
+    """A scalar that is not plain text (a number, a boolean, a date...), as the safe constructor reads it."""
     try:
-        value = loader.construct_object(node, deep=True)
+        return loader.construct_object(node, deep=True)
     except yaml.YAMLError:  # an unknown tag: the key path is known here, not where it is caught
         if loader.failed_in is None:
             loader.failed_in = path
@@ -352,11 +371,14 @@ def _construct(node: yaml.Node, path: KeyPath, lines: LineMap, shown: str, loade
     except (ValueError, OverflowError) as exc:
         # PyYAML lets Python's own errors through: a 5,000-digit integer, a date such as 2024-13-01
         raise _scalar_error(node, exc, path, shown) from exc
-    # a plain (unquoted) scalar's style: None from PyYAML's parser, '' from libyaml's
-    unquoted = isinstance(node, yaml.ScalarNode) and not node.style and path[-1:] != ("<key>",)
-    if unquoted and not isinstance(value, str):
-        lines.plain[path] = str(node.value)
-    return value
+
+
+def _unquoted_value(node: yaml.Node, path: KeyPath) -> bool:
+    """Whether the node is a plain (unquoted) scalar that is not a key.
+
+    A plain scalar's style is None from PyYAML's parser, '' from libyaml's.
+    """
+    return isinstance(node, yaml.ScalarNode) and not node.style and path[-1:] != ("<key>",)
 
 
 def _scalar_error(node: yaml.Node, exc: Exception, path: KeyPath, shown: str) -> SuiteError:
@@ -385,21 +407,9 @@ def _construct_mapping(
     seen: dict[str, int] = {}
     for key_node, value_node in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
-            merged = _construct(value_node, path, lines, shown, loader)
-            for part in merged if isinstance(merged, list) else [merged]:
-                if isinstance(part, dict):
-                    for k, v in part.items():
-                        out.setdefault(k, v)
+            _merge(out, _construct(value_node, path, lines, shown, loader))
             continue
-        key = _construct(key_node, (*path, "<key>"), lines, shown, loader)
-        if not isinstance(key, (str, int, float, bool)) or isinstance(key, bool):
-            raise SuiteError(
-                f"keys must be plain strings, got {_kind(key)}",
-                path=shown,
-                line=key_node.start_mark.line,
-                key=format_key_path(path) or None,
-            )
-        key = str(key)
+        key = _key(_construct(key_node, (*path, "<key>"), lines, shown, loader), key_node, path, shown)
         line = key_node.start_mark.line
         if key in seen:
             raise SuiteError(
@@ -415,6 +425,26 @@ def _construct_mapping(
         lines.lines[child] = line  # the key's line, not the value's, is what a person looks for
     lines.lines.pop((*path, "<key>"), None)
     return out
+
+
+def _merge(out: dict[str, Any], merged: Any) -> None:
+    """A merge key (``<<: *defaults``, or a list of them): add the keys ``out`` does not have yet."""
+    for part in merged if isinstance(merged, list) else [merged]:
+        if isinstance(part, dict):
+            for k, v in part.items():
+                out.setdefault(k, v)
+
+
+def _key(key: Any, key_node: yaml.Node, path: KeyPath, shown: str) -> str:
+    """A mapping key as text; a key that is not a string or number (a list, a boolean, null) is refused."""
+    if not isinstance(key, (str, int, float, bool)) or isinstance(key, bool):
+        raise SuiteError(
+            f"keys must be plain strings, got {_kind(key)}",
+            path=shown,
+            line=key_node.start_mark.line,
+            key=format_key_path(path) or None,
+        )
+    return str(key)
 
 
 def _kind(value: Any) -> str:

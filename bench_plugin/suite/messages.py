@@ -69,28 +69,36 @@ def messages_from_data(value: Any, *, path: str | None, key: str, line: int | No
     Raises:
         CaseError: naming the message that is wrong and what it holds.
     """
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise _error(f"expected chat messages, got text that is not JSON ({exc.msg})", path, key, line) from exc
+    value = _decoded(value, path, key, line)
     if not isinstance(value, Sequence) or isinstance(value, str) or not value:
         shown = "an empty list" if isinstance(value, Sequence) and not value else type_name(value)
         raise _error(f"expected a list of chat messages, got {shown}", path, key, line)
-    out = []
-    for number, message in enumerate(value):
-        where = f"message {number}"
-        if not isinstance(message, Mapping):
-            raise _error(f"{where} is {type_name(message)}, expected a mapping with role and content", path, key, line)
-        role, content, name = message.get("role"), message.get("content"), message.get("name")
-        if role not in ROLES:
-            raise _error(f"{where}: role {role!r} is not one of {', '.join(ROLES)}", path, key, line)
-        if not isinstance(content, str):
-            raise _error(f"{where}: content is {type_name(content)}, expected text", path, key, line)
-        if name is not None and not isinstance(name, str):
-            raise _error(f"{where}: name is {type_name(name)}, expected text", path, key, line)
-        out.append(Message(role=role, content=content, name=name))
-    return tuple(out)
+    return tuple(_message(number, message, path, key, line) for number, message in enumerate(value))
+
+
+def _decoded(value: Any, path: str | None, key: str, line: int | None) -> Any:
+    """JSON text read as data; anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise _error(f"expected chat messages, got text that is not JSON ({exc.msg})", path, key, line) from exc
+
+
+def _message(number: int, message: Any, path: str | None, key: str, line: int | None) -> Message:
+    """Message ``number`` of the list, checked: a mapping with a known role, text content and a text name."""
+    where = f"message {number}"
+    if not isinstance(message, Mapping):
+        raise _error(f"{where} is {type_name(message)}, expected a mapping with role and content", path, key, line)
+    role, content, name = message.get("role"), message.get("content"), message.get("name")
+    if role not in ROLES:
+        raise _error(f"{where}: role {role!r} is not one of {', '.join(ROLES)}", path, key, line)
+    if not isinstance(content, str):
+        raise _error(f"{where}: content is {type_name(content)}, expected text", path, key, line)
+    if name is not None and not isinstance(name, str):
+        raise _error(f"{where}: name is {type_name(name)}, expected text", path, key, line)
+    return Message(role=role, content=content, name=name)
 
 
 def _error(message: str, path: str | None, key: str, line: int | None) -> CaseError:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,54 +47,94 @@ def build_providers(
     providers = dict(PRESETS)
     problems: dict[str, CaseError] = {}
     types = list(known_types)
-    for name, entry in loaded.data.get("providers", {}).items():
-        if entry["type"] not in types:
-            key_path = ("providers", name, "type")
-            problems[name] = CaseError(
-                f"unknown provider type '{entry['type']}'",
-                path=loaded.display_path,
-                line=loaded.lines.line_of(key_path),
-                key=format_key_path(key_path),
-                hint=choices_hint(entry["type"], types),
-            )
-        extra = {k: entry[k] for k in ("replay", "prefix") if k in entry}
-        try:
-            extra = dict(_confined_replay(extra, data_dir, folders, loaded, ("providers", name)))
-        except CaseError as exc:
-            problems.setdefault(name, exc)
-        providers[name] = ProviderSpec(
-            name=name,
-            type=entry["type"],
-            base_url=entry.get("base_url"),
-            api_key_env=entry.get("api_key_env"),
-            headers=dict(entry.get("headers", {})),
-            timeout_s=float(entry.get("timeout", 60.0)),
-            max_retries=int(entry.get("max_retries", 2)),
-            concurrency=entry.get("concurrency"),
-            options=extra,
-            rpm=entry.get("rpm"),
-            tpm=entry.get("tpm"),
-            max_wait_s=entry.get("max_wait"),
-        )
-    for name, url in base_urls.items():
-        if name in providers:
-            providers[name] = replace(providers[name], base_url=url)
-    for name, entry in loaded.data.get("providers", {}).items():
-        url = base_urls.get(name, entry.get("base_url"))
-        found = url_problem(url) if isinstance(url, str) and name not in base_urls else None
-        if found is not None:
-            key_path = ("providers", name, "base_url")
-            problems.setdefault(name, CaseError(
-                f"base_url {url!r}: {found}", path=loaded.display_path, line=loaded.lines.line_of(key_path),
-                key=format_key_path(key_path), hint="e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1"))
+    entries: Mapping[str, Any] = loaded.data.get("providers", {})
+    for name, entry in entries.items():
+        options, replay_problem = _provider_options(loaded, name, entry, data_dir, folders)
+        providers[name] = _provider(name, entry, options)
+        _note(problems, name, _type_problem(loaded, name, entry, types) or replay_problem)
+    providers.update(_with_user_urls(providers, base_urls))
+    for name, entry in entries.items():
+        _note(problems, name, _url_problem(loaded, name, entry, base_urls))
     for name, provider in providers.items():
-        key_path = ("providers", name, "api_key_env")
-        problem = check_key(provider, allowed=allowed_key_env, user_url=name in base_urls,
-                            path=loaded.display_path, key=format_key_path(key_path),
-                            line=loaded.lines.line_of(key_path))
-        if problem is not None:
-            problems.setdefault(name, problem)
+        _note(problems, name, _key_problem(loaded, name, provider, allowed_key_env, user_url=name in base_urls))
     return providers, problems
+
+
+def _key_problem(
+    loaded: LoadedSuite, name: str, provider: ProviderSpec, allowed: Collection[str], *, user_url: bool
+) -> CaseError | None:
+    """Whether the provider may be sent its key (``suite/keys.py``)."""
+    key_path = ("providers", name, "api_key_env")
+    return check_key(provider, allowed=allowed, user_url=user_url, path=loaded.display_path,
+                     key=format_key_path(key_path), line=loaded.lines.line_of(key_path))
+
+
+def _with_user_urls(providers: Mapping[str, ProviderSpec], base_urls: Mapping[str, str]) -> dict[str, ProviderSpec]:
+    """The providers ``--bench-base-url`` names, with the user's URL."""
+    return {name: replace(providers[name], base_url=url) for name, url in base_urls.items() if name in providers}
+
+
+def _note(problems: dict[str, CaseError], name: str, problem: CaseError | None) -> None:
+    """Keep ``problem`` as the provider's, unless it has one already (the first found is the one cases show)."""
+    if problem is not None:
+        problems.setdefault(name, problem)
+
+
+def _provider(name: str, entry: Mapping[str, Any], options: dict[str, Any]) -> ProviderSpec:
+    return ProviderSpec(
+        name=name,
+        type=entry["type"],
+        base_url=entry.get("base_url"),
+        api_key_env=entry.get("api_key_env"),
+        headers=dict(entry.get("headers", {})),
+        timeout_s=float(entry.get("timeout", 60.0)),
+        max_retries=int(entry.get("max_retries", 2)),
+        concurrency=entry.get("concurrency"),
+        options=options,
+        rpm=entry.get("rpm"),
+        tpm=entry.get("tpm"),
+        max_wait_s=entry.get("max_wait"),
+    )
+
+
+def _provider_options(
+    loaded: LoadedSuite, name: str, entry: Mapping[str, Any], data_dir: Path, folders: SuiteFolders
+) -> tuple[dict[str, Any], CaseError | None]:
+    """The provider's ``replay``/``prefix`` (a replay file confined to the suite's folders), and its problem."""
+    extra = {k: entry[k] for k in ("replay", "prefix") if k in entry}
+    try:
+        return dict(_confined_replay(extra, data_dir, folders, loaded, ("providers", name))), None
+    except CaseError as exc:
+        return extra, exc
+
+
+def _type_problem(loaded: LoadedSuite, name: str, entry: Mapping[str, Any], types: list[str]) -> CaseError | None:
+    if entry["type"] in types:
+        return None
+    key_path = ("providers", name, "type")
+    return CaseError(
+        f"unknown provider type '{entry['type']}'",
+        path=loaded.display_path,
+        line=loaded.lines.line_of(key_path),
+        key=format_key_path(key_path),
+        hint=choices_hint(entry["type"], types),
+    )
+
+
+def _url_problem(
+    loaded: LoadedSuite, name: str, entry: Mapping[str, Any], base_urls: Mapping[str, str]
+) -> CaseError | None:
+    """What is wrong with the suite's ``base_url`` for the provider (one given by --bench-base-url is the user's)."""
+    url = entry.get("base_url")
+    if name in base_urls or not isinstance(url, str):
+        return None
+    found = url_problem(url)
+    if found is None:
+        return None
+    key_path = ("providers", name, "base_url")
+    return CaseError(
+        f"base_url {url!r}: {found}", path=loaded.display_path, line=loaded.lines.line_of(key_path),
+        key=format_key_path(key_path), hint="e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1")
 
 
 def build_models(
@@ -109,50 +149,65 @@ def build_models(
 
     ``folders`` are where a model's replay file may be (default: the suite's folder only).
     """
-    folders = folders or SuiteFolders.of(loaded.path.parent)
-    defaults = loaded.data.get("defaults", {})
+    builder = _SectionModels(loaded, section, providers, provider_problems, data_dir,
+                             folders or SuiteFolders.of(loaded.path.parent))
     models: dict[str, ModelSpec] = {}
     problems: dict[str, CaseError] = {}
     for name, entry in loaded.data.get(section, {}).items():
-        key_path = (section, name, "provider")
-        provider_name = entry["provider"]
-        if provider_name in provider_problems:
-            problems[name] = provider_problems[provider_name]
-            continue
-        if provider_name not in providers:
-            problems[name] = CaseError(
-                f"unknown provider '{provider_name}'",
-                path=loaded.display_path,
-                line=loaded.lines.line_of(key_path),
-                key=format_key_path(key_path),
-                hint=choices_hint(provider_name, list(providers)),
-            )
-            continue
-        provider = providers[provider_name]
+        built = builder.model(name, entry)
+        if isinstance(built, CaseError):
+            problems[name] = built
+        else:
+            models[name] = built
+    return models, problems
+
+
+@dataclass(frozen=True)
+class _SectionModels:
+    """Builds each model of one section (``models`` or ``judges``), or the problem it cannot run with."""
+
+    loaded: LoadedSuite
+    section: str
+    providers: Mapping[str, ProviderSpec]
+    provider_problems: Mapping[str, CaseError]
+    data_dir: Path
+    folders: SuiteFolders
+
+    def model(self, name: str, entry: Mapping[str, Any]) -> ModelSpec | CaseError:
+        provider = self._provider(name, entry["provider"])
+        if isinstance(provider, CaseError):
+            return provider
         try:
-            entry = _confined_replay(entry, data_dir, folders, loaded, (section, name))
+            entry = _confined_replay(entry, self.data_dir, self.folders, self.loaded, (self.section, name))
         except CaseError as exc:
-            problems[name] = exc
-            continue
-        model = model_from_entry(name, entry, provider, defaults, data_dir)
+            return exc
+        model = model_from_entry(name, entry, provider, self.loaded.data.get("defaults", {}), self.data_dir)
         problem = _offline_problem(model)
         if problem:
-            problems[name] = CaseError(
-                problem, path=loaded.display_path, line=loaded.lines.line_of((section, name)), key=f"{section}.{name}"
-            )
-            continue
-        models[name] = model
-    return models, problems
+            line = self.loaded.lines.line_of((self.section, name))
+            return CaseError(problem, path=self.loaded.display_path, line=line, key=f"{self.section}.{name}")
+        return model
+
+    def _provider(self, name: str, provider_name: str) -> ProviderSpec | CaseError:
+        """The provider the model names, or its problem (the provider's own, or that it does not exist)."""
+        if provider_name in self.provider_problems:
+            return self.provider_problems[provider_name]
+        if provider_name in self.providers:
+            return self.providers[provider_name]
+        key_path = (self.section, name, "provider")
+        return CaseError(
+            f"unknown provider '{provider_name}'",
+            path=self.loaded.display_path,
+            line=self.loaded.lines.line_of(key_path),
+            key=format_key_path(key_path),
+            hint=choices_hint(provider_name, list(self.providers)),
+        )
 
 
 def model_from_entry(
     name: str, entry: Mapping[str, Any], provider: ProviderSpec, defaults: Mapping[str, Any], data_dir: Path
 ) -> ModelSpec:
     """Build one ModelSpec; the model's own keys win over ``defaults``."""
-    params: dict[str, Any] = {k: defaults[k] for k in _PARAM_KEYS if k in defaults}
-    params.update(defaults.get("params", {}))
-    params.update({k: entry[k] for k in _PARAM_KEYS if k in entry})
-    params.update(entry.get("params", {}))
     options = {**provider.options, **{k: entry[k] for k in _MODEL_OPTION_KEYS if k in entry}}
     pricing = entry.get("pricing")
     return ModelSpec(
@@ -160,7 +215,7 @@ def model_from_entry(
         provider=provider,
         id=str(entry.get("id", name)),
         label=str(entry.get("label", name)),
-        params=params,
+        params={**_params(defaults), **_params(entry)},
         system_prompt=entry.get("system_prompt", defaults.get("system_prompt", "native")),
         system_fold_template=entry.get(
             "system_fold_template", defaults.get("system_fold_template", "{{ system }}\n\n")
@@ -173,6 +228,11 @@ def model_from_entry(
         rpm=entry.get("rpm"),
         tpm=entry.get("tpm"),
     )
+
+
+def _params(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The sampling parameters an entry (a model, or ``defaults:``) sets: written at the top, then under ``params:``."""
+    return {**{k: entry[k] for k in _PARAM_KEYS if k in entry}, **entry.get("params", {})}
 
 
 def thinking_from_entry(value: Any) -> ThinkingSpec | None:
@@ -241,11 +301,7 @@ def override_judges(
     Raises:
         SuiteError: when ``judge`` is not ``provider:model-id`` with a known provider.
     """
-    names = list(loaded.data.get("judges") or judges) or ["judge"]  # every declared judge, even one with a problem
-    # an embedding model (``similar``'s ``embedding_model``) is not a judge a chat model can stand in for
-    embedders = _embedding_model_names(loaded.data)
-    kept = {name: judges[name] for name in names if name in embedders and name in judges}
-    names = [name for name in names if name not in embedders]
+    names, kept = _judges_to_replace(loaded, judges)
     try:
         model = adhoc_model(judge, providers, loaded.data.get("defaults", {}), provider_problems)
     except CaseError as exc:
@@ -253,6 +309,20 @@ def override_judges(
     if model is None:
         raise SuiteError(f"--bench-judge {judge!r}: expected provider:model, e.g. openai:gpt-4o")
     return {**{name: replace(model, name=name) for name in names}, **kept}, {}
+
+
+def _judges_to_replace(
+    loaded: LoadedSuite, judges: Mapping[str, ModelSpec]
+) -> tuple[list[str], dict[str, ModelSpec]]:
+    """The names of the judges --bench-judge replaces, and the embedding models it keeps as they are.
+
+    Every declared judge is replaced, even one with a problem; but an embedding model (``similar``'s
+    ``embedding_model``) is not a judge a chat model can stand in for.
+    """
+    names = list(loaded.data.get("judges") or judges) or ["judge"]
+    embedders = _embedding_model_names(loaded.data)
+    kept = {name: judges[name] for name in names if name in embedders and name in judges}
+    return [name for name in names if name not in embedders], kept
 
 
 def _embedding_model_names(data: Any) -> set[str]:

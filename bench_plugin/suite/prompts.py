@@ -77,20 +77,7 @@ def _entry(
     system = _system(loaded, entry, path)
     prompt_id = _entry_id(entry, index)
     if "prompt_file" in entry:
-        file_path = (*path, "prompt_file")
-        if "split" not in entry:
-            return [PromptSpec(id=prompt_id, prompt=_template(loaded, entry["prompt_file"], file_path, True),
-                               system=system)]
-        key, line = format_key_path(file_path), loaded.lines.line_of(file_path)
-        parts = split_prompts(renderer.source_of(entry["prompt_file"], key=key, line=line), entry["split"])
-        if not parts:
-            raise CaseError(f"'{entry['prompt_file']}' holds no prompt between the separators {entry['split']!r}",
-                            path=loaded.display_path, line=line, key=key)
-        return [
-            PromptSpec(id=f"{prompt_id}-{number}", system=system,
-                       prompt=TemplateSpec(part, key=f"{key} (prompt {number})", line=line))
-            for number, part in enumerate(parts, 1)
-        ]
+        return _from_file(loaded, renderer, entry, (*path, "prompt_file"), prompt_id, system)
     if "messages" in entry:
         if system is not None:
             raise SuiteError(
@@ -99,6 +86,26 @@ def _entry(
             )
         return [PromptSpec(id=prompt_id, messages=build_messages(loaded, entry["messages"], (*path, "messages")))]
     return [PromptSpec(id=prompt_id, prompt=_template(loaded, entry["prompt"], (*path, "prompt")), system=system)]
+
+
+def _from_file(
+    loaded: LoadedSuite, renderer: TemplateRenderer, entry: Mapping[str, Any], file_path: KeyPath, prompt_id: str,
+    system: TemplateSpec | None,
+) -> list[PromptSpec]:
+    """A ``prompt_file``: one variant, or with ``split`` one per prompt between the separators (``ID-1``...)."""
+    if "split" not in entry:
+        return [PromptSpec(id=prompt_id, prompt=_template(loaded, entry["prompt_file"], file_path, True),
+                           system=system)]
+    key, line = format_key_path(file_path), loaded.lines.line_of(file_path)
+    parts = split_prompts(renderer.source_of(entry["prompt_file"], key=key, line=line), entry["split"])
+    if not parts:
+        raise CaseError(f"'{entry['prompt_file']}' holds no prompt between the separators {entry['split']!r}",
+                        path=loaded.display_path, line=line, key=key)
+    return [
+        PromptSpec(id=f"{prompt_id}-{number}", system=system,
+                   prompt=TemplateSpec(part, key=f"{key} (prompt {number})", line=line))
+        for number, part in enumerate(parts, 1)
+    ]
 
 
 def split_prompts(text: str, separator: str) -> list[str]:

@@ -40,28 +40,34 @@ def read_recordings(file: str, fields: Mapping[str, str]) -> dict[tuple[str, str
 def _read(file: str, fields_json: str) -> dict[tuple[str, str], list[Recording]]:
     fields = json.loads(fields_json)
     index: dict[tuple[str, str], list[Recording]] = {}
+    for number, line in enumerate(_lines(file), 1):
+        if line.strip():
+            key, recording = _recording(line, fields, f"recordings file {Path(file).name}, line {number}")
+            index.setdefault(key, []).append(recording)
+    return index
+
+
+def _lines(file: str) -> list[str]:
     try:
-        lines = Path(file).read_text(encoding="utf-8").splitlines()
+        return Path(file).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseError(f"cannot read the recordings file {Path(file).name}: "
                         f"{getattr(exc, 'strerror', None) or exc}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            key = (str(_field(record, fields["model"])), str(_field(record, fields["task"])))
-            error = _optional(record, fields["error"]) or None  # "" and null both mean no failure
-            # a failed call has no answer worth reading, so its response field may be absent
-            response = _optional(record, fields["response"]) if error else _field(record, fields["response"])
-        except json.JSONDecodeError as exc:
-            raise CaseError(f"recordings file {Path(file).name}, line {number}: not JSON ({exc.msg} at column "
-                            f"{exc.colno})") from None
-        except CaseError as exc:
-            raise CaseError(f"recordings file {Path(file).name}, line {number}: {exc.message}") from None
-        index.setdefault(key, []).append((_optional(record, fields["run"]), _optional(record, fields["turn"]),
-                                          response, error))
-    return index
+
+
+def _recording(line: str, fields: Mapping[str, str], where: str) -> tuple[tuple[str, str], Recording]:
+    """One line's (model, task) and its recording: run, turn, response and error."""
+    try:
+        record = json.loads(line)
+        key = (str(_field(record, fields["model"])), str(_field(record, fields["task"])))
+        error = _optional(record, fields["error"]) or None  # "" and null both mean no failure
+        # a failed call has no answer worth reading, so its response field may be absent
+        response = _optional(record, fields["response"]) if error else _field(record, fields["response"])
+    except json.JSONDecodeError as exc:
+        raise CaseError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+    except CaseError as exc:
+        raise CaseError(f"{where}: {exc.message}") from None
+    return key, (_optional(record, fields["run"]), _optional(record, fields["turn"]), response, error)
 
 
 def _field(record: Any, dotted: str) -> Any:

@@ -31,6 +31,7 @@ from bench_plugin.suite.spec import ScorerSpec
 
 if TYPE_CHECKING:
     import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 EXPECTED_COLUMN = re.compile(r"^__expected\d*$")
 
@@ -70,33 +71,56 @@ def row_scorers(
     Raises:
         CaseError: at ``dataset:``, naming the row and column, for a scorer that cannot be read.
     """
-    found: list[tuple[str, Any]] = [(column, value) for column, value in record.items()
-                                    if EXPECTED_COLUMN.match(str(column)) and value not in (None, "")]
-    if dataset.scorers is not None:
-        try:
-            value = lookup(record, dataset.scorers)
-        except CaseError:
-            value = None  # a row with no scorers of its own (promptfoo: a test without assert)
-        if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-            value = _json(value, dataset, row_index, dataset.scorers, path)
-        items = value if isinstance(value, list) else [] if value in (None, "") else [value]
-        found += [(f"{dataset.scorers}[{n}]", item) for n, item in enumerate(items)]
+    found = [*_expected_columns(record), *_listed(dataset, record, row_index, path)]
     names = set(taken)
     specs = []
     for where, raw in found:
         key = f"{dataset.key} (row {row_index}, {where})"
         entry = _entry(raw, dataset, row_index, where, path)
         _check(entry, key, dataset, path)
-        name = entry.get("name")
-        if name is None:
-            name, n = entry["type"], 2
-            while name in names:
-                name, n = f"{entry['type']}_{n}", n + 1
-        elif name in names:
-            raise _error(f"scorer name {name!r} is already taken by another scorer of the case", dataset, key, path)
+        name = _name(entry, names, dataset, key, path)
         names.add(name)
         specs.append(scorer_spec(entry, name, key, dataset.line, path=path, error=CaseError))
     return tuple(specs)
+
+
+def _expected_columns(record: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(column, value)`` of the row's ``__expected`` columns that hold something."""
+    return [(column, value) for column, value in record.items()
+            if EXPECTED_COLUMN.match(str(column)) and value not in (None, "")]
+
+
+def _listed(dataset: DatasetSpec, record: Mapping[str, Any], row_index: int, path: str) -> list[tuple[str, Any]]:
+    """``(where, scorer)`` of the scorers in the field ``dataset.scorers`` names: a list, one, or JSON text of them."""
+    if dataset.scorers is None:
+        return []
+    try:
+        value = lookup(record, dataset.scorers)
+    except CaseError:
+        value = None  # a row with no scorers of its own (promptfoo: a test without assert)
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        value = _json(value, dataset, row_index, dataset.scorers, path)
+    return [(f"{dataset.scorers}[{n}]", item) for n, item in enumerate(_as_list(value))]
+
+
+def _as_list(value: Any) -> list[Any]:
+    """A list as it is, nothing (None or "") as none, anything else as a list of one."""
+    if isinstance(value, list):
+        return value
+    return [] if value in (None, "") else [value]
+
+
+def _name(entry: Mapping[str, Any], names: set[str], dataset: DatasetSpec, key: str, path: str) -> str:
+    """The scorer's own name, refused when taken; else its type, numbered apart from ``names`` (``contains_2``)."""
+    name = entry.get("name")
+    if name is not None:
+        if name in names:
+            raise _error(f"scorer name {name!r} is already taken by another scorer of the case", dataset, key, path)
+        return str(name)
+    name, n = entry["type"], 2
+    while name in names:
+        name, n = f"{entry['type']}_{n}", n + 1
+    return str(name)
 
 
 def parse_shorthand(text: str) -> dict[str, Any]:
@@ -116,38 +140,55 @@ def parse_shorthand(text: str) -> dict[str, Any]:
         return {"type": "equals", "value": text}
     prefix, value = match.group("prefix"), match.group("value")
     if prefix not in SHORTHANDS:
-        bare = prefix.split("(")[0]
-        if bare in _PEER_TYPES or bare.removeprefix("not-") in _PEER_TYPES:
-            raise ValueError(f"'{bare}' has no shorthand here")
-        guess = closest(bare, SHORTHANDS, cutoff=0.8) if value is not None else None
-        if guess is not None:
-            raise ValueError(f"unknown shorthand '{bare}' (did you mean '{guess}'?)")
+        _refuse_near_miss(prefix, value)
         return {"type": "equals", "value": text}
     scorer_type, option, fixed = SHORTHANDS[prefix]
     if option is None:
         return {"type": scorer_type, **fixed}
     if value is None:
         raise ValueError(f"'{prefix}' needs a value: '{prefix}: TEXT'")
-    given: Any = value
+    return {"type": scorer_type, option: _option_value(prefix, value), **fixed}
+
+
+def _refuse_near_miss(prefix: str, value: str | None) -> None:
+    """Refuse text that names a promptfoo assertion with no shorthand here, or is close to a shorthand.
+
+    Raises:
+        ValueError: saying which.
+    """
+    bare = prefix.split("(")[0]
+    if bare in _PEER_TYPES or bare.removeprefix("not-") in _PEER_TYPES:
+        raise ValueError(f"'{bare}' has no shorthand here")
+    guess = closest(bare, SHORTHANDS, cutoff=0.8) if value is not None else None
+    if guess is not None:
+        raise ValueError(f"unknown shorthand '{bare}' (did you mean '{guess}'?)")
+
+
+def _option_value(prefix: str, value: str) -> Any:
+    """The shorthand's text as its scorer's option: a list for ``contains-any``..., a regex for ``starts-with``."""
     if prefix in _LISTS:
-        given = [part.strip() for part in value.split(",") if part.strip()]
-    elif prefix == "starts-with":
-        given = "^" + re.escape(value)
-    return {"type": scorer_type, option: given, **fixed}
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if prefix == "starts-with":
+        return "^" + re.escape(value)
+    return value
 
 
 def _entry(raw: Any, dataset: DatasetSpec, row_index: int, where: str, path: str) -> dict[str, Any]:
     key = f"{dataset.key} (row {row_index}, {where})"
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         raw = str(raw)
+    if isinstance(raw, str) and raw.strip()[:1] != "{":
+        try:
+            return parse_shorthand(raw)
+        except ValueError as exc:
+            raise _error(str(exc), dataset, key, path) from exc
     if isinstance(raw, str):
-        if raw.strip()[:1] == "{":
-            raw = _json(raw, dataset, row_index, where, path)
-        else:
-            try:
-                return parse_shorthand(raw)
-            except ValueError as exc:
-                raise _error(str(exc), dataset, key, path) from exc
+        raw = _json(raw, dataset, row_index, where, path)
+    return _mapping_entry(raw, dataset, key, path)
+
+
+def _mapping_entry(raw: Any, dataset: DatasetSpec, key: str, path: str) -> dict[str, Any]:
+    """A scorer written as a mapping (or JSON text of one), which may not ``use:`` a definition."""
     if not isinstance(raw, Mapping):
         raise _error(f"expected a scorer (a mapping or a shorthand text), got {type_name(raw)}", dataset, key, path)
     if "use" in raw:
@@ -159,14 +200,17 @@ def _check(entry: Mapping[str, Any], key: str, dataset: DatasetSpec, path: str) 
     errors = list(_validator().iter_errors(entry))
     if not errors:
         return
-    # an unknown key (a typo) explains a missing one, as in the suite's own schema errors
-    unknown = [error for error in errors if error.validator == "additionalProperties"]
-    from jsonschema.exceptions import best_match  # loaded by _validator already
-
-    error = unknown[0] if unknown else best_match(errors)
-    where, message, hint = describe(error)
+    where, message, hint = describe(_explaining(errors))
     at = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in where)
     raise _error(f"{at.lstrip('.') + ': ' if at else ''}{message}", dataset, key, path, hint)
+
+
+def _explaining(errors: list[ValidationError]) -> ValidationError:
+    """An unknown key (a typo) explains a missing one, as in the suite's own schema errors; else the best match."""
+    from jsonschema.exceptions import best_match  # loaded by _validator already
+
+    unknown = [error for error in errors if error.validator == "additionalProperties"]
+    return unknown[0] if unknown else best_match(errors)
 
 
 @lru_cache(maxsize=1)

@@ -117,6 +117,13 @@ def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str
     return generate_lorem_ipsum(n, html, min, max)
 
 
+def _concatenate(left: Any, right: Any, budget: Budget) -> Any:
+    """``left + right``, refused when two sequences would join into one beyond the limits."""
+    if isinstance(left, (str, bytes, list, tuple)) and isinstance(right, (str, bytes, list, tuple)):
+        limit(weigh(left, budget) + weigh(right, budget), "'+'")
+    return left + right
+
+
 def _power(base: Any, exponent: Any) -> Any:
     if isinstance(base, int) and isinstance(exponent, int) and exponent > 1 and abs(base) > 1:
         if exponent > MAX_EXPONENT:
@@ -221,23 +228,22 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         """Apply an intercepted operator, refusing a result beyond the limits before it is made."""
-        budget = current_budget()
-        if operator == "**":
-            result = _power(left, right)
-        elif operator == "*":
-            result = _repeat(left, right, budget)
-        elif operator == "+":
-            if isinstance(left, (str, bytes, list, tuple)) and isinstance(right, (str, bytes, list, tuple)):
-                limit(weigh(left, budget) + weigh(right, budget), "'+'")
-            result = left + right
-        elif isinstance(left, (str, bytes)):  # '%' on text is printf-style formatting
-            limit(percent_size(as_text(left), right, budget), "'%' formatting")
-            result = checked(left % right, budget, "'%' formatting made a value")
-        else:
-            result = self.binop_table[operator](left, right)
+        result = self._bounded_binop(operator, left, right, current_budget())
         if isinstance(result, int) and result.bit_length() > MAX_INT_BITS:
             raise LimitExceeded(f"'{operator}' would make a number of more than {MAX_INT_DIGITS:,} digits")
         return result
+
+    def _bounded_binop(self, operator: str, left: Any, right: Any, budget: Budget) -> Any:
+        if operator == "**":
+            return _power(left, right)
+        if operator == "*":
+            return _repeat(left, right, budget)
+        if operator == "+":
+            return _concatenate(left, right, budget)
+        if isinstance(left, (str, bytes)):  # '%' on text is printf-style formatting
+            limit(percent_size(as_text(left), right, budget), "'%' formatting")
+            return checked(left % right, budget, "'%' formatting made a value")
+        return self.binop_table[operator](left, right)
 
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         """Call ``obj`` as one step, weighing its arguments and its result."""

@@ -119,24 +119,31 @@ def weigh(value: Any, budget: Budget, depth: int = 0) -> int:
     known = budget.weights.get(id(value))
     if known is not None:
         return known[1]
-    cap = MAX_OUTPUT + 1
-    total = 1
-    if depth < 100:  # deeper is refused as too big: the weight of a cycle (through a namespace) is unbounded
-        items: Iterable[Any]
-        if isinstance(value, Namespace):
-            items = object.__getattribute__(value, "_Namespace__attrs").items()
-        else:
-            items = value.items() if isinstance(value, Mapping) else value
-        for item in items:
-            total += weigh(item, budget, depth + 1)
-            if total >= cap:
-                break
-    else:
-        total = cap
-    total = min(total, cap)
+    total = _contents_weight(value, budget, depth)
     if not isinstance(value, Namespace):
         budget.weights[id(value)] = (value, total)
     return total
+
+
+def _contents_weight(container: Any, budget: Budget, depth: int) -> int:
+    """One for the container plus the weight of what it holds, capped just above MAX_OUTPUT."""
+    cap = MAX_OUTPUT + 1
+    if depth >= 100:  # deeper is refused as too big: the weight of a cycle (through a namespace) is unbounded
+        return cap
+    total = 1
+    for item in _contents(container):
+        total += weigh(item, budget, depth + 1)
+        if total >= cap:
+            break
+    return min(total, cap)
+
+
+def _contents(container: Any) -> Iterable[Any]:
+    """A mapping's (key, value) pairs, a namespace's attributes as pairs, or the items of anything else."""
+    if isinstance(container, Namespace):
+        attributes: dict[str, Any] = object.__getattribute__(container, "_Namespace__attrs")
+        return attributes.items()
+    return container.items() if isinstance(container, Mapping) else container
 
 
 def checked(value: Any, budget: Budget, what: str = "a value") -> Any:

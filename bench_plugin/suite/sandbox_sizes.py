@@ -44,17 +44,23 @@ def percent_size(template: str, args: Any, budget: Budget) -> int:
     size = len(template)
     positional = list(args) if isinstance(args, tuple) else [args]
     for match in _PERCENT_FIELD.finditer(template):
-        if match["kind"] == "%":
-            continue
-        if "*" in (match["width"], match["precision"]):
-            raise LimitExceeded("'*' widths in % formats are not supported; write the width as a number")
-        room = count(int(match["width"] or 0), "a width") + count(int(match["precision"] or 0), "a precision")
-        if match["key"] is not None and isinstance(args, Mapping):
-            arg = args.get(match["key"])
-        else:
-            arg = positional.pop(0) if positional else None
-        size += room + _SCALAR_ROOM + weigh(arg, budget)
+        if match["kind"] != "%":
+            size += _percent_room(match) + _SCALAR_ROOM + weigh(_percent_arg(match, args, positional), budget)
     return size
+
+
+def _percent_room(field: re.Match[str]) -> int:
+    """The width and precision a % field asks for."""
+    if "*" in (field["width"], field["precision"]):
+        raise LimitExceeded("'*' widths in % formats are not supported; write the width as a number")
+    return count(int(field["width"] or 0), "a width") + count(int(field["precision"] or 0), "a precision")
+
+
+def _percent_arg(field: re.Match[str], args: Any, positional: list[Any]) -> Any:
+    """The value a % field formats: by its key from a mapping, else the next of ``positional`` (taken from it)."""
+    if field["key"] is not None and isinstance(args, Mapping):
+        return args.get(field["key"])
+    return positional.pop(0) if positional else None
 
 
 def format_size(template: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], budget: Budget) -> int:
@@ -77,18 +83,25 @@ def format_size(template: str, args: tuple[Any, ...], kwargs: Mapping[str, Any],
     for _, name, spec, _ in string.Formatter().parse(template):
         if name is None:
             continue
-        if spec and "{" in spec:
-            raise LimitExceeded("nested fields in format specs are not supported; write the width as a number")
-        width = max((int(n) for n in _FORMAT_NUMBER.findall(spec or "")), default=0)
-        first = re.split(r"[.\[]", name, maxsplit=1)[0]
-        if first.isdigit() or not first:
-            index = int(first) if first else auto
-            auto += not first
-            arg = args[index] if index < len(args) else None
-        else:
-            arg = kwargs.get(first)
-        size += count(width, "a format width") + _SCALAR_ROOM + weigh(arg, budget)
+        width = _format_width(spec)
+        arg, auto = _format_arg(re.split(r"[.\[]", name, maxsplit=1)[0], args, kwargs, auto)
+        size += width + _SCALAR_ROOM + weigh(arg, budget)
     return size
+
+
+def _format_width(spec: str | None) -> int:
+    """The widest number in a field's format spec (a width or a precision)."""
+    if spec and "{" in spec:
+        raise LimitExceeded("nested fields in format specs are not supported; write the width as a number")
+    return count(max((int(n) for n in _FORMAT_NUMBER.findall(spec or "")), default=0), "a format width")
+
+
+def _format_arg(first: str, args: tuple[Any, ...], kwargs: Mapping[str, Any], auto: int) -> tuple[Any, int]:
+    """The value a field (named by ``first``, its name before any ``.`` or ``[``) formats, and the next auto index."""
+    if first and not first.isdigit():
+        return kwargs.get(first), auto
+    index = int(first) if first else auto
+    return (args[index] if index < len(args) else None), auto + (not first)
 
 
 def _replaced_size(text: str, old: str, new: str, times: Any) -> int:
@@ -122,23 +135,44 @@ def method_size(owner: Any, name: str, arguments: dict[str, Any], budget: Budget
     """
     if isinstance(owner, int):
         return count(arguments.get("length", 1), "to_bytes() length") if name == "to_bytes" else 0
-    if name in ("center", "ljust", "rjust", "zfill"):
-        return max(len(owner), count(arguments.get("width"), f"{name}() width"))
-    if name == "expandtabs":
-        tabsize = arguments.get("tabsize", 8)
-        tabs = int(owner.count("\t" if isinstance(owner, str) else b"\t"))
-        return len(owner) + tabs * max(0, count(tabsize, "tabsize"))
-    if name == "replace":
-        return _replaced_size(
-            as_text(owner), as_text(arguments["old"]), as_text(arguments["new"]), arguments.get("count")
-        )
-    if name == "join":
-        items = _join_items(arguments, next(iter(arguments)))  # bytes.join names it iterable_of_bytes
-        return sum(weigh(item, budget) for item in items) + max(0, len(items) - 1) * len(owner)
-    if name == "translate" and isinstance(arguments["table"], Mapping):
-        longest = max((len(v) for v in arguments["table"].values() if isinstance(v, (str, bytes))), default=1)
-        return len(owner) * max(1, longest)
-    return 0
+    size = _METHOD_SIZES.get(name)
+    return size(owner, name, arguments, budget) if size is not None else 0
+
+
+# The str and bytes methods that can make more than they are given: the size each would make.
+def _padded_size(owner: str | bytes, name: str, arguments: dict[str, Any], budget: Budget) -> int:
+    return max(len(owner), count(arguments.get("width"), f"{name}() width"))
+
+
+def _expandtabs_size(owner: str | bytes, name: str, arguments: dict[str, Any], budget: Budget) -> int:
+    tabsize = arguments.get("tabsize", 8)
+    tabs = owner.count("\t") if isinstance(owner, str) else owner.count(b"\t")
+    return len(owner) + tabs * max(0, count(tabsize, "tabsize"))
+
+
+def _replace_method_size(owner: str | bytes, name: str, arguments: dict[str, Any], budget: Budget) -> int:
+    return _replaced_size(as_text(owner), as_text(arguments["old"]), as_text(arguments["new"]), arguments.get("count"))
+
+
+def _join_method_size(owner: str | bytes, name: str, arguments: dict[str, Any], budget: Budget) -> int:
+    items = _join_items(arguments, next(iter(arguments)))  # bytes.join names it iterable_of_bytes
+    return sum(weigh(item, budget) for item in items) + max(0, len(items) - 1) * len(owner)
+
+
+def _translate_size(owner: str | bytes, name: str, arguments: dict[str, Any], budget: Budget) -> int:
+    if not isinstance(arguments["table"], Mapping):
+        return 0
+    longest = max((len(v) for v in arguments["table"].values() if isinstance(v, (str, bytes))), default=1)
+    return len(owner) * max(1, longest)
+
+
+_METHOD_SIZES: Mapping[str, Callable[[Any, str, dict[str, Any], Budget], int]] = {
+    **dict.fromkeys(("center", "ljust", "rjust", "zfill"), _padded_size),
+    "expandtabs": _expandtabs_size,
+    "replace": _replace_method_size,
+    "join": _join_method_size,
+    "translate": _translate_size,
+}
 
 
 # Filters that can make more than they are given: the size each would make, from its bound arguments.

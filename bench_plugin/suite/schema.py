@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -55,17 +55,14 @@ def check_against_schema(loaded: LoadedSuite) -> None:
         _check_surprising_scalars(loaded)
         return
     error = _most_relevant(errors, lambda e: loaded.lines.line_of(tuple(e.absolute_path)) or 0)
-    path, message, hint = describe(error)
-    written = loaded.lines.plain.get(path)
-    shown = _show(error.instance)
-    if written is not None and "a string" in message and message.endswith(f"got {shown}"):
-        if error.instance is None:
-            hint = hint or 'a key with no value is null in YAML; write "" for empty text'
-        else:  # what the author wrote, not what YAML made of it: `got True` for `Yes` reads as a bug of ours
-            message = f"{message[: -len(shown)]}{written}, which YAML reads as {_reading(error.instance, written)}"
-            hint = hint or _quote_hint(path, written)
+    path, message, hint = _as_written(error, loaded.lines.plain)
+    raise _error_at(loaded, path, message, hint)
+
+
+def _error_at(loaded: LoadedSuite, path: tuple[PathPart, ...], message: str, hint: str | None) -> SuiteError:
+    """The SuiteError for the value at ``path``: its line, key path and the line itself."""
     line = loaded.lines.line_of(path)
-    raise SuiteError(
+    return SuiteError(
         message,
         path=loaded.display_path,
         line=line,
@@ -75,72 +72,164 @@ def check_against_schema(loaded: LoadedSuite) -> None:
     )
 
 
+def _as_written(error: ValidationError, plain: Mapping[tuple[PathPart, ...], str]) -> _Description:
+    """``describe``, but where a string was expected, naming what the author wrote, not what YAML made of it.
+
+    ``got True`` for ``Yes`` reads as a bug of ours; ``got Yes, which YAML reads as the boolean true`` does not.
+    """
+    path, message, hint = describe(error)
+    shown = _show(error.instance)
+    written = plain.get(path)
+    if written is None or "a string" not in message or not message.endswith(f"got {shown}"):
+        return path, message, hint
+    if error.instance is None:
+        return path, message, hint or 'a key with no value is null in YAML; write "" for empty text'
+    message = f"{message[: -len(shown)]}{written}, which YAML reads as {_reading(error.instance, written)}"
+    return path, message, hint or _quote_hint(path, written)
+
+
 def _most_relevant(errors: list[ValidationError], line_of: Callable[[ValidationError], int]) -> ValidationError:
     """The first error in file order, refined into the branch of a oneOf that fits the value."""
-    from jsonschema.exceptions import best_match  # loaded by _validator already
-
     # file order first; at one spot an unknown key explains a missing one (a typo), so it goes first
     errors.sort(key=lambda e: (line_of(e), e.validator != "additionalProperties"))
     error = errors[0]
-    while error.validator in ("oneOf", "anyOf") and error.context and not _exactly_one_of(error):
-        fitting = [e for e in error.context if e.validator != "type"]
-        if not fitting:
-            break
-        # as above: in the branch that fits, an unknown key (a typo) explains the rest; best_match
-        # would jump past it into a nested oneOf, so one fitting error is taken as it is
-        unknown = [e for e in fitting if e.validator == "additionalProperties"]
-        error = unknown[0] if unknown else fitting[0] if len(fitting) == 1 else best_match(fitting)
+    while (fitting := _fitting_branch(error)) is not None:
+        error = fitting
     return error
 
 
-def describe(error: ValidationError) -> tuple[tuple[PathPart, ...], str, str | None]:
+def _fitting_branch(error: ValidationError) -> ValidationError | None:
+    """For a oneOf or anyOf, the error inside the branch that fits the value; None when no branch does."""
+    if not _is_choice_of_shapes(error):
+        return None
+    fitting = [e for e in error.context if e.validator != "type"]
+    return _explaining(fitting) if fitting else None
+
+
+def _is_choice_of_shapes(error: ValidationError) -> bool:
+    """A oneOf or anyOf that chooses between shapes (not 'exactly one of these keys'), with the branches' errors."""
+    return error.validator in ("oneOf", "anyOf") and bool(error.context) and not _exactly_one_of(error)
+
+
+def _explaining(fitting: list[ValidationError]) -> ValidationError:
+    """Of the errors in the branches that fit the value's type, the one that explains the others."""
+    from jsonschema.exceptions import best_match  # loaded by _validator already
+
+    # as above: in the branch that fits, an unknown key (a typo) explains the rest; best_match
+    # would jump past it into a nested oneOf, so one fitting error is taken as it is
+    unknown = [e for e in fitting if e.validator == "additionalProperties"]
+    if unknown:
+        return unknown[0]
+    return fitting[0] if len(fitting) == 1 else best_match(fitting)
+
+
+_Description = tuple[tuple[PathPart, ...], str, str | None]  # (key path, 'expected ..., got ...', hint)
+
+
+def describe(error: ValidationError) -> _Description:
     """Turn a jsonschema error into (key path, 'expected ..., got ...', hint)."""
     path: tuple[PathPart, ...] = tuple(error.absolute_path)
+    describer = _DESCRIBERS.get(str(error.validator))
+    if describer is None:
+        return path, error.message, None
+    return describer(error, path)
+
+
+def _unknown_key(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
     instance: Any = error.instance
-    kind = error.validator
-    value: Any = error.validator_value
     schema: Any = error.schema
-    if kind == "additionalProperties":
-        allowed = sorted(schema.get("properties", {}))
-        extra = sorted(set(instance) - set(allowed)) if isinstance(instance, dict) else []
-        key = extra[0] if extra else "?"
-        hint = did_you_mean(key, allowed) or (f"valid keys here: {', '.join(allowed)}" if allowed else None)
-        return (*path, key), f"unknown key '{key}'", hint
-    if kind == "required":
-        missing = [k for k in value if isinstance(instance, dict) and k not in instance]
-        return path, f"missing required key '{missing[0] if missing else value[0]}'", None
-    if kind == "type":
-        wanted = " or ".join(_TYPE_WORDS.get(t, t) for t in ([value] if isinstance(value, str) else value))
-        return path, f"expected {wanted}, got {_show(instance)}", None
-    if kind == "enum":
-        choices = ", ".join(str(v) for v in value)
-        hint = did_you_mean(str(instance), [str(v) for v in value]) or None
-        return path, f"expected one of {choices}, got {_show(instance)}", hint
-    if kind == "const":
-        return path, f"expected {value!r}, got {_show(instance)}", None
-    if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        sign = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kind]
-        return path, f"expected a number {sign} {value}, got {_show(instance)}", None
-    if kind in ("minItems", "minProperties", "minLength"):
-        what = {"minItems": "item", "minProperties": "entry", "minLength": "character"}[kind]
-        return path, f"expected at least {value} {what}{'s' if value != 1 else ''}, got {_show(instance)}", None
-    if kind == "maxItems":
-        return path, f"expected at most {value} items, got {len(instance)}", None
-    if kind == "pattern" and path and path[-1] == "base_url":  # not quoted: it may hold a password
+    allowed = sorted(schema.get("properties", {}))
+    extra = sorted(set(instance) - set(allowed)) if isinstance(instance, dict) else []
+    key = extra[0] if extra else "?"
+    hint = did_you_mean(key, allowed) or (f"valid keys here: {', '.join(allowed)}" if allowed else None)
+    return (*path, key), f"unknown key '{key}'", hint
+
+
+def _missing_key(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
+    instance: Any = error.instance
+    value: Any = error.validator_value
+    missing = [k for k in value if isinstance(instance, dict) and k not in instance]
+    return path, f"missing required key '{missing[0] if missing else value[0]}'", None
+
+
+def _wrong_type(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
+    value: Any = error.validator_value
+    wanted = " or ".join(_TYPE_WORDS.get(t, t) for t in ([value] if isinstance(value, str) else value))
+    return path, f"expected {wanted}, got {_show(error.instance)}", None
+
+
+def _not_a_choice(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
+    value: Any = error.validator_value
+    choices = ", ".join(str(v) for v in value)
+    hint = did_you_mean(str(error.instance), [str(v) for v in value]) or None
+    return path, f"expected one of {choices}, got {_show(error.instance)}", hint
+
+
+def _not_the_constant(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
+    return path, f"expected {error.validator_value!r}, got {_show(error.instance)}", None
+
+
+_SIGNS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+
+
+def _out_of_bounds(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
+    sign = _SIGNS[str(error.validator)]
+    return path, f"expected a number {sign} {error.validator_value}, got {_show(error.instance)}", None
+
+
+_UNITS = {"minItems": "item", "minProperties": "entry", "minLength": "character"}
+
+
+def _too_few(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
+    value: Any = error.validator_value
+    what = _UNITS[str(error.validator)]
+    return path, f"expected at least {value} {what}{'s' if value != 1 else ''}, got {_show(error.instance)}", None
+
+
+def _too_many(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
+    instance: Any = error.instance
+    return path, f"expected at most {error.validator_value} items, got {len(instance)}", None
+
+
+def _no_match(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
+    schema: Any = error.schema
+    if path and path[-1] == "base_url":  # not quoted: it may hold a password
         return path, "expected an http:// or https:// URL without user:password@", _pattern_hint(path)
-    if kind == "pattern" and isinstance(schema, dict) and isinstance(schema.get("x-expected"), str):
-        return path, f"expected {schema['x-expected']}, got {_show(instance)}", None  # said in words, not a regex
-    if kind == "pattern":
-        return path, f"{_show(instance)} does not match the pattern {value}", _pattern_hint(path)
-    if kind in ("oneOf", "anyOf") and _exactly_one_of(error):
-        keys = [branch["required"][0] for branch in value]
-        present = [k for k in keys if isinstance(instance, dict) and k in instance]
-        found = f"found {', '.join(present)}" if present else "found none"
-        return path, f"expected exactly one of {', '.join(keys)}; {found}", None
-    if kind in ("oneOf", "anyOf"):
-        shapes = sorted({_TYPE_WORDS.get(str(b.get("type")), "another shape") for b in value})
-        return path, f"expected {' or '.join(shapes)}, got {_show(instance)}", None
-    return path, error.message, None
+    if isinstance(schema, dict) and isinstance(schema.get("x-expected"), str):
+        return path, f"expected {schema['x-expected']}, got {_show(error.instance)}", None  # in words, not a regex
+    return path, f"{_show(error.instance)} does not match the pattern {error.validator_value}", _pattern_hint(path)
+
+
+def _no_branch(error: ValidationError, path: tuple[PathPart, ...]) -> _Description:
+    value: Any = error.validator_value
+    if _exactly_one_of(error):
+        return path, _not_exactly_one(error), None
+    shapes = sorted({_TYPE_WORDS.get(str(b.get("type")), "another shape") for b in value})
+    return path, f"expected {' or '.join(shapes)}, got {_show(error.instance)}", None
+
+
+def _not_exactly_one(error: ValidationError) -> str:
+    instance: Any = error.instance
+    branches: Any = error.validator_value
+    keys = [branch["required"][0] for branch in branches]
+    present = [k for k in keys if isinstance(instance, dict) and k in instance]
+    found = f"found {', '.join(present)}" if present else "found none"
+    return f"expected exactly one of {', '.join(keys)}; {found}"
+
+
+_DESCRIBERS: dict[str, Callable[[ValidationError, tuple[PathPart, ...]], _Description]] = {
+    "additionalProperties": _unknown_key,
+    "required": _missing_key,
+    "type": _wrong_type,
+    "enum": _not_a_choice,
+    "const": _not_the_constant,
+    **dict.fromkeys(_SIGNS, _out_of_bounds),
+    **dict.fromkeys(_UNITS, _too_few),
+    "maxItems": _too_many,
+    "pattern": _no_match,
+    "oneOf": _no_branch,
+    "anyOf": _no_branch,
+}
 
 
 # YAML 1.1 (PyYAML) reads these as booleans; YAML 1.2 and most people read them as words
@@ -158,26 +247,31 @@ def _check_surprising_scalars(loaded: LoadedSuite) -> None:
     for path, written in loaded.lines.plain.items():
         value = _value_at(loaded.data, path)
         if isinstance(value, float) and not math.isfinite(value):  # every number in a suite counts or bounds
-            line = loaded.lines.line_of(path)  # something: `timeout: .nan` failed every call, `rpm: .inf` meant none
-            raise SuiteError(f"expected a finite number, got {written}", path=loaded.display_path, line=line,
-                             key=format_key_path(path) or None, hint="write a number; text in quotes",
-                             excerpt=loaded.excerpt(line, context=0))
-        surprising = (isinstance(value, bool) and written.lower() in _WORD_BOOLEANS) or (
-            isinstance(value, (int, float)) and not isinstance(value, bool) and _SURPRISING_NUMBER.fullmatch(written)
-        )
-        if not surprising or any(True for _ in _validator().iter_errors(_replaced(loaded.data, path, written))):
-            continue  # expected, or the schema takes only the boolean or number here (``extract: yes``)
-        line = loaded.lines.line_of(path)
-        raise SuiteError(
-            f"{written!r} was read as {_reading(value, written)}, not as text"
-            + (" (YAML 1.1 reads yes/no/on/off as booleans)" if isinstance(value, bool) else ""),
-            path=loaded.display_path,
-            line=line,
-            key=format_key_path(path) or None,
-            hint=_quote_hint(path, written) + (f"; for a boolean write {str(value).lower()}"
-                                               if isinstance(value, bool) else ""),
-            excerpt=loaded.excerpt(line, context=0),
-        )
+            # something: `timeout: .nan` failed every call, `rpm: .inf` meant none
+            raise _error_at(loaded, path, f"expected a finite number, got {written}", "write a number; text in quotes")
+        # the schema may take only the boolean or number here (``extract: yes``): then it is what was meant
+        if _surprising(value, written) and _takes_text(loaded.data, path, written):
+            raise _misread(loaded, path, value, written)
+
+
+def _surprising(value: Any, written: str) -> bool:
+    """Whether YAML 1.1 made a boolean or number of text few people would write as one."""
+    if isinstance(value, bool):
+        return written.lower() in _WORD_BOOLEANS
+    return isinstance(value, (int, float)) and _SURPRISING_NUMBER.fullmatch(written) is not None
+
+
+def _takes_text(data: Any, path: tuple[PathPart, ...], written: str) -> bool:
+    return not any(True for _ in _validator().iter_errors(_replaced(data, path, written)))
+
+
+def _misread(loaded: LoadedSuite, path: tuple[PathPart, ...], value: Any, written: str) -> SuiteError:
+    message = f"{written!r} was read as {_reading(value, written)}, not as text"
+    hint = _quote_hint(path, written)
+    if isinstance(value, bool):
+        message += " (YAML 1.1 reads yes/no/on/off as booleans)"
+        hint += f"; for a boolean write {str(value).lower()}"
+    return _error_at(loaded, path, message, hint)
 
 
 def _value_at(data: Any, path: Sequence[PathPart]) -> Any:

@@ -28,17 +28,25 @@ def resolve_use(loaded: LoadedSuite, entry: Mapping[str, Any], path: KeyPath) ->
         return entry  # no use:, or one the schema reports (not a name)
     name = entry["use"]
     definitions = _definitions(loaded)
+    _check_use(loaded, entry, path, definitions)
+    definition = definitions[name]
+    merged = {**definition, **{key: value for key, value in entry.items() if key != "use"}}
+    if isinstance(definition.get("vars"), Mapping) and isinstance(entry.get("vars"), Mapping):
+        merged["vars"] = {**definition["vars"], **entry["vars"]}
+    return merged
+
+
+def _check_use(
+    loaded: LoadedSuite, entry: Mapping[str, Any], path: KeyPath, definitions: Mapping[str, Any]
+) -> None:
+    """The entry's ``use:`` names a definition, and the entry leaves ``type`` to it."""
+    name = entry["use"]
     if name not in definitions:
         raise _error(loaded, (*path, "use"), f"unknown scorer definition {name!r}",
                      choices_hint(str(name), list(definitions), label="scorer_definitions"))
     if "type" in entry:
         raise _error(loaded, (*path, "type"), "give type in the definition, not beside use:",
                      f"scorer_definitions.{name} says what the scorer is; an entry with use: may change its options")
-    definition = definitions[name]
-    merged = {**definition, **{key: value for key, value in entry.items() if key != "use"}}
-    if isinstance(definition.get("vars"), Mapping) and isinstance(entry.get("vars"), Mapping):
-        merged["vars"] = {**definition["vars"], **entry["vars"]}
-    return merged
 
 
 def check_definitions(loaded: LoadedSuite) -> None:
@@ -72,12 +80,15 @@ def with_uses_resolved(loaded: LoadedSuite) -> LoadedSuite:
     if isinstance(data.get("scorers"), list):
         resolved["scorers"] = _resolve_list(loaded, data["scorers"], ("scorers",))
     if isinstance(data.get("tasks"), list):
-        resolved["tasks"] = [
-            {**task, "scorers": _resolve_list(loaded, task["scorers"], ("tasks", index, "scorers"))}
-            if isinstance(task, Mapping) and isinstance(task.get("scorers"), list) else task
-            for index, task in enumerate(data["tasks"])
-        ]
+        resolved["tasks"] = [_resolve_task(loaded, task, index) for index, task in enumerate(data["tasks"])]
     return replace(loaded, data=resolved)
+
+
+def _resolve_task(loaded: LoadedSuite, task: Any, index: int) -> Any:
+    """A task with its ``scorers:`` resolved; a task of another shape as it is (the schema reports it)."""
+    if not isinstance(task, Mapping) or not isinstance(task.get("scorers"), list):
+        return task
+    return {**task, "scorers": _resolve_list(loaded, task["scorers"], ("tasks", index, "scorers"))}
 
 
 def _definitions(loaded: LoadedSuite) -> dict[str, Mapping[str, Any]]:
@@ -95,8 +106,12 @@ def _resolve_list(loaded: LoadedSuite, entries: list[Any], base: KeyPath) -> lis
 def _any_use(data: Mapping[str, Any]) -> bool:
     tasks: list[Any] = data["tasks"] if isinstance(data.get("tasks"), list) else []
     lists = [data.get("scorers")] + [task.get("scorers") for task in tasks if isinstance(task, Mapping)]
-    return any(isinstance(entry, Mapping) and "use" in entry for entries in lists if isinstance(entries, list)
-               for entry in entries)
+    return any(_uses(entries) for entries in lists)
+
+
+def _uses(entries: Any) -> bool:
+    """Whether a ``scorers:`` list has an entry with ``use:``."""
+    return isinstance(entries, list) and any(isinstance(entry, Mapping) and "use" in entry for entry in entries)
 
 
 def _error(loaded: LoadedSuite, path: KeyPath, message: str, hint: str | None) -> SuiteError:

@@ -45,14 +45,25 @@ def render_scorer_values(
     rendered: list[ScorerSpec] = []
     added: dict[str, dict[str, Any]] = {}
     for scorer in scorers:
-        own: dict[str, Any] = {}
-        for spec in scorer.vars:
-            own[spec.name] = renderer.evaluate(spec.source, {**variables, **own}, key=spec.key, line=spec.line)
+        own = _own_vars(renderer, scorer, variables)
         if own:
             added[scorer.name] = own
-        if scorer.threshold_template is not None:
-            threshold = render_threshold(renderer, scorer.threshold_template, {**variables, **own}, path=path,
-                                         key=f"{scorer.key}.threshold", line=scorer.line)
-            scorer = replace(scorer, threshold=threshold, threshold_template=None)
-        rendered.append(scorer)
+        rendered.append(_with_threshold(renderer, scorer, {**variables, **own}, path))
     return ScorerValues(tuple(rendered), added)
+
+
+def _own_vars(renderer: TemplateRenderer, scorer: ScorerSpec, variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The scorer's ``vars``, in order, each seeing the case variables and the ones before it."""
+    own: dict[str, Any] = {}
+    for spec in scorer.vars:
+        own[spec.name] = renderer.evaluate(spec.source, {**variables, **own}, key=spec.key, line=spec.line)
+    return own
+
+
+def _with_threshold(renderer: TemplateRenderer, scorer: ScorerSpec, scope: dict[str, Any], path: str) -> ScorerSpec:
+    """The scorer with its threshold template rendered for the case (as it is without one)."""
+    if scorer.threshold_template is None:
+        return scorer
+    threshold = render_threshold(renderer, scorer.threshold_template, scope, path=path,
+                                 key=f"{scorer.key}.threshold", line=scorer.line)
+    return replace(scorer, threshold=threshold, threshold_template=None)

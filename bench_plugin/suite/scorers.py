@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench_plugin.core.errors import SuiteError
@@ -39,16 +39,26 @@ def build_scorers(
     for index, (written, entry) in enumerate(zip(entries, resolved, strict=True)):
         name = entry.get("name")
         if name is None:
-            stem = written.get("use") or entry["type"]  # an unnamed use: is named after its definition
-            name, n = stem, 2
-            while name in taken:
-                name, n = f"{stem}_{n}", n + 1
+            # an unnamed use: is named after its definition
+            name = _free_name(written.get("use") or entry["type"], taken)
             taken.add(name)
-        key_path = (*base, index)
-        var_lines = {var: loaded.lines.line_of((*key_path, "vars", var)) for var in entry.get("vars") or {}}
-        scorers.append(scorer_spec(entry, name, format_key_path(key_path), loaded.lines.line_of(key_path),
-                                   path=loaded.display_path, var_lines=var_lines))
+        scorers.append(_located_spec(loaded, entry, name, (*base, index)))
     return tuple(scorers)
+
+
+def _free_name(stem: str, taken: set[str]) -> str:
+    """``stem``, or ``stem_2``, ``stem_3``... the first that is not taken."""
+    name, n = stem, 2
+    while name in taken:
+        name, n = f"{stem}_{n}", n + 1
+    return name
+
+
+def _located_spec(loaded: LoadedSuite, entry: Mapping[str, Any], name: str, key_path: KeyPath) -> ScorerSpec:
+    """The spec of the suite's entry at ``key_path``, with the lines of the entry and of each of its vars."""
+    var_lines = {var: loaded.lines.line_of((*key_path, "vars", var)) for var in entry.get("vars") or {}}
+    return scorer_spec(entry, name, format_key_path(key_path), loaded.lines.line_of(key_path),
+                       path=loaded.display_path, var_lines=var_lines)
 
 
 def scorer_spec(
@@ -71,13 +81,18 @@ def scorer_spec(
         key=key,
         line=line,
         per_turn=bool(entry.get("per_turn", False)),
-        threshold=threshold if not isinstance(threshold, str) else None,
+        threshold=None if isinstance(threshold, str) else threshold,
         threshold_template=threshold if isinstance(threshold, str) else None,
-        vars=tuple(
-            VariableSpec(var, source, f"{key}.vars.{var}", (var_lines or {}).get(var, line))
-            for var, source in (entry.get("vars") or {}).items()
-        ),
+        vars=_scorer_vars(entry, key, line, var_lines or {}),
     )
+
+
+def _scorer_vars(
+    entry: Mapping[str, Any], key: str, line: int | None, var_lines: Mapping[str, int | None]
+) -> tuple[VariableSpec, ...]:
+    """The scorer's own ``vars:``, each at its line (the scorer's when not known)."""
+    return tuple(VariableSpec(var, source, f"{key}.vars.{var}", var_lines.get(var, line))
+                 for var, source in (entry.get("vars") or {}).items())
 
 
 def merge_scorers(
@@ -116,6 +131,10 @@ def component_names(loaded: LoadedSuite) -> tuple[list[str], list[str]]:
         # unlike expansion, a task's unnamed scorer here avoids the earlier tasks' names too (a superset
         # of the names records can have; kept as the aggregates and leaderboard checks always had it)
         scorers = build_scorers(loaded, task.get("scorers", []), ("tasks", index, "scorers"), tuple(names))
-        names += [scorer.name for scorer in scorers if scorer.name not in names]
-        per_turn += [scorer.name for scorer in scorers if scorer.per_turn and scorer.name not in per_turn]
+        names += _new_names(scorers, names)
+        per_turn += _new_names([scorer for scorer in scorers if scorer.per_turn], per_turn)
     return names, per_turn
+
+
+def _new_names(scorers: Sequence[ScorerSpec], names: list[str]) -> list[str]:
+    return [scorer.name for scorer in scorers if scorer.name not in names]

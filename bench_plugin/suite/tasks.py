@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from bench_plugin.core.errors import CaseError
@@ -14,7 +15,7 @@ from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.prompts import OWN_PROMPT_KEYS, build_prompts
 from bench_plugin.suite.scorers import build_composite, build_scorers, merge_scorers
 from bench_plugin.suite.sources import Located, TemplateSpec
-from bench_plugin.suite.spec import TagSpec, TaskSpec, VariableSpec
+from bench_plugin.suite.spec import CompositeSpec, MessageSpec, PromptSpec, ScorerSpec, TagSpec, TaskSpec, VariableSpec
 from bench_plugin.suite.templates import TemplateRenderer
 from bench_plugin.suite.thresholds import written_threshold
 
@@ -36,62 +37,101 @@ def build_tasks(
         (a template, an agent's tools) is found later, or kept in the spec, so that those cases
         fail alone.
     """
-    data = loaded.data
     folders = folders or SuiteFolders.of(loaded.path.parent)
-    suite_scorers = build_scorers(loaded, data.get("scorers", []), ("scorers",))
-    reserved = tuple(scorer.name for scorer in suite_scorers)  # only an explicit name: replaces a suite scorer
-    suite_composite = build_composite(loaded, data.get("composite"), ("composite",))
-    suite_system = _template(loaded, data["system"], ("system",)) if data.get("system") is not None else None
-    suite_derived = _variables(loaded, data.get("derived", {}), ("derived",))
-    suite_prompts = build_prompts(loaded, renderer, data["prompts"], ("prompts",)) if "prompts" in data else None
-    tasks = []
-    for index, entry in enumerate(data["tasks"]):
-        base: KeyPath = ("tasks", index)
-        tasks.append(
-            TaskSpec(
-                index=index,
-                id=_template(loaded, str(entry["id"]), (*base, "id")),
-                line=loaded.lines.line_of(base),
-                engine=_engine(entry),
-                scorers=merge_scorers(
-                    suite_scorers, build_scorers(loaded, entry.get("scorers", []), (*base, "scorers"), reserved)
-                ),
-                composite=(
-                    build_composite(loaded, entry["composite"], (*base, "composite"))
-                    if "composite" in entry else suite_composite
-                ),
-                pass_threshold=_pass_threshold(loaded, entry, base),
-                runs=int(entry.get("runs", data.get("runs", 1))),
-                tags=_tags(loaded, entry.get("tags", []), (*base, "tags")),
-                grid={**data.get("matrix", {}), **entry.get("matrix", {})},
-                derived=(
-                    *suite_derived,
-                    *_variables(loaded, entry.get("vars", {}), (*base, "vars")),
-                    *_variables(loaded, entry.get("derived", {}), (*base, "derived")),
-                ),
-                dataset=_dataset(loaded, entry, base),
-                system=_text(loaded, entry, base, "system", "system_file") or suite_system,
-                prompt=_text(loaded, entry, base, "prompt", "prompt_file"),
-                messages=(
-                    build_messages(loaded, entry["messages"], (*base, "messages")) if "messages" in entry else None
-                ),
-                prompts=(
-                    build_prompts(loaded, renderer, entry["prompts"], (*base, "prompts")) if "prompts" in entry
-                    else None if any(key in entry for key in OWN_PROMPT_KEYS) else suite_prompts
-                ),
-                turns=Located.take(loaded, (*base, "turns"), entry["turns"]) if "turns" in entry else None,
-                phases=Located.take(loaded, (*base, "phases"), entry["phases"]) if "phases" in entry else None,
-                conversation=(
-                    Located.take(loaded, (*base, "conversation"), entry["conversation"])
-                    if "conversation" in entry else None
-                ),
-                agent=_agent(loaded, renderer, folders, entry, base, sandbox),
-                models=tuple(entry["models"]) if "models" in entry else None,
-                models_key=format_key_path((*base, "models")),
-                models_line=loaded.lines.line_of((*base, "models")),
-            )
+    builder = _TaskBuilder(loaded, renderer, folders, sandbox, _SuiteWide.of(loaded, renderer))
+    return tuple(builder.task(index, entry) for index, entry in enumerate(loaded.data["tasks"]))
+
+
+@dataclass(frozen=True)
+class _SuiteWide:
+    """What the suite sets for every task: scorers, composite, system prompt, derived variables, prompt variants."""
+
+    scorers: tuple[ScorerSpec, ...]
+    composite: CompositeSpec
+    system: TemplateSpec | None
+    derived: tuple[VariableSpec, ...]
+    prompts: tuple[PromptSpec, ...] | None
+
+    @classmethod
+    def of(cls, loaded: LoadedSuite, renderer: TemplateRenderer) -> _SuiteWide:
+        data = loaded.data
+        return cls(
+            scorers=build_scorers(loaded, data.get("scorers", []), ("scorers",)),
+            composite=build_composite(loaded, data.get("composite"), ("composite",)),
+            system=_template(loaded, data["system"], ("system",)) if data.get("system") is not None else None,
+            derived=_variables(loaded, data.get("derived", {}), ("derived",)),
+            prompts=build_prompts(loaded, renderer, data["prompts"], ("prompts",)) if "prompts" in data else None,
         )
-    return tuple(tasks)
+
+
+@dataclass(frozen=True)
+class _TaskBuilder:
+    """Builds the TaskSpec of each ``tasks:`` entry, with the suite's settings folded in."""
+
+    loaded: LoadedSuite
+    renderer: TemplateRenderer
+    folders: SuiteFolders
+    sandbox: SandboxOverride | None
+    suite: _SuiteWide
+
+    def task(self, index: int, entry: Mapping[str, Any]) -> TaskSpec:
+        loaded, data = self.loaded, self.loaded.data
+        base: KeyPath = ("tasks", index)
+        return TaskSpec(
+            index=index,
+            id=_template(loaded, str(entry["id"]), (*base, "id")),
+            line=loaded.lines.line_of(base),
+            engine=_engine(entry),
+            scorers=self._scorers(entry, base),
+            composite=self._composite(entry, base),
+            pass_threshold=_pass_threshold(loaded, entry, base),
+            runs=int(entry.get("runs", data.get("runs", 1))),
+            tags=_tags(loaded, entry.get("tags", []), (*base, "tags")),
+            grid={**data.get("matrix", {}), **entry.get("matrix", {})},
+            derived=(
+                *self.suite.derived,
+                *_variables(loaded, entry.get("vars", {}), (*base, "vars")),
+                *_variables(loaded, entry.get("derived", {}), (*base, "derived")),
+            ),
+            dataset=_dataset(loaded, entry, base),
+            system=_text(loaded, entry, base, "system", "system_file") or self.suite.system,
+            prompt=_text(loaded, entry, base, "prompt", "prompt_file"),
+            messages=self._messages(entry, base),
+            prompts=self._prompts(entry, base),
+            turns=self._kept(entry, base, "turns"),
+            phases=self._kept(entry, base, "phases"),
+            conversation=self._kept(entry, base, "conversation"),
+            agent=_agent(loaded, self.renderer, self.folders, entry, base, self.sandbox),
+            models=tuple(entry["models"]) if "models" in entry else None,
+            models_key=format_key_path((*base, "models")),
+            models_line=loaded.lines.line_of((*base, "models")),
+        )
+
+    def _scorers(self, entry: Mapping[str, Any], base: KeyPath) -> tuple[ScorerSpec, ...]:
+        """The suite's scorers, then the task's; a task scorer replaces the suite scorer it names explicitly."""
+        reserved = tuple(scorer.name for scorer in self.suite.scorers)
+        own = build_scorers(self.loaded, entry.get("scorers", []), (*base, "scorers"), reserved)
+        return merge_scorers(self.suite.scorers, own)
+
+    def _composite(self, entry: Mapping[str, Any], base: KeyPath) -> CompositeSpec:
+        if "composite" not in entry:
+            return self.suite.composite
+        return build_composite(self.loaded, entry["composite"], (*base, "composite"))
+
+    def _messages(self, entry: Mapping[str, Any], base: KeyPath) -> tuple[MessageSpec, ...] | TemplateSpec | None:
+        if "messages" not in entry:
+            return None
+        return build_messages(self.loaded, entry["messages"], (*base, "messages"))
+
+    def _prompts(self, entry: Mapping[str, Any], base: KeyPath) -> tuple[PromptSpec, ...] | None:
+        """The task's own prompt variants; else the suite's, unless the task writes its own prompt."""
+        if "prompts" in entry:
+            return build_prompts(self.loaded, self.renderer, entry["prompts"], (*base, "prompts"))
+        return None if any(key in entry for key in OWN_PROMPT_KEYS) else self.suite.prompts
+
+    def _kept(self, entry: Mapping[str, Any], base: KeyPath, key: str) -> Located | None:
+        """A part kept as written, with where it is (built per case, from the case's variables)."""
+        return Located.take(self.loaded, (*base, key), entry[key]) if key in entry else None
 
 
 def _pass_threshold(loaded: LoadedSuite, entry: Mapping[str, Any], base: KeyPath) -> float | TemplateSpec | None:

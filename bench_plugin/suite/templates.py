@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -116,12 +116,17 @@ class TemplateRenderer:
             names = self.undeclared(source, from_file=from_file) if known is not None else ()
         except Exception as exc:
             raise _case_error(exc, self.path, key, line, files=self.root) from exc
+        if known is not None:
+            self._check_names(names, known, reads, key, line)
+
+    def _check_names(
+        self, names: Collection[str], known: Collection[str], reads: str | None, key: str, line: int | None
+    ) -> None:
+        """Refuse the first name that is neither ``known`` nor a global of the environment."""
         for name in names:
-            if known is not None and name not in known and name not in self.env.globals:
-                guess = did_you_mean(name, sorted(known))
-                readable = reads or (f"it can read: {', '.join(sorted(known))}" if known else _DEFINE_IT)
+            if name not in known and name not in self.env.globals:
                 raise CaseError(f"template error: {name!r} is undefined", path=self.path, line=line, key=key or None,
-                                hint=(f"{guess} " if guess else "") + readable)
+                                hint=_undefined_hint(name, known, reads))
 
     def undeclared(self, source: str, *, from_file: bool = False) -> tuple[str, ...]:
         """The names a template reads and does not define; parsed once per source.
@@ -178,6 +183,13 @@ class TemplateRenderer:
             raise _case_error(exc, self.path, key, line) from exc
 
 
+def _undefined_hint(name: str, known: Collection[str], reads: str | None) -> str:
+    """A guess at the name meant, and what the template can read."""
+    guess = did_you_mean(name, sorted(known))
+    readable = reads or (f"it can read: {', '.join(sorted(known))}" if known else _DEFINE_IT)
+    return (f"{guess} " if guess else "") + readable
+
+
 _BARE_NAME = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -217,32 +229,64 @@ def _case_error(
 
     ``files`` is the folder template files are looked up in, when the caller asked for a file.
     """
-    hint = None
+    key = key or None
     if isinstance(exc, CaseError):  # already written for the suite's author (a file outside the suite's folder)
-        return exc.located(path, line, key or None)
+        return exc.located(path, line, key)
     if isinstance(exc, jinja2.TemplateNotFound) and files is not False:
-        message = f"template file '{exc.name}' not found under {files}"
-    elif isinstance(exc, NotUtf8):
-        message, hint = f"template file {exc}", UTF8_HINT
-    elif isinstance(exc, jinja2.UndefinedError):
-        message = f"template error: {exc.message}"
-        if (exc.message or "").endswith(" is undefined"):
-            hint = _DEFINE_IT
-    elif isinstance(exc, LimitExceeded):
-        message, hint = f"template error: {exc.message}", LIMIT_HINT
-    elif isinstance(exc, jinja2.TemplateError):
-        message = f"template error: {getattr(exc, 'message', None) or exc}"
-    elif isinstance(exc, OverflowError):
-        message = f"template error: a number too large to compute ({exc})"
-    elif isinstance(exc, RecursionError):
-        message = "template error: nested too deeply (a macro or include that calls itself, or brackets hundreds deep)"
-    elif str(exc):
-        message = f"template error: {type(exc).__name__}: {exc}"
-    else:
-        message = f"template error: {type(exc).__name__}"
+        return CaseError(f"template file '{exc.name}' not found under {files}", path=path, line=line, key=key)
+    message, hint = _explained(exc)
     if message.startswith("template error: "):
         message += _where_in_template(exc)
-    return CaseError(message, path=path, line=line, key=key or None, hint=hint)
+    return CaseError(message, path=path, line=line, key=key, hint=hint)
+
+
+_Explained = tuple[str, str | None]  # the message and the hint
+
+
+def _explained(exc: Exception) -> _Explained:
+    """What went wrong in a template, in the words of the first kind of error in ``_EXPLAINERS`` it is."""
+    for kind, explain in _EXPLAINERS:
+        if isinstance(exc, kind):
+            return explain(exc)
+    if str(exc):
+        return f"template error: {type(exc).__name__}: {exc}", None
+    return f"template error: {type(exc).__name__}", None
+
+
+def _not_utf8(exc: NotUtf8) -> _Explained:
+    return f"template file {exc}", UTF8_HINT
+
+
+def _undefined(exc: jinja2.UndefinedError) -> _Explained:
+    hint = _DEFINE_IT if (exc.message or "").endswith(" is undefined") else None
+    return f"template error: {exc.message}", hint
+
+
+def _over_limit(exc: LimitExceeded) -> _Explained:
+    return f"template error: {exc.message}", LIMIT_HINT
+
+
+def _template_error(exc: jinja2.TemplateError) -> _Explained:
+    return f"template error: {getattr(exc, 'message', None) or exc}", None
+
+
+def _overflow(exc: OverflowError) -> _Explained:
+    return f"template error: a number too large to compute ({exc})", None
+
+
+def _recursion(exc: RecursionError) -> _Explained:
+    return "template error: nested too deeply (a macro or include that calls itself, or brackets hundreds deep)", None
+
+
+# In this order: the first kind the error is explains it (an UndefinedError is a TemplateError too).
+_EXPLAINERS: tuple[tuple[type[Exception], Callable[[Any], _Explained]], ...] = (
+    (NotUtf8, _not_utf8),
+    (jinja2.UndefinedError, _undefined),
+    (LimitExceeded, _over_limit),
+    (jinja2.TemplateError, _template_error),
+    (OverflowError, _overflow),
+    (RecursionError, _recursion),
+)
 
 
 def _where_in_template(exc: BaseException) -> str:
@@ -252,25 +296,33 @@ def _where_in_template(exc: BaseException) -> str:
     lines, needs its own line too. jinja2 gives it on a syntax error, and otherwise in the frames it
     rewrites to stand for template code (the innermost one is where the error is, inside an include).
     """
-    filename: str | None = None
-    lineno: int | None = None
-    if isinstance(exc, jinja2.TemplateSyntaxError):
-        filename, lineno = exc.filename, exc.lineno
-    else:
-        tb = exc.__traceback__
-        while tb is not None:
-            if "__jinja_exception__" in tb.tb_frame.f_globals:
-                filename, lineno = tb.tb_frame.f_code.co_filename, tb.tb_lineno
-            tb = tb.tb_next
+    filename, lineno = _template_spot(exc)
     if lineno is None:
         return ""
     if filename and not filename.startswith("<"):
-        try:
-            shown = str(Path(filename).relative_to(Path.cwd()))
-        except ValueError:
-            shown = filename
-        return f" (at {shown}:{lineno})"
+        return f" (at {_shown_file(filename)}:{lineno})"
     return f" (line {lineno} of the template)" if lineno > 1 else ""
+
+
+def _template_spot(exc: BaseException) -> tuple[str | None, int | None]:
+    """The template file (None for a string) and line of the error: the syntax error's, or the innermost frame's."""
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return exc.filename, exc.lineno
+    spot: tuple[str | None, int | None] = (None, None)
+    tb = exc.__traceback__
+    while tb is not None:
+        if "__jinja_exception__" in tb.tb_frame.f_globals:
+            spot = tb.tb_frame.f_code.co_filename, tb.tb_lineno
+        tb = tb.tb_next
+    return spot
+
+
+def _shown_file(filename: str) -> str:
+    """The file relative to the working directory when it is under it, else as it is."""
+    try:
+        return str(Path(filename).relative_to(Path.cwd()))
+    except ValueError:
+        return filename
 
 
 @lru_cache(maxsize=1)

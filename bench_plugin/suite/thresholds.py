@@ -44,15 +44,20 @@ def render_threshold(
         CaseError: when the template fails, or gives anything but a number from 0 to 1.
     """
     value = renderer.evaluate(source, scope, key=key, line=line)
-    number: float | None = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
+    number = _number(value)
     if number is None or not 0 <= number <= 1:
         shown = repr(value) if not isinstance(value, str) or len(value) <= 60 else repr(value[:57] + "...")
         raise CaseError(f"expected a number from 0 to 1, got {shown}", path=path, line=line, key=key, hint=_HINT)
     return number
+
+
+def _number(value: Any) -> float | None:
+    """A number, or text that reads as one, as a float; None for anything else."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, str):
+        return None
+    try:
+        return float(value.strip())
+    except ValueError:
+        return None

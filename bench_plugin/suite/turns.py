@@ -86,11 +86,8 @@ class _Builder:
         """``turns: "{{ turns }}"``: one expression giving the list; its texts are sent as they are."""
         key, line = self.source.where(*path)
         value = self.renderer.evaluate(text, self.scope, key=key, line=line)
-        if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
-            if not isinstance(value, (list, tuple)):
-                shown = f"{type_name(value)} {repr(value)[:60]}"
-            else:
-                shown = "an empty list" if not value else "a list with items that are not texts"
+        shown = _not_texts(value)
+        if shown is not None:
             raise CaseError(
                 f"expected a non-empty list of texts, got {shown}",
                 path=self.source.file, line=line, key=key,
@@ -99,3 +96,12 @@ class _Builder:
         return tuple(
             TurnSpec(TemplateSpec(text, literal=True, key=f"{key}[{i}]", line=line)) for i, text in enumerate(value)
         )
+
+
+def _not_texts(value: Any) -> str | None:
+    """What ``value`` is, as a message shows it, when it is not a non-empty list of texts; else None."""
+    if not isinstance(value, (list, tuple)):
+        return f"{type_name(value)} {repr(value)[:60]}"
+    if not value:
+        return "an empty list"
+    return None if all(isinstance(v, str) for v in value) else "a list with items that are not texts"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,16 +51,11 @@ def task_variants(task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer) 
     prompt file one variant per task variant (``PromptSpec.problem``).
     """
     prompts: list[PromptSpec | None] = list(task.prompts) if task.prompts is not None else [None]
-    grid = task.grid
-    combos = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())] if grid else [{}]
-    rows: list[dict[str, Any]] = [{}]
-    if task.dataset is not None:
-        try:
-            rows = select_rows(task.dataset, suite.data_dir, renderer, suite.variables, suite.folders)
-        except CaseError as exc:
-            located = exc.located(suite.path, task.dataset.line, task.dataset.key)
-            yield Variant(fallback_id(task), {}, problem=located)
-            return
+    combos = _combos(task.grid)
+    rows = _rows(task, suite, renderer)
+    if isinstance(rows, CaseError):
+        yield Variant(fallback_id(task), {}, problem=rows)
+        return
     carried = [_row_scorers(task, suite, row) for row in rows]
     suffix = task.prompts is not None and not _id_uses_prompt(renderer.env, task.id.source)
     number = 0
@@ -70,30 +65,64 @@ def task_variants(task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer) 
             yield _variant(task, suite, renderer, combo, row, prompt, scorers, number, suffix)
 
 
+def _combos(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the matrix's values, in YAML order (one empty one without a matrix)."""
+    if not grid:
+        return [{}]
+    return [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+
+
+def _rows(task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer) -> list[dict[str, Any]] | CaseError:
+    """The variables of the dataset rows the task runs (one empty row without a dataset), or why they cannot be read."""
+    if task.dataset is None:
+        return [{}]
+    try:
+        return select_rows(task.dataset, suite.data_dir, renderer, suite.variables, suite.folders)
+    except CaseError as exc:
+        return exc.located(suite.path, task.dataset.line, task.dataset.key)
+
+
 def _variant(
     task: TaskSpec, suite: SuiteSpec, renderer: TemplateRenderer, combo: Mapping[str, Any], row: Mapping[str, Any],
     prompt: PromptSpec | None, scorers: tuple[ScorerSpec, ...] | CaseError, number: int, suffix: bool,
 ) -> Variant:
-    layer = {**combo, **row, **({PROMPT_VARIABLE: prompt.id} if prompt is not None else {})}
+    layer = _layer(combo, row, prompt)
     try:
         variables = _variables(task, suite, renderer, layer)
-        task_id = safe_id(task.id.render(renderer, variables))
+        task_id = _task_id(task, renderer, variables, prompt if suffix else None)
     except CaseError as exc:
         return Variant(f"{fallback_id(task)}-{number}", layer, problem=exc, prompt=prompt)
-    if prompt is not None and suffix:
-        task_id = f"{task_id}-{prompt.id}"
     try:
-        tags = tuple(f"{tag.name}={tag.value.render(renderer, variables)}" if tag.name is not None
-                     else tag.value.render(renderer, variables) for tag in task.tags)
+        tags = _tags(task, renderer, variables, prompt)
     except CaseError as exc:
         return Variant(task_id, variables, problem=exc, prompt=prompt)
-    if prompt is not None:
-        tags = (*tags, f"{PROMPT_TAG}={prompt.id}")
     if prompt is not None and prompt.problem is not None:  # a split prompt file that cannot be read
         return Variant(task_id, variables, tags, problem=prompt.problem, prompt=prompt)
     if isinstance(scorers, CaseError):
         return Variant(task_id, variables, tags, problem=scorers, prompt=prompt)
     return Variant(task_id, variables, tags, prompt=prompt, scorers=scorers)
+
+
+def _layer(combo: Mapping[str, Any], row: Mapping[str, Any], prompt: PromptSpec | None) -> dict[str, Any]:
+    """What a variant sets over the suite's variables: its matrix values, its dataset row, its prompt's id."""
+    return {**combo, **row, **({PROMPT_VARIABLE: prompt.id} if prompt is not None else {})}
+
+
+def _task_id(
+    task: TaskSpec, renderer: TemplateRenderer, variables: Mapping[str, Any], suffixed: PromptSpec | None
+) -> str:
+    """The variant's id: the task's, rendered, with ``-<prompt id>`` added for a prompt that is ``suffixed``."""
+    task_id = safe_id(task.id.render(renderer, variables))
+    return f"{task_id}-{suffixed.id}" if suffixed is not None else task_id
+
+
+def _tags(
+    task: TaskSpec, renderer: TemplateRenderer, variables: Mapping[str, Any], prompt: PromptSpec | None
+) -> tuple[str, ...]:
+    """The task's tags rendered (``name=value`` for a named one), then ``prompt=<prompt id>`` for a prompt variant."""
+    tags = tuple(f"{tag.name}={tag.value.render(renderer, variables)}" if tag.name is not None
+                 else tag.value.render(renderer, variables) for tag in task.tags)
+    return (*tags, f"{PROMPT_TAG}={prompt.id}") if prompt is not None else tags
 
 
 def _row_scorers(task: TaskSpec, suite: SuiteSpec, row: Mapping[str, Any]) -> tuple[ScorerSpec, ...] | CaseError:

@@ -52,25 +52,34 @@ def yaml_syntax_error(exc: yaml.YAMLError, source: str, shown: str, key: str | N
         key: the key path being read when the error was found, when one was.
     """
     if isinstance(exc, yaml.reader.ReaderError):
-        line, column = _position(source, exc.position)
-        what = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
-        reading = _Reading(f"invalid YAML: the file holds the character {what}, which YAML does not allow",
-                           line, column, "remove it (a control character pasted with the text?)")
+        reading = _bad_character(exc, source)
     elif isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         reading = _read(exc, source.splitlines())
     else:
         return SuiteError(f"invalid YAML: {exc}", path=shown, key=key)
-    if reading.child and not (key or "").endswith(reading.child):
-        key = f"{key}.{reading.child}" if key else reading.child
     return SuiteError(
         reading.message,
         path=shown,
         line=reading.line,
         column=reading.column,
-        key=key,
+        key=_with_child(key, reading.child),
         hint=reading.hint,
         excerpt=caret_excerpt(source, reading.line, reading.column),
     )
+
+
+def _bad_character(exc: yaml.reader.ReaderError, source: str) -> _Reading:
+    line, column = _position(source, exc.position)
+    what = f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character)
+    return _Reading(f"invalid YAML: the file holds the character {what}, which YAML does not allow",
+                    line, column, "remove it (a control character pasted with the text?)")
+
+
+def _with_child(key: str | None, child: str | None) -> str | None:
+    """The key path down to the key written on the line, unless the path already ends with it."""
+    if not child or (key or "").endswith(child):
+        return key
+    return f"{key}.{child}" if key else child
 
 
 def caret_excerpt(source: str, line: int, column: int) -> str:
@@ -87,76 +96,165 @@ def _position(source: str, index: int) -> tuple[int, int]:
     return before.count("\n"), index - (before.rfind("\n") + 1)
 
 
+@dataclass(frozen=True)
+class _Report:
+    """PyYAML's report: its problem and context, where it points, and the line there."""
+
+    problem: str
+    context: str
+    opened: yaml.Mark | None  # where the construct being read started (a quote, a bracket, a block)
+    at: _Reading  # where PyYAML noticed the problem
+    text: str  # the line at ``at``
+    lines: list[str]
+
+
 def _read(exc: yaml.MarkedYAMLError, lines: list[str]) -> _Reading:
     """Recognise the common causes; anything else keeps PyYAML's words, located the same way."""
     mark = exc.problem_mark
     assert mark is not None
-    problem, context = exc.problem or "", exc.context or ""
-    opened = exc.context_mark
-    text = lines[mark.line] if mark.line < len(lines) else ""
-    at = _Reading("", mark.line, mark.column)
-    if "\t" in text[: len(text) - len(text.lstrip())] or "'\\t'" in problem:
-        return _at(at, "a tab character: YAML indents with spaces, never tabs",
-                   "replace the tab (shown as →) with spaces; a tab may stay only inside quotes")
-    if problem == "mapping values are not allowed here":
-        own_key = re.match(r"\s*([A-Za-z_][\w-]*):\s", text)  # the line's key (not a list item's first key)
-        return _Reading("a value holds ': ' (a colon and a space), which YAML reads as the start of another key",
-                        mark.line, mark.column, _quote_suggestion(text) or _QUOTE_HINT,
-                        child=own_key.group(1) if own_key else None)
-    if "escape character" in problem:
-        return _at(at, f"{problem.replace('found unknown', 'an unknown')} inside double quotes",
-                   "write \\\\ for a backslash, or use single quotes, where a backslash is an ordinary character")
-    if "while scanning a quoted scalar" in context and opened is not None:
-        return _Reading("this quote is never closed", opened.line, opened.column,
-                        "close it; a quote inside the text is written \\\" in double quotes, '' in single quotes")
+    report = _Report(exc.problem or "", exc.context or "", exc.context_mark, _Reading("", mark.line, mark.column),
+                     _line(lines, mark.line), lines)
+    for recognise in _CAUSES:
+        reading = recognise(report)
+        if reading is not None:
+            return reading
+    return _unrecognised(report)
+
+
+def _line(lines: list[str], index: int) -> str:
+    return lines[index] if index < len(lines) else ""
+
+
+def _tab(report: _Report) -> _Reading | None:
+    text = report.text
+    if "\t" not in text[: len(text) - len(text.lstrip())] and "'\\t'" not in report.problem:
+        return None
+    return _at(report.at, "a tab character: YAML indents with spaces, never tabs",
+               "replace the tab (shown as →) with spaces; a tab may stay only inside quotes")
+
+
+def _colon_in_value(report: _Report) -> _Reading | None:
+    if report.problem != "mapping values are not allowed here":
+        return None
+    text = report.text
+    own_key = re.match(r"\s*([A-Za-z_][\w-]*):\s", text)  # the line's key (not a list item's first key)
+    return _Reading("a value holds ': ' (a colon and a space), which YAML reads as the start of another key",
+                    report.at.line, report.at.column, _quote_suggestion(text) or _QUOTE_HINT,
+                    child=own_key.group(1) if own_key else None)
+
+
+def _unknown_escape(report: _Report) -> _Reading | None:
+    if "escape character" not in report.problem:
+        return None
+    return _at(report.at, f"{report.problem.replace('found unknown', 'an unknown')} inside double quotes",
+               "write \\\\ for a backslash, or use single quotes, where a backslash is an ordinary character")
+
+
+def _open_quote(report: _Report) -> _Reading | None:
+    opened = report.opened
+    if "while scanning a quoted scalar" not in report.context or opened is None:
+        return None
+    return _Reading("this quote is never closed", opened.line, opened.column,
+                    "close it; a quote inside the text is written \\\" in double quotes, '' in single quotes")
+
+
+def _in_brackets(report: _Report) -> _Reading | None:
+    """A ``{`` or ``[`` left open, or a value inside one that holds a character flow style reserves."""
+    if report.opened is None:
+        return None
     for bracket, closing, kind in (("{", "}", "flow mapping"), ("[", "]", "flow sequence")):
-        if f"while parsing a {kind}" in context and opened is not None:
-            if opened.line != mark.line or "end of stream" in problem:
-                return _Reading(f"this '{bracket}' is never closed with '{closing}'", opened.line, opened.column,
+        if f"while parsing a {kind}" in report.context:
+            if report.opened.line != report.at.line or "end of stream" in report.problem:
+                return _Reading(f"this '{bracket}' is never closed with '{closing}'",
+                                report.opened.line, report.opened.column,
                                 f"close it on the same entry, or write the entries one per line without {bracket}")
-            got = re.search(r"but got '(.+?)'", problem)
-            char = got.group(1) if got and len(got.group(1)) == 1 else "':' or ','"
-            what = f"'{char}'" if len(char) == 1 else char
-            entry = _flow_entry(text, at.column)
-            hint = f"{_QUOTE_HINT}: {entry[0]}: {entry[1]}" if entry else "quote the value, e.g. {prompt: \"a: b?\"}"
-            return _Reading(f"inside {bracket} {closing} a value holding {what} must be quoted", at.line, at.column,
-                            hint, child=entry[0] if entry and bracket == "{" else None)
-    found = re.search(r"found character '(.)' that cannot start any token", problem)
-    reserved = (found.group(1), at) if found is not None else _reserved_start(context, opened, lines)
-    if reserved is not None:
-        char, spot = reserved
-        why = _RESERVED.get(char, "YAML reserves it")
-        return _at(spot, f"an unquoted value cannot start with '{char}': {why}",
-                   _quote_suggestion(lines[spot.line] if spot.line < len(lines) else "") or _QUOTE_HINT)
-    if problem.startswith("expected <block end>"):
-        return _indentation(at, problem, opened, text)
-    if "could not find expected ':'" in problem:
-        line = opened.line if opened is not None else mark.line
-        column = opened.column if opened is not None else mark.column
-        return _Reading("a line without 'key: value' inside a mapping", line, column,
-                        "write key: value; for text over several lines use key: | and indent the text")
-    if problem.startswith("found undefined alias"):
-        return _at(at, f"{problem.replace('found undefined alias', 'the alias')} names no anchor (&name) above it",
-                   "define the anchor before the alias, or quote a value that starts with '*'")
-    if "expected a single document" in problem + context:
-        return _at(at, "a second YAML document ('---'): a suite file holds one", "remove the '---' line")
-    if "could not determine a constructor for the tag" in problem or "undefined tag handle" in problem:
-        return _at(at, "YAML tags (!name) are not used in suites", "quote a value that starts with '!'")
-    where = f" ({context}, line {opened.line + 1})" if context and opened is not None else ""
-    return _at(at, f"invalid YAML: {problem}{where}", None)
+            return _unquoted_in_flow(report, bracket, closing)
+    return None
+
+
+def _unquoted_in_flow(report: _Report, bracket: str, closing: str) -> _Reading:
+    got = re.search(r"but got '(.+?)'", report.problem)
+    char = got.group(1) if got and len(got.group(1)) == 1 else "':' or ','"
+    what = f"'{char}'" if len(char) == 1 else char
+    message = f"inside {bracket} {closing} a value holding {what} must be quoted"
+    entry = _flow_entry(report.text, report.at.column)
+    if entry is None:
+        return _Reading(message, report.at.line, report.at.column, "quote the value, e.g. {prompt: \"a: b?\"}")
+    key, value = entry
+    return _Reading(message, report.at.line, report.at.column, f"{_QUOTE_HINT}: {key}: {value}",
+                    child=key if bracket == "{" else None)
+
+
+def _reserved(report: _Report) -> _Reading | None:
+    found = re.search(r"found character '(.)' that cannot start any token", report.problem)
+    reserved = (found.group(1), report.at) if found is not None else _reserved_start(report)
+    if reserved is None:
+        return None
+    char, spot = reserved
+    why = _RESERVED.get(char, "YAML reserves it")
+    return _at(spot, f"an unquoted value cannot start with '{char}': {why}",
+               _quote_suggestion(_line(report.lines, spot.line)) or _QUOTE_HINT)
+
+
+def _block_end(report: _Report) -> _Reading | None:
+    if not report.problem.startswith("expected <block end>"):
+        return None
+    return _indentation(report.at, report.problem, report.opened, report.text)
+
+
+def _missing_colon(report: _Report) -> _Reading | None:
+    if "could not find expected ':'" not in report.problem:
+        return None
+    spot = report.opened if report.opened is not None else report.at
+    return _Reading("a line without 'key: value' inside a mapping", spot.line, spot.column,
+                    "write key: value; for text over several lines use key: | and indent the text")
+
+
+def _undefined_alias(report: _Report) -> _Reading | None:
+    if not report.problem.startswith("found undefined alias"):
+        return None
+    return _at(report.at,
+               f"{report.problem.replace('found undefined alias', 'the alias')} names no anchor (&name) above it",
+               "define the anchor before the alias, or quote a value that starts with '*'")
+
+
+def _second_document(report: _Report) -> _Reading | None:
+    if "expected a single document" not in report.problem + report.context:
+        return None
+    return _at(report.at, "a second YAML document ('---'): a suite file holds one", "remove the '---' line")
+
+
+def _tag(report: _Report) -> _Reading | None:
+    tagged = ("could not determine a constructor for the tag", "undefined tag handle")
+    if not any(words in report.problem for words in tagged):
+        return None
+    return _at(report.at, "YAML tags (!name) are not used in suites", "quote a value that starts with '!'")
+
+
+def _unrecognised(report: _Report) -> _Reading:
+    opened = report.opened
+    where = f" ({report.context}, line {opened.line + 1})" if report.context and opened is not None else ""
+    return _at(report.at, f"invalid YAML: {report.problem}{where}", None)
+
+
+# In this order: the first that recognises the report says what went wrong.
+_CAUSES = (_tab, _colon_in_value, _unknown_escape, _open_quote, _in_brackets, _reserved, _block_end,
+           _missing_colon, _undefined_alias, _second_document, _tag)
 
 
 def _at(spot: _Reading, message: str, hint: str | None) -> _Reading:
     return _Reading(message, spot.line, spot.column, hint)
 
 
-def _reserved_start(context: str, opened: yaml.Mark | None, lines: list[str]) -> tuple[str, _Reading] | None:
+def _reserved_start(report: _Report) -> tuple[str, _Reading] | None:
     """The character (``*`` or ``&``) an unquoted value starts with, and where, when PyYAML read it as an alias."""
-    if ("while scanning an alias" in context or "while scanning an anchor" in context) and opened is not None:
-        text = lines[opened.line] if opened.line < len(lines) else ""
-        char = text[opened.column] if opened.column < len(text) else "*"
-        return char, _Reading("", opened.line, opened.column)
-    return None
+    opened = report.opened
+    if opened is None or not ("while scanning an alias" in report.context
+                              or "while scanning an anchor" in report.context):
+        return None
+    text = _line(report.lines, opened.line)
+    char = text[opened.column] if opened.column < len(text) else "*"
+    return char, _Reading("", opened.line, opened.column)
 
 
 def _indentation(at: _Reading, problem: str, opened: yaml.Mark | None, text: str) -> _Reading:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -63,14 +63,7 @@ def build_agent(
         raise builder.error((*base, "tools"), "tools: is for a model working on a task (prompt:, messages:, "
                             "turns: or phases:), not for a conversation between models")
     tools = tuple(builder.tool(entry, (*base, "tools", i)) for i, entry in enumerate(task["tools"]))
-    seen: dict[str, int] = {}
-    for i, tool in enumerate(tools):
-        if tool.name in seen:
-            raise builder.error(
-                (*base, "tools", i), f"tool name {tool.name!r} is used twice (first: tools[{seen[tool.name]}])",
-                "give each tool its own name:, e.g. {type: command, name: run_tests, allow: [python3]}",
-            )
-        seen[tool.name] = i
+    builder.check_names(tools, (*base, "tools"))
     workspace = builder.workspace(task.get("workspace", {}), (*base, "workspace"))
     budget = task.get("budget", {})
     return AgentSpec(
@@ -88,18 +81,27 @@ def build_sandbox(suite: str | Mapping[str, Any] | None, task: str | Mapping[str
 
     A string names the backend (``sandbox: none``); a mapping may also give ``image`` and the limits.
     """
-    merged: dict[str, Any] = {}
-    for entry in (suite, task):
-        if entry is not None:
-            merged.update({"backend": entry} if isinstance(entry, str) else entry)
-    if override is not None and override.backend is not None:
-        merged["backend"] = override.backend
-    if override is not None and override.image is not None:
-        merged["image"] = override.image
+    merged = _merged_sandbox(suite, task, override)
     limits = SandboxLimits(**{field: int(merged[key]) for key, field in _LIMIT_KEYS.items() if key in merged})
     defaults = SandboxSpec()
     return SandboxSpec(backend=str(merged.get("backend", defaults.backend)),
                        image=str(merged.get("image", defaults.image)), limits=limits)
+
+
+def _merged_sandbox(suite: str | Mapping[str, Any] | None, task: str | Mapping[str, Any] | None,
+                    override: SandboxOverride | None) -> dict[str, Any]:
+    """The suite's ``sandbox:``, the task's key by key over it, then the command line's backend and image."""
+    merged: dict[str, Any] = {}
+    for entry in (suite, task):
+        if entry is not None:
+            merged.update({"backend": entry} if isinstance(entry, str) else entry)
+    if override is None:
+        return merged
+    if override.backend is not None:
+        merged["backend"] = override.backend
+    if override.image is not None:
+        merged["image"] = override.image
+    return merged
 
 
 def relative_path(text: str) -> str | None:
@@ -120,6 +122,17 @@ class _Builder:
     def error(self, path: KeyPath, message: str, hint: str | None = None) -> CaseError:
         return CaseError(message, path=self.loaded.display_path, line=self.loaded.lines.line_of(path),
                          key=format_key_path(path), hint=hint)
+
+    def check_names(self, tools: tuple[ToolSpec, ...], path: KeyPath) -> None:
+        """Each tool has its own name."""
+        seen: dict[str, int] = {}
+        for i, tool in enumerate(tools):
+            if tool.name in seen:
+                raise self.error(
+                    (*path, i), f"tool name {tool.name!r} is used twice (first: tools[{seen[tool.name]}])",
+                    "give each tool its own name:, e.g. {type: command, name: run_tests, allow: [python3]}",
+                )
+            seen[tool.name] = i
 
     def tool(self, entry: str | Mapping[str, Any], path: KeyPath) -> ToolSpec:
         spec: Mapping[str, Any] = {"type": entry} if isinstance(entry, str) else entry
@@ -173,25 +186,29 @@ class _Builder:
                 self.renderer.check(entry[option], key=format_key_path(where), line=self.loaded.lines.line_of(where))
 
     def workspace(self, entry: Mapping[str, Any], path: KeyPath) -> WorkspaceSpec:
-        copies = []
-        for i, item in enumerate(entry.get("copy", [])):
-            source, target = (item, "") if isinstance(item, str) else (item["from"], item.get("to", ""))
-            where = (*path, "copy", i)
-            file, key, line = self.loaded.display_path, format_key_path(where), self.loaded.lines.line_of(where)
-            resolved = self.folders.confine(str(source), path=file, key=key, line=line)
-            if not resolved.exists():
-                raise self.error(where, f"{source!r} does not exist under the suite's folder ({self.root})",
-                                 "copy: names files or folders relative to the suite file")
-            if resolved.is_dir():
-                self.folders.confine_tree(resolved, shown=str(source), path=file, key=key, line=line)
-            inside = relative_path(target) if target else ""
-            if inside is None:
-                raise self.error(where, f"destination {target!r} leaves the workspace")
-            copies.append((resolved, "" if inside == "." else inside))
-        files = {}
-        for name, content in entry.get("files", {}).items():
-            inside = relative_path(name)
-            if inside is None or inside == ".":
-                raise self.error((*path, "files", name), f"{name!r} is not a file path inside the workspace")
-            files[inside] = str(content)
-        return WorkspaceSpec(tuple(copies), files, readable=(self.folders.root, *self.folders.allowed))
+        copies = tuple(self.copy(item, (*path, "copy", i)) for i, item in enumerate(entry.get("copy", [])))
+        files = {self.file_path(name, (*path, "files", name)): str(content)
+                 for name, content in entry.get("files", {}).items()}
+        return WorkspaceSpec(copies, files, readable=(self.folders.root, *self.folders.allowed))
+
+    def copy(self, item: str | Mapping[str, Any], where: KeyPath) -> tuple[Path, str]:
+        """A ``copy:`` entry: the source (inside the suite's folders) and where in the workspace it goes."""
+        source, target = (item, "") if isinstance(item, str) else (item["from"], item.get("to", ""))
+        file, key, line = self.loaded.display_path, format_key_path(where), self.loaded.lines.line_of(where)
+        resolved = self.folders.confine(str(source), path=file, key=key, line=line)
+        if not resolved.exists():
+            raise self.error(where, f"{source!r} does not exist under the suite's folder ({self.root})",
+                             "copy: names files or folders relative to the suite file")
+        if resolved.is_dir():
+            self.folders.confine_tree(resolved, shown=str(source), path=file, key=key, line=line)
+        inside = relative_path(target) if target else ""
+        if inside is None:
+            raise self.error(where, f"destination {target!r} leaves the workspace")
+        return resolved, "" if inside == "." else inside
+
+    def file_path(self, name: str, where: KeyPath) -> str:
+        """A ``files:`` name as a path inside the workspace."""
+        inside = relative_path(name)
+        if inside is None or inside == ".":
+            raise self.error(where, f"{name!r} is not a file path inside the workspace")
+        return inside

@@ -37,13 +37,17 @@ def _fail(loaded: LoadedSuite, path: KeyPath, message: str, hint: str) -> SuiteE
                       excerpt=loaded.excerpt(line, context=0))
 
 
+def _owner(key: str) -> str:
+    """The type of tool an option belongs to."""
+    return next(name for name, keys in TYPE_KEYS.items() if key in keys)
+
+
 def _check(loaded: LoadedSuite, tool: Mapping[str, Any], path: KeyPath) -> None:
     kind = tool["type"]
     allowed = (*COMMON_KEYS, *TYPE_KEYS.get(kind, ()))
     for key in tool:
         if key not in allowed:
-            owner = next(name for name, keys in TYPE_KEYS.items() if key in keys)
-            raise _fail(loaded, (*path, key), f"'{key}' applies only to type: {owner}",
+            raise _fail(loaded, (*path, key), f"'{key}' applies only to type: {_owner(key)}",
                         f"options of type {kind}: {', '.join(allowed)}")
     if "responses" in tool and ("result" in tool or "error" in tool):
         raise _fail(loaded, (*path, "responses"), "give responses:, or one result: or error:, not both",

@@ -118,7 +118,7 @@ def _bin_set(checker: _Checker, name: str, raw: Mapping[str, Any], base: KeyPath
     checker.component(raw["of"], (*base, "of"))
     bins = tuple(Bin(label, bounds.get("min"), bounds.get("max")) for label, bounds in raw["labels"].items())
     for bin_ in bins:
-        if bin_.low is not None and bin_.high is not None and bin_.low > bin_.high:
+        if _backwards(bin_):
             raise checker.error((*base, "labels", bin_.label), f"min {bin_.low:g} is above max {bin_.high:g}")
     open_labels = [bin_.label for bin_ in bins if not bin_.bounded]
     if len(open_labels) > 1:
@@ -127,6 +127,10 @@ def _bin_set(checker: _Checker, name: str, raw: Mapping[str, Any], base: KeyPath
             f"only one label may have no bounds (it takes what no other label does); found {', '.join(open_labels)}",
         )
     return BinSet(name=name, of=raw["of"], bins=bins)
+
+
+def _backwards(bin_: Bin) -> bool:
+    return bin_.low is not None and bin_.high is not None and bin_.low > bin_.high
 
 
 def _table(checker: _Checker, raw: Mapping[str, Any], base: KeyPath) -> Table:
@@ -156,25 +160,10 @@ def _columns(checker: _Checker, raw: Mapping[str, Any], base: KeyPath) -> list[C
         )
     where = _condition(checker, raw.get("where", {}), (*base, "where"))
     if fn == "proportions":
-        checker.name_in(raw["of"], list(checker.bin_sets), (*base, "of"), "bin set")
-        prefix = raw.get("prefix", f"{raw['of']}_")
-        return [
-            Column(name=f"{prefix}{bin_.label}", fn="rate", where=where, event={raw["of"]: (bin_.label,)})
-            for bin_ in checker.bin_sets[raw["of"]].bins
-        ]
+        return _proportions(checker, raw, where, base)
     if fn == "mean":
         checker.component(raw["of"], (*base, "of"))
-    baseline = None
-    if fn == "uplift":
-        entry = raw["baseline"]
-        key = tuple(entry.get("key", []))
-        for index, name in enumerate(key):
-            checker.field(name, (*base, "baseline", "key", index))
-        baseline = Baseline(
-            where=_condition(checker, entry.get("where", {}), (*base, "baseline", "where")),
-            key=key,
-            per_model=bool(entry.get("per_model", False)),
-        )
+    baseline = _baseline(checker, raw["baseline"], (*base, "baseline")) if fn == "uplift" else None
     return [
         Column(
             name=raw["name"],
@@ -187,10 +176,42 @@ def _columns(checker: _Checker, raw: Mapping[str, Any], base: KeyPath) -> list[C
     ]
 
 
+def _proportions(checker: _Checker, raw: Mapping[str, Any], where: Condition, base: KeyPath) -> list[Column]:
+    """``fn: proportions``: one rate column per label of the bin set it names."""
+    checker.name_in(raw["of"], list(checker.bin_sets), (*base, "of"), "bin set")
+    prefix = raw.get("prefix", f"{raw['of']}_")
+    return [
+        Column(name=f"{prefix}{bin_.label}", fn="rate", where=where, event={raw["of"]: (bin_.label,)})
+        for bin_ in checker.bin_sets[raw["of"]].bins
+    ]
+
+
+def _baseline(checker: _Checker, entry: Mapping[str, Any], base: KeyPath) -> Baseline:
+    """An uplift's ``baseline:``: the records it compares with, matched on ``key`` fields."""
+    key = tuple(entry.get("key", []))
+    for index, name in enumerate(key):
+        checker.field(name, (*base, "key", index))
+    return Baseline(
+        where=_condition(checker, entry.get("where", {}), (*base, "where")),
+        key=key,
+        per_model=bool(entry.get("per_model", False)),
+    )
+
+
 def _condition(checker: _Checker, raw: Mapping[str, Any], base: KeyPath) -> Condition:
     for name in raw:
         checker.field(name, (*base, name))
     return {name: tuple(map(as_text, value if isinstance(value, list) else [value])) for name, value in raw.items()}
+
+
+def _task_fields(task: Mapping[str, Any]) -> list[str]:
+    """The variables a task adds to its records, and the names of its mapping tags."""
+    names = [name for key in ("vars", "matrix", "derived") for name in task.get(key, {})]
+    return names + list(task["tags"]) if isinstance(task.get("tags"), Mapping) else names
+
+
+def _has_prompt_variants(data: Mapping[str, Any]) -> bool:
+    return "prompts" in data or any("prompts" in task for task in data["tasks"])
 
 
 def _known_fields(loaded: LoadedSuite) -> list[str] | None:
@@ -202,10 +223,7 @@ def _known_fields(loaded: LoadedSuite) -> list[str] | None:
     for source in (data.get("variables", {}), data.get("matrix", {}), data.get("derived", {})):
         names += list(source)
     for task in data["tasks"]:
-        for key in ("vars", "matrix", "derived"):
-            names += list(task.get(key, {}))
-        if isinstance(task.get("tags"), Mapping):
-            names += list(task["tags"])
-    if "prompts" in data or any("prompts" in task for task in data["tasks"]):
+        names += _task_fields(task)
+    if _has_prompt_variants(data):
         names += [PROMPT_TAG, PROMPT_VARIABLE]  # every prompt variant is tagged prompt=ID and has prompt_id
     return list(dict.fromkeys(names))

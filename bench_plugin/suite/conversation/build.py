@@ -97,24 +97,15 @@ def build_conversation(
     assert task.conversation is not None, "build_conversation needs a task with conversation:"
     b = _Builder(task.conversation, task.system, renderer, scope, suite)
     entry = task.conversation.data
-    mode = entry["mode"]
-    entries = entry["participants"]
-    models = [_participant_model(b, item, i, case_model, selected) for i, item in enumerate(entries)]
-    people = _people(b, entries, [model or case_model for model in models])
-    lines = _template_lines(b, entry, people) if "template" in entry else None
-    participants = tuple(
-        _participant(b, item, i, models[i], people, lines[i] if lines else None, case_model)
-        for i, item in enumerate(entries)
-    )
-    prefix = entry.get("speaker_prefix", DEFAULT_SHARED_PREFIX if mode == "shared" else "")
+    participants = _participants(b, entry, case_model, selected)
     key, line = b.where()
     return ConversationSpec(
-        mode=mode,
+        mode=entry["mode"],
         participants=participants,
         order=_order(b, entry.get("order"), participants),
         max_turns=int(entry["max_turns"]),
         stop_sequences=tuple(entry.get("stop_sequences", ())),
-        speaker_prefix=b.template(prefix, "speaker_prefix", known={*scope, *PREFIX_NAMES}) if prefix else None,
+        speaker_prefix=_speaker_prefix(b, entry),
         own_last=entry.get("own_last", "repeat_other"),
         continue_text=entry.get("continue_text", "Let's continue our conversation."),
         seed=_seed(b, entry.get("seed")),
@@ -123,6 +114,26 @@ def build_conversation(
         key=key,
         line=line,
     )
+
+
+def _participants(
+    b: _Builder, entry: Mapping[str, Any], case_model: ModelSpec, selected: Sequence[str]
+) -> tuple[ParticipantSpec, ...]:
+    """Every seat: its model, how templates see it (``me``), and its start (its own, or its template file line)."""
+    entries = entry["participants"]
+    models = [_participant_model(b, item, i, case_model, selected) for i, item in enumerate(entries)]
+    people = _people(b, entries, [model or case_model for model in models])
+    lines = _template_lines(b, entry, people) if "template" in entry else None
+    return tuple(
+        _participant(b, item, i, models[i], people, lines[i] if lines else None, case_model)
+        for i, item in enumerate(entries)
+    )
+
+
+def _speaker_prefix(b: _Builder, entry: Mapping[str, Any]) -> TemplateSpec | None:
+    """What goes before each speaker's words in a shared transcript (by default a name in shared mode only)."""
+    prefix = entry.get("speaker_prefix", DEFAULT_SHARED_PREFIX if entry["mode"] == "shared" else "")
+    return b.template(prefix, "speaker_prefix", known={*b.scope, *PREFIX_NAMES}) if prefix else None
 
 
 def resolve_model(name: str, suite: SuiteSpec) -> ModelSpec:
@@ -210,24 +221,38 @@ def _participant(
     me = people[i]
     scope = {**b.scope, "me": me, "participants": people}
     system = _system(b, item, i, scope, line)
-    if "context" in item:
-        context = tuple(_context_message(b, message, i, j, scope) for j, message in enumerate(item["context"]))
-    else:
-        context = line.context if line else ()
-    params = {k: item[k] for k in _PARAM_KEYS if k in item}
-    params.update(item.get("params", {}))
-    chosen = model or case_model
-    policy = {k: item[k] for k in ("system_prompt", "system_fold_template") if k in item}
     return ParticipantSpec(
         index=i,
         name=str(me["name"]),
-        model=replace(chosen, **policy) if policy else chosen,
+        model=_seat_model(item, model or case_model),
         candidate=model is None,
         system=system,
-        context=context,
-        params=params,
+        context=_context(b, item, i, scope, line),
+        params=_params(item),
         variables=me,
     )
+
+
+def _seat_model(item: Mapping[str, Any], model: ModelSpec) -> ModelSpec:
+    """The seat's model with the seat's own system-prompt policy, when it sets one."""
+    policy = {k: item[k] for k in ("system_prompt", "system_fold_template") if k in item}
+    return replace(model, **policy) if policy else model
+
+
+def _params(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The seat's sampling parameters: written at the top (``temperature:``...), then under ``params:``."""
+    params = {k: item[k] for k in _PARAM_KEYS if k in item}
+    params.update(item.get("params", {}))
+    return params
+
+
+def _context(
+    b: _Builder, item: Mapping[str, Any], i: int, scope: Mapping[str, Any], line: TemplateLine | None
+) -> tuple[Message, ...]:
+    """The messages that open the seat's private history: its own ``context:``, else its template file line's."""
+    if "context" in item:
+        return tuple(_context_message(b, message, i, j, scope) for j, message in enumerate(item["context"]))
+    return line.context if line else ()
 
 
 def _system(b: _Builder, item: Mapping[str, Any], i: int, scope: Mapping[str, Any], line: TemplateLine | None) -> str:
@@ -256,14 +281,21 @@ def _order(b: _Builder, order: list[Any] | None, participants: tuple[Participant
     names = {p.name: p.index for p in participants}
     out: list[int] = []
     for k, speaker in enumerate(order):
-        if isinstance(speaker, int) and 1 <= speaker <= len(participants):
-            out.append(speaker - 1)
-        elif isinstance(speaker, str) and speaker in names:
-            out.append(names[speaker])
-        else:
+        index = _speaker_index(speaker, names, len(participants))
+        if index is None:
             hint = f"name a participant ({', '.join(names)}) or give its position, 1 to {len(participants)}"
             raise b.error(f"unknown speaker {speaker!r}", "order", k, hint=hint)
+        out.append(index)
     return tuple(out)
+
+
+def _speaker_index(speaker: Any, names: Mapping[str, int], seats: int) -> int | None:
+    """The 0-based seat ``order:`` names, by position (1 to ``seats``) or by name; None for no seat."""
+    if isinstance(speaker, int) and 1 <= speaker <= seats:
+        return speaker - 1
+    if isinstance(speaker, str) and speaker in names:
+        return names[speaker]
+    return None
 
 
 def _seed(b: _Builder, seed: str | Mapping[str, Any] | None) -> tuple[Message, ...]:

@@ -43,16 +43,21 @@ def _check(loaded: LoadedSuite, entry: Mapping[str, Any], base: KeyPath) -> None
                     else "in broadcast mode each participant starts from its own context:")
             raise _fail(loaded, (*base, key), f"'{key}' applies only to mode: {only}", hint)
     for i, participant in enumerate(entry["participants"]):
-        if "context" in participant and mode != "broadcast":
-            raise _fail(loaded, (*base, "participants", i, "context"), "'context' applies only to mode: broadcast",
-                        "a shared conversation has one transcript, opened by seed:")
-        for var in participant.get("vars", {}):
-            if var in _RESERVED_VARS:
-                raise _fail(loaded, (*base, "participants", i, "vars", var),
-                            f"'{var}' is a reserved name (me.{var} is set by the conversation)",
-                            "choose another variable name")
+        _check_participant(loaded, participant, mode, (*base, "participants", i))
     for name, command in entry.get("commands", {}).items():
         _check_command(loaded, command, (*base, "commands", name))
+
+
+def _check_participant(loaded: LoadedSuite, participant: Mapping[str, Any], mode: str, path: KeyPath) -> None:
+    """A participant's ``context`` is for broadcast mode only, and its ``vars`` do not take the names ``me.`` has."""
+    if "context" in participant and mode != "broadcast":
+        raise _fail(loaded, (*path, "context"), "'context' applies only to mode: broadcast",
+                    "a shared conversation has one transcript, opened by seed:")
+    for var in participant.get("vars", {}):
+        if var in _RESERVED_VARS:
+            raise _fail(loaded, (*path, "vars", var),
+                        f"'{var}' is a reserved name (me.{var} is set by the conversation)",
+                        "choose another variable name")
 
 
 def _check_command(loaded: LoadedSuite, command: Mapping[str, Any], path: KeyPath) -> None:
@@ -62,10 +67,16 @@ def _check_command(loaded: LoadedSuite, command: Mapping[str, Any], path: KeyPat
         if key not in allowed:
             raise _fail(loaded, (*path, key), f"option '{key}' does not apply to action {action}",
                         choices_hint(key, allowed, label=f"options of {action}"))
+    _check_needed(loaded, command, path)
+    low_high = command.get("range")
+    if low_high is not None and low_high[0] > low_high[1]:
+        raise _fail(loaded, (*path, "range"), f"range [{low_high[0]}, {low_high[1]}] must go from low to high")
+
+
+def _check_needed(loaded: LoadedSuite, command: Mapping[str, Any], path: KeyPath) -> None:
+    """The options the command's action has no default for are written."""
+    action = command["action"]
     missing = [key for key, default in ACTION_OPTIONS[action].items() if default is None and key not in command]
     if missing:
         raise _fail(loaded, path, f"action {action} needs '{missing[0]}'",
                     "list the models that may be invited, e.g. models: [gpt-4o]" if missing[0] == "models" else None)
-    low_high = command.get("range")
-    if low_high is not None and low_high[0] > low_high[1]:
-        raise _fail(loaded, (*path, "range"), f"range [{low_high[0]}, {low_high[1]}] must go from low to high")

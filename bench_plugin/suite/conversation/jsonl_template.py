@@ -81,19 +81,18 @@ def read_template(path: Path) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read {path.name}: {getattr(exc, 'strerror', None) or exc}") from exc
-    lines: list[dict[str, Any]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        where = f"{path.name}:{number}"
-        try:
-            entry = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: invalid JSON: {exc.msg}") from exc
-        lines.append(_checked_line(entry, where))
+    lines = [_read_line(raw, f"{path.name}:{number}") for number, raw in enumerate(text.splitlines(), 1) if raw.strip()]
     if not lines:
         raise ValueError(f"{path.name}: no participant lines")
     return lines
+
+
+def _read_line(raw: str, where: str) -> dict[str, Any]:
+    try:
+        entry = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: invalid JSON: {exc.msg}") from exc
+    return _checked_line(entry, where)
 
 
 def _checked_line(entry: Any, where: str) -> dict[str, Any]:
@@ -106,15 +105,22 @@ def _checked_line(entry: Any, where: str) -> dict[str, Any]:
         raise ValueError(f"{where}: unknown key '{unknown[0]}' (keys: {', '.join(_LINE_KEYS)})")
     if not isinstance(entry.get("system_prompt", ""), str):
         raise TypeError(f"{where}: system_prompt must be a string")
-    context = entry.get("context", [])
+    _check_context(entry.get("context", []), where)
+    return entry
+
+
+def _check_context(context: Any, where: str) -> None:
+    """A line's ``context``: a list of ``{role: user|assistant, content: text}`` messages."""
     if not isinstance(context, list):
         raise TypeError(f"{where}: context must be a list of {{role, content}} messages")
     for i, message in enumerate(context):
-        ok = isinstance(message, dict) and message.get("role") in _ROLES and isinstance(message.get("content"), str)
-        if not ok:
+        if not _is_context_message(message):
             expected = '{"role": "user" or "assistant", "content": text}'
             raise ValueError(f"{where}: context[{i}]: expected {expected}")
-    return entry
+
+
+def _is_context_message(message: Any) -> bool:
+    return isinstance(message, dict) and message.get("role") in _ROLES and isinstance(message.get("content"), str)
 
 
 def fill_line(entry: Mapping[str, Any], variables: Mapping[str, str]) -> TemplateLine:
