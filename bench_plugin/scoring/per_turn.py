@@ -13,6 +13,7 @@ from typing import Any
 from bench_plugin.chat import Message
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.gather import gather_all
+from bench_plugin.transcript import TurnResult
 
 ScoreOne = Callable[[ScoringContext], Awaitable[ComponentScore]]
 
@@ -21,17 +22,18 @@ def turn_contexts(context: ScoringContext) -> list[ScoringContext]:
     """One context per answered turn: its answer, and the conversation up to and including it."""
     case = context.case
     label = case.model.label if case.model is not None else case.model_name
-    return [
-        dataclasses.replace(
-            context,
-            response=turn.answer or "",
-            transcript=(*turn.context, Message("assistant", turn.raw or "", name=label)),
-            turn=turn,
-            transcript_text=None,  # a judge of one turn reads the conversation up to it
-        )
-        for turn in context.turns
-        if turn.answered
-    ]
+    return [_turn_context(context, turn, label) for turn in context.turns if turn.answered]
+
+
+def _turn_context(context: ScoringContext, turn: TurnResult, label: str) -> ScoringContext:
+    """The context of one answered turn; ``label`` names the candidate's message."""
+    return dataclasses.replace(
+        context,
+        response=turn.answer or "",
+        transcript=(*turn.context, Message("assistant", turn.raw or "", name=label)),
+        turn=turn,
+        transcript_text=None,  # a judge of one turn reads the conversation up to it
+    )
 
 
 async def score_per_turn(name: str, context: ScoringContext, score_one: ScoreOne) -> list[ComponentScore]:
@@ -106,12 +108,14 @@ def turn_variables(context: ScoringContext) -> dict[str, Any]:
     return {
         "turn": turn.index,
         "question": turn.user or "",
-        "earlier": [
-            {"turn": t.index, "user": t.user, "answer": t.answer, "raw": t.raw, "thinking": t.thinking}
-            for t in earlier
-        ],
+        "earlier": [_earlier_turn(t) for t in earlier],
         "context": "\n\n".join(f"User: {t.user}\nAssistant: {t.answer}" for t in earlier),
     }
+
+
+def _earlier_turn(turn: TurnResult) -> dict[str, Any]:
+    """An earlier turn as a judge prompt sees it."""
+    return {"turn": turn.index, "user": turn.user, "answer": turn.answer, "raw": turn.raw, "thinking": turn.thinking}
 
 
 def pick_for_turn(value: Any, context: ScoringContext, *, lists_only_per_turn: bool = False) -> Any:
