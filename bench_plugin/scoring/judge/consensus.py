@@ -150,11 +150,16 @@ def parse_consensus_options(options: Any) -> Consensus:
         raise ValueError("consensus needs score: (the path of the verdict) or scores: (the path of an object "
                          "participant -> score, e.g. averaged_scores)")
     score, scores = _path_option(options, "score"), _path_option(options, "scores")
+    return Consensus(options["judge"], prompt, system, _reply_shape(options), score, scores)
+
+
+def _reply_shape(options: Mapping[str, Any]) -> ReplyShape:
+    """``required_keys`` (key names) and ``schema`` (a JSON Schema), which the reply must satisfy."""
     keys = options.get("required_keys", [])
     if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
         raise TypeError(f"consensus.required_keys must be a list of key names, got {keys!r}")
     validator = _validator(options["schema"]) if "schema" in options else None
-    return Consensus(options["judge"], prompt, system, ReplyShape(tuple(keys), validator), score, scores)
+    return ReplyShape(tuple(keys), validator)
 
 
 def _validator(schema: Any) -> jsonschema.Draft202012Validator:
