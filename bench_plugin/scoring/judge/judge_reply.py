@@ -81,13 +81,18 @@ def parse_participants(rule: Any) -> ParticipantsRule:
             f"or {{json_field: PATH}}, got {rule!r}"
         )
     if "table" in rule:
-        if isinstance(rule["table"], Mapping) and "row" in rule["table"]:
-            raise ValueError("participants.table reads every row; drop row")
-        return ParticipantsRule(table=parse_table_rule(rule["table"], needs_row=False))
+        return ParticipantsRule(table=_participants_table(rule["table"]))
     if not isinstance(rule["json_field"], str):
         raise ValueError(f"participants.json_field must be a path such as averaged_scores, got {rule['json_field']!r}")
     parse_json_path(rule["json_field"])
     return ParticipantsRule(json_field=rule["json_field"])
+
+
+def _participants_table(table: Any) -> TableRule:
+    """A table rule that reads every row (so it names none)."""
+    if isinstance(table, Mapping) and "row" in table:
+        raise ValueError("participants.table reads every row; drop row")
+    return parse_table_rule(table, needs_row=False)
 
 
 @dataclass(frozen=True)
@@ -194,19 +199,22 @@ def parse_reply_reader(options: Mapping[str, Any]) -> ReplyReader:
         ValueError: for a malformed rule, with the key that is wrong.
         TypeError: for a value of the wrong type.
     """
-    rule = options.get("parse")
-    default = None
-    if isinstance(rule, Mapping) and DEFAULT in rule:
-        if not _is_number(rule[DEFAULT]):
-            raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
-        default = float(rule[DEFAULT])
-        rule = {key: value for key, value in rule.items() if key != DEFAULT}
+    rule, default = _split_default(options.get("parse"))
     labels = parse_verdict_map(options.get("verdict"))
     reader = compile_parse_rule(rule, labels)
     participants = parse_participants(options["participants"]) if "participants" in options else None
     rubric = rubric_from_options(options.get("rubric"))
     read_rule = None if rule is None and labels is None else reader
     return ReplyReader(read_rule, default, participants, rubric, labels)
+
+
+def _split_default(rule: Any) -> tuple[Any, float | None]:
+    """``parse:`` without its ``default``, and the default (None when it declares none)."""
+    if not isinstance(rule, Mapping) or DEFAULT not in rule:
+        return rule, None
+    if not _is_number(rule[DEFAULT]):
+        raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
+    return {key: value for key, value in rule.items() if key != DEFAULT}, float(rule[DEFAULT])
 
 
 def scores_object(text: str, path: str) -> tuple[dict[str, float], list[str]]:
