@@ -97,15 +97,7 @@ class LlmRubric:
     @classmethod
     def parse(cls, spec: ScorerSpec) -> Self:
         """Raises: ValueError for an unknown option, or criteria missing or not text."""
-        options = spec.options
-        criteria = options.get("criteria")
-        own_prompt = "prompt" in options or "prompt_file" in options
-        if not own_prompt and (not isinstance(criteria, str) or not criteria.strip()):
-            raise ValueError("llm_rubric needs criteria: what the output must do, in plain words (a template)")
-        if own_prompt and criteria is not None:
-            raise ValueError("criteria go into the grader's prompt; with prompt or prompt_file the whole prompt is "
-                             "yours: drop criteria")
-        prompt = LLM_RUBRIC_PROMPT.replace(CRITERIA_SLOT, str(criteria or ""))
+        prompt = LLM_RUBRIC_PROMPT.replace(CRITERIA_SLOT, _criteria(spec.options))
         judge = grader_judge(spec, "llm_rubric", LLM_RUBRIC_KEYS, prompt, {"scale": [0, 1]}, shown_as="criteria")
         return cls(spec, judge)
 
@@ -139,6 +131,18 @@ class LlmRubric:
         value = reading.score if reading.passed is None or reading.score is not None else float(reading.passed)
         return ComponentScore(value=value, raw=value, passed=reading.passed, detail=_detail(judge, reading),
                               extra={"reason": reading.reason}, **common)
+
+
+def _criteria(options: Mapping[str, Any]) -> str:
+    """``criteria:``, which the grader's prompt needs (and a prompt of the user's does not take)."""
+    criteria = options.get("criteria")
+    own_prompt = "prompt" in options or "prompt_file" in options
+    if not own_prompt and (not isinstance(criteria, str) or not criteria.strip()):
+        raise ValueError("llm_rubric needs criteria: what the output must do, in plain words (a template)")
+    if own_prompt and criteria is not None:
+        raise ValueError("criteria go into the grader's prompt; with prompt or prompt_file the whole prompt is "
+                         "yours: drop criteria")
+    return str(criteria or "")
 
 
 def _detail(judge: ModelSpec, reading: RubricReading) -> str:
