@@ -17,9 +17,10 @@ from typing import Any
 
 from bench_plugin.endpoints import ModelSpec
 from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.json_text import parse_json_path
 from bench_plugin.scoring.judge.markdown_table import TableRule, match_name, parse_table_rule
 from bench_plugin.scoring.judge.parse_rules import ParseRule, compile_parse_rule
+from bench_plugin.scoring.judge.reply_json import values_at
 from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
 from bench_plugin.scoring.judge.verdict_maps import VerdictMap, parse_verdict_map
 from bench_plugin.suite.spec import CaseSpec
@@ -219,14 +220,9 @@ def _split_default(rule: Any) -> tuple[Any, float | None]:
 
 def scores_object(text: str, path: str) -> tuple[dict[str, float], list[str]]:
     """The object at ``path`` in the first JSON value of ``text`` that has it, numbers only."""
-    steps = parse_json_path(path)
-    for candidate in iter_json_objects(text):
-        try:
-            found = walk_json_path(candidate, steps)
-        except LookupError:
-            continue
-        if isinstance(found, Mapping):
-            return numbers_of(found, path)
+    found = next((found for found in values_at(text, parse_json_path(path)) if isinstance(found, Mapping)), None)
+    if found is not None:
+        return numbers_of(found, path)
     raise JudgeError(f"no JSON object in the reply has an object at {path!r}")
 
 

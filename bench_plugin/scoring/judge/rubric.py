@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench_plugin.errors import JudgeError
-from bench_plugin.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.json_text import PathStep, parse_json_path
+from bench_plugin.scoring.judge.reply_json import values_at
 from bench_plugin.scoring.options import check_known_keys
 
 RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
@@ -226,15 +227,11 @@ def _score_from_text(text: str, category: Category) -> float:
 
 
 def _object_with_categories(text: str, rubric: Rubric) -> Mapping[str, Any]:
-    steps = rubric.json_steps
     keys = {key for category in rubric.categories for key in (category.key, category.name)}
-    for candidate in iter_json_objects(text):
-        try:
-            found = walk_json_path(candidate, steps)
-        except LookupError:
-            continue
-        if isinstance(found, Mapping) and keys & set(found):
-            return found
+    found = next((found for found in values_at(text, rubric.json_steps)
+                  if isinstance(found, Mapping) and keys & set(found)), None)
+    if found is not None:
+        return found
     where = f" at {rubric.json_field!r}" if rubric.json_field else ""
     raise JudgeError(f"no JSON object{where} has a field named after a rubric category")
 
