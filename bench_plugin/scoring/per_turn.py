@@ -104,13 +104,18 @@ def turn_variables(context: ScoringContext) -> dict[str, Any]:
     turn = context.turn
     if turn is None:
         return {}
-    earlier = [t for t in context.turns if t.answered and t.phase == turn.phase and t.index < turn.index]
+    earlier = earlier_turns(context, turn)
     return {
         "turn": turn.index,
         "question": turn.user or "",
         "earlier": [_earlier_turn(t) for t in earlier],
         "context": "\n\n".join(f"User: {t.user}\nAssistant: {t.answer}" for t in earlier),
     }
+
+
+def earlier_turns(context: ScoringContext, turn: TurnResult) -> list[TurnResult]:
+    """The answered turns before ``turn`` in the same phase of the conversation."""
+    return [t for t in context.turns if t.answered and t.phase == turn.phase and t.index < turn.index]
 
 
 def _earlier_turn(turn: TurnResult) -> dict[str, Any]:

@@ -136,10 +136,15 @@ def _failures(failed: list[str]) -> str:
 
 def _templates(value: Any, key: str) -> list[tuple[str, str]]:
     """``(key, text)`` of every string in a check that the engine renders (``engines/agent/final_checks.py``)."""
+    if isinstance(value, str):
+        return [(key, value)] if "{{" in value or "{%" in value else []
+    return [found for item_key, item in _items(value, key) for found in _templates(item, item_key)]
+
+
+def _items(value: Any, key: str) -> list[tuple[str, Any]]:
+    """The entries of a mapping (``KEY.name``) or a list (``KEY[i]``) with their keys; none for a scalar."""
     if isinstance(value, Mapping):
-        return [found for name, item in value.items() for found in _templates(item, f"{key}.{name}")]
+        return [(f"{key}.{name}", item) for name, item in value.items()]
     if isinstance(value, list):
-        return [found for index, item in enumerate(value) for found in _templates(item, f"{key}[{index}]")]
-    if isinstance(value, str) and ("{{" in value or "{%" in value):
-        return [(key, value)]
+        return [(f"{key}[{index}]", item) for index, item in enumerate(value)]
     return []

@@ -68,8 +68,12 @@ def read_rubric_reply(text: str) -> RubricReading:
     score = _score(found.get("score"))
     if passed is None and score is None:
         raise JudgeError("the JSON object gives neither pass nor score (both are null)")
-    reason = found.get("reason")
-    return RubricReading(passed, score, reason if isinstance(reason, str) else "" if reason is None else str(reason))
+    return RubricReading(passed, score, _reason(found.get("reason")))
+
+
+def _reason(reason: Any) -> str:
+    """The reason as text (empty when there is none)."""
+    return "" if reason is None else str(reason)
 
 
 def _gives_verdict(found: Any) -> bool:

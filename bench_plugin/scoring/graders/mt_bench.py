@@ -30,6 +30,7 @@ from bench_plugin.scoring.judge.llm_judge import OPTION_KEYS, JudgeScorer
 from bench_plugin.scoring.judge.pairwise import PairwiseScorer
 from bench_plugin.scoring.judge.prompt import JudgePrompt, JudgeTemplate
 from bench_plugin.scoring.options import check_option_names
+from bench_plugin.scoring.per_turn import earlier_turns
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 from bench_plugin.transcript import TurnResult
 
@@ -91,9 +92,7 @@ def turn_reference(prompt: JudgePrompt, context: ScoringContext, turn: int) -> s
 
 def _earlier(context: ScoringContext, judged: TurnResult | None) -> TurnResult | None:
     """The answered turn just before the judged one in the same phase (what a multi-turn prompt shows)."""
-    if judged is None:
-        return None
-    earlier = [t for t in context.turns if t.answered and t.phase == judged.phase and t.index < judged.index]
+    earlier = [] if judged is None else earlier_turns(context, judged)
     return earlier[-1] if earlier else None
 
 
