@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bench_plugin.scoring.formula import Compiled, compile_expression, constant_value, name_hint
+from bench_plugin.scoring.options import repeated
 from bench_plugin.suite.spec import CompositeSpec
 
 
@@ -280,10 +281,9 @@ def _weighted_terms(formula: str) -> tuple[Term, ...]:
 
 def _check_weights(formula: str, found: Sequence[Term]) -> None:
     """Raises: ValueError for a component in two terms, or a weight that is not positive."""
-    names = [term.component for term in found]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise ValueError(f"formula {formula.strip()!r}: {', '.join(repeated)} appears in more than one term")
+    twice = repeated([term.component for term in found])
+    if twice:
+        raise ValueError(f"formula {formula.strip()!r}: {', '.join(twice)} appears in more than one term")
     negative = [term.text for term in found if term.weight <= 0]
     if negative:
         raise ValueError(

@@ -38,6 +38,11 @@ def check_known_keys(mapping: Iterable[str], allowed: Sequence[str], what: str, 
         raise ValueError(f"{what} has unknown key(s) {', '.join(unknown)}; {taker} takes {', '.join(allowed)}")
 
 
+def repeated(names: Sequence[str]) -> list[str]:
+    """The names that appear more than once, sorted."""
+    return sorted({name for name in names if names.count(name) > 1})
+
+
 def check_choice(key: str, value: Any, allowed: Sequence[str]) -> str:
     """``value`` when it is one of ``allowed``.
 

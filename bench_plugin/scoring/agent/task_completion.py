@@ -119,8 +119,7 @@ class CompletionScorer:
         passed = [check for check in checks if check.passed]
         value = len(passed) / len(checks) if checks else 1.0
         failed = [f"{check.name}: {check.detail}" for check in checks if not check.passed]
-        detail = f"{len(passed)}/{len(checks)} checks passed" if checks else "no checks"
-        detail += _failures(failed)
+        detail = (f"{len(passed)}/{len(checks)} checks passed" if checks else "no checks") + _failures(failed)
         evidence = {"passed": len(passed), "total": len(checks), "checks": [check.to_dict() for check in checks]}
         return ComponentScore(name=spec.name, value=round(value, 6), raw=value, passed=not failed, detail=detail,
                               extra={"evidence": evidence})

@@ -19,7 +19,7 @@ from typing import Any
 from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import PathStep, parse_json_path
 from bench_plugin.scoring.judge.reply_json import values_at
-from bench_plugin.scoring.options import check_known_keys
+from bench_plugin.scoring.options import check_known_keys, repeated
 
 RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
 CATEGORY_KEYS = ("name", "max", "scale", "key", "description")
@@ -166,10 +166,9 @@ def _check_rubric_keys(value: Any) -> None:
 
 def _check_unique(categories: tuple[Category, ...], attribute: str) -> None:
     """Raises: ValueError when two categories share a name (or key), ignoring case."""
-    seen = [getattr(category, attribute).casefold() for category in categories]
-    repeated = sorted({item for item in seen if seen.count(item) > 1})
-    if repeated:
-        raise ValueError(f"rubric has two categories with the {attribute} {repeated[0]!r}")
+    twice = repeated([getattr(category, attribute).casefold() for category in categories])
+    if twice:
+        raise ValueError(f"rubric has two categories with the {attribute} {twice[0]!r}")
 
 
 def _json_steps(json_field: Any, read: str) -> tuple[PathStep, ...]:
