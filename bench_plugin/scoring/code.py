@@ -200,9 +200,7 @@ def _read_mapping(result: Mapping[str, Any], threshold: float | None) -> tuple[f
     reason = result.get("reason", "")
     if not isinstance(reason, str):
         raise ValueError(f"returned a reason that is {type(reason).__name__}, not text")
-    passed = result.get("pass")
-    if passed is not None and not isinstance(passed, bool):
-        raise ValueError(f"returned pass: {passed!r}, expected true or false")
+    passed = _passed(result.get("pass"))
     score = result.get("score")
     if score is None:
         return (None if passed is None else float(passed)), passed, reason
@@ -210,6 +208,13 @@ def _read_mapping(result: Mapping[str, Any], threshold: float | None) -> tuple[f
     if passed is None and threshold is not None:
         passed = value >= threshold
     return value, passed, reason
+
+
+def _passed(passed: Any) -> bool | None:
+    """``pass``: true, false or none given."""
+    if passed is not None and not isinstance(passed, bool):
+        raise ValueError(f"returned pass: {passed!r}, expected true or false")
+    return passed
 
 
 def _check_result_keys(result: Mapping[str, Any]) -> None:

@@ -197,13 +197,18 @@ def _import_module(ref: FunctionRef, folders: SuiteFolders) -> ModuleType:
     parts = ref.module.split(".")
     bases = [folders.root, *(folder for folder in folders.allowed if folder.is_dir())]
     for base in bases:
-        candidates = (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py"))
-        found = next((candidate for candidate in candidates if candidate.is_file()), None)
+        found = _module_file(base, parts)
         if found is not None:
             return _import_by_name(ref.module, base, _confined(folders, found, f"module {ref.module}"))
     where = f"the suite's folder ({folders.root})" + (" or the folders allowed by --bench-allow-path"
                                                        if folders.allowed else "")
     raise _NotLoaded(f"no module {ref.module} in {where}: a python scorer's module must sit there", _REGISTER_HINT)
+
+
+def _module_file(base: Path, parts: list[str]) -> Path | None:
+    """The module's file under ``base`` (``a/b.py``, else the package ``a/b/__init__.py``), or None."""
+    candidates = (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py"))
+    return next((candidate for candidate in candidates if candidate.is_file()), None)
 
 
 def _import_by_name(name: str, base: Path, expected: Path) -> ModuleType:

@@ -216,8 +216,7 @@ class Composite:
         self, terms: tuple[Term, ...], kept: list[Term], values: Mapping[str, float | None]
     ) -> tuple[float, str]:
         """The kept terms' sum on the formula's scale, and how the detail shows it."""
-        total = sum(term.weight for term in terms)
-        kept_weight = sum(term.weight for term in kept)
+        total, kept_weight = _weight(terms), _weight(kept)
         value = sum(term.weight * float(values[term.component] or 0.0) for term in kept)
         joined = " + ".join(term.text for term in kept)
         if self.spec.formula is None:
@@ -226,6 +225,10 @@ class Composite:
             return value, joined
         # keep the formula's scale: with weights summing to 1 this is "divide by the kept weights"
         return value * (total / kept_weight), f"({joined}){_rescaling(total, kept_weight)}"
+
+
+def _weight(terms: Sequence[Term]) -> float:
+    return sum(term.weight for term in terms)
 
 
 def _rescaling(total: float, kept_weight: float) -> str:

@@ -88,6 +88,11 @@ def _is_count(default: Any) -> bool:
     return isinstance(default, int) and not isinstance(default, bool)
 
 
+def _is_count_or_none(value: Any) -> bool:
+    """None, or a whole number >= 0."""
+    return value is None or (_is_count(value) and value >= 0)
+
+
 def _is_strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
@@ -98,5 +103,5 @@ def _check_type(key: str, value: Any, default: Any, *, counted: bool) -> None:
         check_flag(key, value)
     if isinstance(default, list) and not _is_strings(value):
         raise TypeError(f"{key} must be a list of strings, got {value!r}")
-    if counted and value is not None and not (_is_count(value) and value >= 0):
+    if counted and not _is_count_or_none(value):
         raise TypeError(f"{key} must be a whole number >= 0, got {value!r}")

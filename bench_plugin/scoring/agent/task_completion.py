@@ -116,13 +116,17 @@ class CompletionScorer:
         """Raises CaseError when the task is not an agent task (it has no workspace to check)."""
         spec = self.spec
         checks = require_agent(context, spec).checks.get(spec.name, ())
-        passed = [check for check in checks if check.passed]
-        value = len(passed) / len(checks) if checks else 1.0
+        passed = sum(1 for check in checks if check.passed)
+        value = passed / len(checks) if checks else 1.0
         failed = [f"{check.name}: {check.detail}" for check in checks if not check.passed]
-        detail = (f"{len(passed)}/{len(checks)} checks passed" if checks else "no checks") + _failures(failed)
-        evidence = {"passed": len(passed), "total": len(checks), "checks": [check.to_dict() for check in checks]}
-        return ComponentScore(name=spec.name, value=round(value, 6), raw=value, passed=not failed, detail=detail,
-                              extra={"evidence": evidence})
+        evidence = {"passed": passed, "total": len(checks), "checks": [check.to_dict() for check in checks]}
+        return ComponentScore(name=spec.name, value=round(value, 6), raw=value, passed=not failed,
+                              detail=_detail(passed, len(checks), failed), extra={"evidence": evidence})
+
+
+def _detail(passed: int, total: int, failed: list[str]) -> str:
+    """``2/3 checks passed; failed: ...`` (``no checks`` when there are none)."""
+    return (f"{passed}/{total} checks passed" if total else "no checks") + _failures(failed)
 
 
 def _failures(failed: list[str]) -> str:

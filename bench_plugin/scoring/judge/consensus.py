@@ -203,11 +203,17 @@ def parse_consensus(text: str, shape: ReplyShape) -> dict[str, Any]:
     missing = [key for key in shape.required_keys if key not in data]
     if missing:
         raise JudgeError(f"the consensus JSON lacks the required key(s) {', '.join(missing)}")
-    error = None if shape.schema is None else jsonschema.exceptions.best_match(shape.schema.iter_errors(data))
+    if shape.schema is not None:
+        _check_schema(data, shape.schema)
+    return data
+
+
+def _check_schema(data: dict[str, Any], schema: jsonschema.Draft202012Validator) -> None:
+    """Raises: JudgeError with the schema's complaint (the best match) and where it is."""
+    error = jsonschema.exceptions.best_match(schema.iter_errors(data))
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "the top level"
         raise JudgeError(f"the consensus JSON does not match the schema at {where}: {error.message}")
-    return data
 
 
 def _json_object(source: str) -> dict[str, Any]:

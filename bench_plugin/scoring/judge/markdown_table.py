@@ -143,7 +143,7 @@ def match_name(names: Sequence[str], wanted: Sequence[str], what: str = "row") -
         JudgeError: when no name, or more than one, matches.
     """
     cleaned = [clean_cell(name).casefold() for name in names]
-    many = what.replace(" of ", "s of ", 1) if " of " in what else f"{what}s"  # "rows of the table"
+    many = _plural(what)
     found = _exact_match(cleaned, wanted)
     if found is None:
         found = _only_mention(cleaned, wanted, many)
@@ -151,6 +151,11 @@ def match_name(names: Sequence[str], wanted: Sequence[str], what: str = "row") -
         return found
     shown = ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
     raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {shown})")
+
+
+def _plural(what: str) -> str:
+    """``row`` -> ``rows``, ``row of the table`` -> ``rows of the table``."""
+    return what.replace(" of ", "s of ", 1) if " of " in what else f"{what}s"
 
 
 def _exact_match(cleaned: Sequence[str], wanted: Sequence[str]) -> int | None:
@@ -271,6 +276,11 @@ def parse_table_rule(options: Any, *, needs_row: bool) -> TableRule:
     return TableRule(options["column"], rows, options.get("key_column"), options.get("after"))
 
 
+def _is_texts(value: Any) -> bool:
+    """A non-empty list of texts."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, str) for item in value)
+
+
 def _rows(row: Any, needs_row: bool) -> tuple[str, ...] | None:
     """``row:`` as a tuple of the texts that may name the row; None when the caller names it."""
     if row is None:
@@ -279,6 +289,6 @@ def _rows(row: Any, needs_row: bool) -> tuple[str, ...] | None:
         return None
     if isinstance(row, str):
         return (row,)
-    if not (isinstance(row, list) and row and all(isinstance(r, str) for r in row)):
+    if not _is_texts(row):
         raise ValueError(f"table.row must be a text or a list of texts, got {row!r}")
     return tuple(row)

@@ -246,8 +246,7 @@ class PairwiseScorer:
             "name": spec.name, "judge_output": _judge_output(completions),
             "usage": total_usage([other_usage, *(completion_usage(completion) for completion in completions)]),
         }
-        shown = "; ".join(f"candidate as {_position(order)}: {_chosen(order, choice, label, other_label)}"
-                          for order, choice in enumerate(choices, 1))
+        shown = _shown(choices, label, other_label)
         if result is None:
             return ComponentScore(value=None, detail=f"vs {other_label}: unscored ({shown})",
                                   error=f"no pairwise verdict could be read ({shown})", extra={"pairwise": record},
@@ -255,6 +254,12 @@ class PairwiseScorer:
         participants = {label: result, other_label: 1.0 - result}
         return ComponentScore(value=result, raw=result, detail=f"vs {other_label}: {OUTCOMES[result]} ({shown})",
                               extra={"pairwise": record, "participants": participants}, **common)
+
+
+def _shown(choices: Sequence[str | None], label: str, other_label: str) -> str:
+    """What the judge chose in each order: ``candidate as A: chose X; candidate as B: tie``."""
+    return "; ".join(f"candidate as {_position(order)}: {_chosen(order, choice, label, other_label)}"
+                     for order, choice in enumerate(choices, 1))
 
 
 def _position(order: int) -> str:

@@ -123,14 +123,19 @@ def _category_scale(
     if "max" in entry and "scale" in entry:
         raise ValueError(f"{where} ({name}): give max or scale, not both")
     if "max" in entry:
-        if not _is_number(entry["max"]) or entry["max"] <= 0:
-            raise ValueError(f"{where}.max must be a number above 0, got {entry['max']!r}")
-        return 0.0, float(entry["max"])
+        return 0.0, _points(entry["max"], where)
     if "scale" in entry:
         return _scale_of(entry["scale"], f"{where}.scale")
     if scale is None:
         raise ValueError(f"{where} ({name}) needs max (its points) or scale, or the rubric a scale")
     return scale
+
+
+def _points(points: Any, where: str) -> float:
+    """A category's ``max``: its points, a number above 0."""
+    if not _is_number(points) or points <= 0:
+        raise ValueError(f"{where}.max must be a number above 0, got {points!r}")
+    return float(points)
 
 
 def rubric_from_options(value: Any) -> Rubric | None:
