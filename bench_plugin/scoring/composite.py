@@ -142,16 +142,22 @@ class Composite:
             A result whose ``detail`` reads like ``(0.4*C + 0.3*T + 0.2*B) / 0.9 = 0.7444; J dropped:
             gate C >= 0.9999 not met``. The value is rounded to 6 decimals and never clamped.
         """
-        # a component whose gate is closed does not count, so its lack of a score does not matter
-        missing = tuple(
-            name for name in self.referenced if values.get(name) is None and not self._closed_by_gate(name, values)
-        )
+        missing = self._missing(values)
         if missing and self.spec.on_missing != "renormalize":
             listed = ", ".join(missing)
             return CompositeResult(None, f"unscored: no value for {listed}", missing=missing)
         if self._terms is None:
             return self._as_written(values)  # a formula that cannot drop terms is compiled as it is
         return self._weighted(self._terms, values, missing)
+
+    def _missing(self, values: Mapping[str, float | None]) -> tuple[str, ...]:
+        """The components the formula reads that have no value.
+
+        A component whose gate is closed does not count, so its lack of a score does not matter.
+        """
+        return tuple(
+            name for name in self.referenced if values.get(name) is None and not self._closed_by_gate(name, values)
+        )
 
     def _as_written(self, values: Mapping[str, float | None]) -> CompositeResult:
         """The formula evaluated as written, over the components that have a value."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -64,6 +66,7 @@ def _value_strings(value: Any) -> tuple[str, ...]:
     return tuple(needles)
 
 
+_REGEX_FLAGS = {"ignore_case": re.IGNORECASE, "multiline": re.MULTILINE, "dotall": re.DOTALL}
 _SUBSTRING = MappingProxyType({"mode": "all", "ignore_case": False})
 
 
@@ -150,10 +153,10 @@ class Regex(Check):
         source = options["pattern"]
         if not isinstance(source, str):
             raise TypeError(f"pattern must be a string, got {type(source).__name__}")
-        on = {name: bool(options[name]) for name in ("ignore_case", "multiline", "dotall")}
-        mode = (re.IGNORECASE if on["ignore_case"] else 0) | (re.MULTILINE if on["multiline"] else 0)
+        on = {name: bool(options[name]) for name in _REGEX_FLAGS}
+        mode = functools.reduce(operator.or_, (flag for name, flag in _REGEX_FLAGS.items() if on[name]), 0)
         try:
-            pattern = re.compile(source, mode | (re.DOTALL if on["dotall"] else 0))
+            pattern = re.compile(source, mode)
         except re.error as exc:
             raise ValueError(f"pattern /{source}/ does not compile: {exc}") from exc
         return cls(spec, options["target"], pattern, full_match=options["full_match"], **on)

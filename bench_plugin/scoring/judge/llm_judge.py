@@ -91,6 +91,18 @@ def _two_numbers(scale: Any) -> bool:
     )
 
 
+def _judge_name(judge: Any, owner: str, optional: bool) -> str | None:
+    """``judge:``, a name; None, when optional, has the model under test grade its own answer.
+
+    That is inspect's default for model-graded scorers.
+    """
+    if judge is None and optional:
+        return None
+    if not isinstance(judge, str) or not judge:
+        raise ValueError(f"{owner} needs judge: the name of a model under the suite's judges:")
+    return judge
+
+
 @dataclass(frozen=True)
 class JudgeScorer:
     """``type: llm_judge``: asks a judge for a verdict; value is ``(raw - lo) / (hi - lo)`` on the ``scale``.
@@ -138,11 +150,7 @@ class JudgeScorer:
         cls, spec: ScorerSpec, options: Mapping[str, Any], owner: str, allowed: tuple[str, ...], judge_optional: bool
     ) -> Self:
         check_option_names(options, allowed, owner)
-        judge = options.get("judge")
-        if judge is None and judge_optional:
-            pass  # the model under test grades its own answer (inspect's default for model-graded scorers)
-        elif not isinstance(judge, str) or not judge:
-            raise ValueError(f"{owner} needs judge: the name of a model under the suite's judges:")
+        judge = _judge_name(options.get("judge"), owner, judge_optional)
         prompt, system = parse_templates(options, owner)
         layout = check_choice("layout", options.get("layout", "standalone"), LAYOUTS)
         if layout == "conversation" and system is not None:
