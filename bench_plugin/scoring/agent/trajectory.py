@@ -159,14 +159,23 @@ def _looking(calls: Sequence[ToolCallRecord], families: frozenset[str]) -> int:
 
 
 def _exploration(calls: Sequence[ToolCallRecord], changes: Sequence[int], options: TrajectoryOptions) -> _Exploration:
-    before = calls[:changes[0]] if changes else calls
-    after = calls[changes[-1] + 1:] if changes else calls
+    before, after = _around_changes(calls, changes)
     reads, checks = _looking(before, EXPLORING), _looking(after, VERIFYING)
-    ratio = reads / len(before) if before else (1.0 if not calls else 0.0)
+    # nothing before the first change: 1 for an agent that made no call at all, else 0
+    ratio = reads / len(before) if before else float(not calls)
     read_first = not changes or (changes[0] > 0 and ratio > 0)
     verified = not changes or checks > 0
     terms = [ratio, *_exploration_terms(options, read_first, verified, reads, checks)]
     return _Exploration(sum(terms) / len(terms), ratio, read_first, verified)
+
+
+def _around_changes(
+    calls: Sequence[ToolCallRecord], changes: Sequence[int]
+) -> tuple[Sequence[ToolCallRecord], Sequence[ToolCallRecord]]:
+    """The calls before the first change and after the last (all of them, both times, with no change)."""
+    if not changes:
+        return calls, calls
+    return calls[:changes[0]], calls[changes[-1] + 1:]
 
 
 def _exploration_terms(
@@ -194,9 +203,14 @@ def _recovery_score(failures: int, repeated: int, recovered: int) -> float:
 def _tool_fit(calls: Sequence[ToolCallRecord], options: TrajectoryOptions) -> _ToolFit:
     families = list(dict.fromkeys(call.family for call in calls))
     missing_families = [f for f in options.required_families if f not in families]
-    missing_tools = [p.pattern for p in options.required_tools if not any(p.fullmatch(c.name) for c in calls)]
+    missing_tools = _missing_tools(calls, options.required_tools)
     terms = [*_coverage_terms(options, missing_families, missing_tools), *_count_terms(options, families, calls)]
     return _ToolFit(_geometric_mean(terms), families, missing_families, missing_tools)
+
+
+def _missing_tools(calls: Sequence[ToolCallRecord], required: Sequence[re.Pattern[str]]) -> list[str]:
+    """The required tool patterns no call's tool matches."""
+    return [pattern.pattern for pattern in required if not any(pattern.fullmatch(call.name) for call in calls)]
 
 
 def _coverage_terms(options: TrajectoryOptions, missing_families: list[str], missing_tools: list[str]) -> list[float]:
@@ -261,7 +275,7 @@ def _tool_violations(call: ToolCallRecord, options: TrajectoryOptions) -> list[s
 
 def _command_violations(call: ToolCallRecord, options: TrajectoryOptions) -> list[str]:
     command = call.command or ""
-    pattern = next((p for p in options.forbidden_commands if command and p.search(command)), None)
+    pattern = next((p for p in options.forbidden_commands if p.search(command)), None) if command else None
     if pattern is not None:
         return [f"step {call.step}: forbidden command {command!r} (/{pattern.pattern}/)"]
     if is_dangerous(command):
