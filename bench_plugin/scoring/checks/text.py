@@ -6,7 +6,7 @@ import functools
 import math
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -113,13 +113,17 @@ class Contains(Check):
 
     def _evidence(self, text: str, starts: Mapping[str, int]) -> str:
         """Where each value was found (with the text around it, when it should not be), and which were not."""
-        single = len(self.needles) == 1
         found = [self._located(text, needle, starts[needle]) for needle in self.needles if starts[needle] >= 0]
-        missing = ", ".join(quote(needle) for needle in self.needles if starts[needle] < 0)
+        missing = [needle for needle in self.needles if starts[needle] < 0]
         evidence = [f"found {', '.join(found)}"] if found else []
         if missing:
-            evidence.append(f"{'' if single else missing + ' '}not found in {len(text)} chars")
+            evidence.append(self._not_found(missing, text))
         return "; ".join(evidence)
+
+    def _not_found(self, missing: Sequence[str], text: str) -> str:
+        """``'a', 'b' not found in 120 chars`` (the value goes unnamed when it is the only one)."""
+        named = "" if len(self.needles) == 1 else ", ".join(quote(needle) for needle in missing) + " "
+        return f"{named}not found in {len(text)} chars"
 
     def _located(self, text: str, needle: str, start: int) -> str:
         near = "" if self.WANTED else f": {quote(text[max(0, start - 20) : start + len(needle) + 20])}"
@@ -203,12 +207,15 @@ class Equals(Check):
 
     def _default_decided(self, same: bool, text: str) -> str:
         """Says so when a default decided it: the normalising ``strip: true``, the strict ``ignore_case: false``."""
-        expected, got = (self.value.strip(), text.strip()) if self.strip else (self.value, text)
         if same and self.strip and not self._same(self.value, text):
             return " once whitespace at both ends is stripped (strip: true, the default)"
-        if not same and not self.ignore_case and expected.casefold() == got.casefold():
+        if not same and not self.ignore_case and self._same_ignoring_case(text):
             return ", which differs only in case (ignore_case: false, the default)"
         return ""
+
+    def _same_ignoring_case(self, text: str) -> bool:
+        expected, got = (self.value.strip(), text.strip()) if self.strip else (self.value, text)
+        return expected.casefold() == got.casefold()
 
     def _same(self, expected: str, got: str) -> bool:
         return expected.casefold() == got.casefold() if self.ignore_case else expected == got

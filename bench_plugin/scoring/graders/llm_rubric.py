@@ -64,11 +64,16 @@ def read_rubric_reply(text: str) -> RubricReading:
     found = next((found for found in iter_json_objects(text) if _gives_verdict(found)), None)
     if found is None:
         raise JudgeError(f"no JSON object with 'pass' or 'score' in the reply ({len(text)} chars)")
-    passed = None if found.get("pass") is None else _PASS_WORDS.score(found["pass"], "field 'pass'")[1] == 1
+    passed = _passed(found.get("pass"))
     score = _score(found.get("score"))
     if passed is None and score is None:
         raise JudgeError("the JSON object gives neither pass nor score (both are null)")
     return RubricReading(passed, score, _reason(found.get("reason")))
+
+
+def _passed(passed: Any) -> bool | None:
+    """``pass`` as a boolean: a JSON boolean or the words true/false, pass/fail, yes/no (None: not given)."""
+    return None if passed is None else _PASS_WORDS.score(passed, "field 'pass'")[1] == 1
 
 
 def _reason(reason: Any) -> str:
