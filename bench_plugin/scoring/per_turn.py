@@ -134,8 +134,12 @@ def pick_for_turn(value: Any, context: ScoringContext, *, lists_only_per_turn: b
     if context.turn is None and lists_only_per_turn:
         return value
     turn = context.last_turn
-    index = turn.index if turn is not None else 1
-    return value[index - 1] if 0 < index <= len(value) else None
+    return turn_entry(value, turn.index if turn is not None else 1)
+
+
+def turn_entry(values: Sequence[Any], turn: int) -> Any:
+    """The entry of a per-turn list for ``turn`` (counted from 1), or None when the list is shorter."""
+    return values[turn - 1] if 0 < turn <= len(values) else None
 
 
 def judged_turn(context: ScoringContext) -> int:

@@ -30,7 +30,7 @@ from bench_plugin.scoring.judge.llm_judge import OPTION_KEYS, JudgeScorer
 from bench_plugin.scoring.judge.pairwise import PairwiseScorer
 from bench_plugin.scoring.judge.prompt import JudgePrompt, JudgeTemplate
 from bench_plugin.scoring.options import check_option_names
-from bench_plugin.scoring.per_turn import earlier_turns
+from bench_plugin.scoring.per_turn import earlier_turns, turn_entry
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 from bench_plugin.transcript import TurnResult
 
@@ -81,7 +81,7 @@ def turn_reference(prompt: JudgePrompt, context: ScoringContext, turn: int) -> s
     """The reference of ``turn``: the ``reference`` option (rendered), else the case variable; None when blank."""
     source: Any = prompt.reference if prompt.reference is not None else context.case.variables.get("reference")
     if isinstance(source, (list, tuple)):
-        source = source[turn - 1] if 0 < turn <= len(source) else None
+        source = turn_entry(source, turn)
     if source is None:
         return None
     if prompt.reference is not None:  # an option is a template (seeing that turn as turn); a case variable is data

@@ -36,6 +36,11 @@ class MarkdownTable:
         return next((i for i, cell in enumerate(self.header) if clean_cell(cell).casefold() == wanted), None)
 
 
+def cell_at(row: Sequence[str], index: int) -> str:
+    """The row's cell at ``index``; an empty text when the row is shorter."""
+    return row[index] if index < len(row) else ""
+
+
 def clean_cell(cell: str) -> str:
     """A cell's text without markdown emphasis (``**Alpha**`` -> ``Alpha``) and outer spaces."""
     return " ".join(_EMPHASIS.sub("", cell).split())
@@ -186,7 +191,7 @@ def find_row(table: MarkdownTable, keys: int, wanted: Sequence[str]) -> tuple[st
     Raises:
         JudgeError: when no row, or more than one row, matches.
     """
-    names = [row[keys] if keys < len(row) else "" for row in table.rows]
+    names = [cell_at(row, keys) for row in table.rows]
     return table.rows[match_name(names, wanted, "row of the table")]
 
 
@@ -247,11 +252,11 @@ class TableRule:
         scores: dict[str, float] = {}
         problems: list[str] = []
         for row in table.rows:
-            name = clean_cell(row[keys]) if keys < len(row) else ""
+            name = clean_cell(cell_at(row, keys))
             if not name:
                 continue
             try:
-                scores[name] = cell_number(row[column] if column < len(row) else "", f"the score of {name!r}")
+                scores[name] = cell_number(cell_at(row, column), f"the score of {name!r}")
             except JudgeError as exc:
                 problems.append(str(exc))
         return scores, problems
