@@ -76,10 +76,8 @@ def _unscored_turns(turns: Sequence[ComponentScore]) -> str | None:
     """Why the mean cannot be taken (no turn, or turns without a value), or None."""
     if not turns:
         return "no turn was answered"
-    unscored = [turn for turn in turns if turn.value is None]
-    if not unscored:
-        return None
-    return "; ".join(f"turn {turn.turn}: {turn.error or 'no value'}" for turn in unscored)
+    unscored = [f"turn {turn.turn}: {turn.error or 'no value'}" for turn in turns if turn.value is None]
+    return "; ".join(unscored) if unscored else None
 
 
 def _mean_raw(turns: Sequence[ComponentScore]) -> float | None:

@@ -108,6 +108,10 @@ def _is_old_scorer(value: object) -> bool:
     return callable(getattr(value, "validate", None)) and callable(getattr(value, "score", None))
 
 
+def _is_function(value: object) -> bool:
+    return inspect.isfunction(value) or inspect.ismethod(value)
+
+
 def adapt(value: object) -> ScorerType:
     """Make a scorer type of what a registry source gives.
 
@@ -127,7 +131,7 @@ def adapt(value: object) -> ScorerType:
         return cast(ScorerType, value)
     if _is_old_scorer(value):
         return OldScorerType(cast(OldScorer, value))
-    if inspect.isfunction(value) or inspect.ismethod(value):
+    if _is_function(value):
         from bench_plugin.scoring.code import FunctionScorerType  # start-up: only a project's own function scorers
 
         return FunctionScorerType.of(value)

@@ -136,9 +136,14 @@ class SimilarScorer:
 def _expected_texts(value: Any) -> tuple[Any, ...]:
     """``value:``, one text or a list of them, none empty."""
     values = tuple(value) if isinstance(value, list) else (value,)
-    if value is None or not values or not all(isinstance(v, str) and v.strip() for v in values):
+    if not values or not all(map(_is_text, values)):
         raise ValueError(f"similar needs value: the expected text (or a list of texts, templated), got {value!r}")
     return values
+
+
+def _is_text(value: Any) -> bool:
+    """Text with something in it."""
+    return isinstance(value, str) and bool(value.strip())
 
 
 def cosine_similarities(answer: Sequence[float], expected: Sequence[Sequence[float]]) -> list[float]:

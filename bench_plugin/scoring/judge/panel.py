@@ -137,11 +137,15 @@ class PanelScorer:
 
 def _judge_names(judges: Any) -> list[str]:
     """``judges:``, two or more different names."""
-    if not isinstance(judges, list) or len(judges) < 2 or not all(isinstance(j, str) and j for j in judges):
+    if not isinstance(judges, list) or len(judges) < 2 or not all(map(_is_name, judges)):
         raise ValueError("llm_judge_panel needs judges: a list of two or more names under the suite's judges:")
     if len(set(judges)) != len(judges):
         raise ValueError(f"judges lists a judge twice: {judges}")
     return judges
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _aggregate(options: Mapping[str, Any]) -> str:
