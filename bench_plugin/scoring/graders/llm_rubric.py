@@ -20,7 +20,7 @@ from bench_plugin.endpoints import ModelSpec
 from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import iter_json_objects
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.scoring.graders.base import GRADER_KEYS, grader_judge
+from bench_plugin.scoring.graders.base import GRADER_KEYS, grader_judge, users_prompt
 from bench_plugin.scoring.judge.llm_judge import JudgeScorer
 from bench_plugin.scoring.judge.usage import completion_usage
 from bench_plugin.scoring.judge.verdict_maps import NAMED_VERDICTS, VerdictMap
@@ -145,7 +145,7 @@ class LlmRubric:
 def _criteria(options: Mapping[str, Any]) -> str:
     """``criteria:``, which the grader's prompt needs (and a prompt of the user's does not take)."""
     criteria = options.get("criteria")
-    own_prompt = "prompt" in options or "prompt_file" in options
+    own_prompt = users_prompt(options)
     if not own_prompt and (not isinstance(criteria, str) or not criteria.strip()):
         raise ValueError("llm_rubric needs criteria: what the output must do, in plain words (a template)")
     if own_prompt and criteria is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from typing_extensions import Self
 
-from bench_plugin.scoring.graders.base import GRADER_KEYS, Grader, grader_judge
+from bench_plugin.scoring.graders.base import GRADER_KEYS, Grader, grader_judge, users_prompt
 from bench_plugin.scoring.options import check_flag
 from bench_plugin.suite.spec import ScorerSpec
 
@@ -88,7 +88,7 @@ def _own_instructions(options: Mapping[str, Any]) -> str | None:
         return None
     if not isinstance(own, str):
         raise ValueError(f"instructions must be a template (text), got {own!r}")
-    if "prompt" in options or "prompt_file" in options:
+    if users_prompt(options):
         raise ValueError("instructions replace the grading part of the grader's prompt; with prompt or "
                          "prompt_file the whole prompt is yours: drop instructions")
     return own
