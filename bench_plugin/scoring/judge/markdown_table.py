@@ -274,9 +274,9 @@ def parse_table_rule(options: Any, *, needs_row: bool) -> TableRule:
     check_known_keys(options, TABLE_KEYS, "table")
     if not isinstance(options.get("column"), str) or not options["column"].strip():
         raise ValueError("table needs column: the header of the column that holds the score")
-    for key in ("key_column", "after"):
-        if key in options and not isinstance(options[key], str):
-            raise ValueError(f"table.{key} must be text, got {options[key]!r}")
+    wrong = next((key for key in ("key_column", "after") if not isinstance(options.get(key, ""), str)), None)
+    if wrong is not None:
+        raise ValueError(f"table.{wrong} must be text, got {options[wrong]!r}")
     rows = _rows(options.get("row"), needs_row)
     return TableRule(options["column"], rows, options.get("key_column"), options.get("after"))
 

@@ -147,13 +147,7 @@ def rubric_from_options(value: Any) -> Rubric | None:
     if value is None:
         return None
     _check_rubric_keys(value)
-    entries = value.get("categories")
-    if not isinstance(entries, list) or not entries:
-        raise ValueError("rubric needs categories: a list such as [{name: Depth, max: 25}, ...]")
-    scale = _scale_of(value["scale"], "rubric.scale") if "scale" in value else None
-    categories = tuple(_category(entry, index, scale) for index, entry in enumerate(entries))
-    _check_unique(categories, "name")
-    _check_unique(categories, "key")
+    categories = _categories(value)
     read = value.get("read", "text")
     if read not in READS:
         raise ValueError(f"rubric.read must be one of {', '.join(READS)}, got {read!r}")
@@ -161,6 +155,18 @@ def rubric_from_options(value: Any) -> Rubric | None:
     steps = _json_steps(json_field, read)
     return Rubric(categories, read=read, json_field=json_field, default=_default(value.get("default")),
                   json_steps=steps)
+
+
+def _categories(value: Mapping[str, Any]) -> tuple[Category, ...]:
+    """``categories:``, each over the rubric's ``scale`` when it gives none, names and keys unique."""
+    entries = value.get("categories")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError("rubric needs categories: a list such as [{name: Depth, max: 25}, ...]")
+    scale = _scale_of(value["scale"], "rubric.scale") if "scale" in value else None
+    categories = tuple(_category(entry, index, scale) for index, entry in enumerate(entries))
+    _check_unique(categories, "name")
+    _check_unique(categories, "key")
+    return categories
 
 
 def _check_rubric_keys(value: Any) -> None:
