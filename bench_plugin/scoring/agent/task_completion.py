@@ -9,7 +9,7 @@ code, output). The agent engine runs them on the final workspace before removing
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from bench_plugin.hints import did_you_mean
 from bench_plugin.scoring.context import ComponentScore, ScoringContext, require_agent
 from bench_plugin.scoring.options import check_option_names
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
+from bench_plugin.transcript import CheckResult
 
 _SHOWN_FAILURES = 3
 
@@ -118,10 +119,15 @@ class CompletionScorer:
         checks = require_agent(context, spec).checks.get(spec.name, ())
         passed = sum(1 for check in checks if check.passed)
         value = passed / len(checks) if checks else 1.0
-        failed = [f"{check.name}: {check.detail}" for check in checks if not check.passed]
+        failed = _failed(checks)
         evidence = {"passed": passed, "total": len(checks), "checks": [check.to_dict() for check in checks]}
         return ComponentScore(name=spec.name, value=round(value, 6), raw=value, passed=not failed,
                               detail=_detail(passed, len(checks), failed), extra={"evidence": evidence})
+
+
+def _failed(checks: Sequence[CheckResult]) -> list[str]:
+    """``name: what went wrong`` of each check that did not hold."""
+    return [f"{check.name}: {check.detail}" for check in checks if not check.passed]
 
 
 def _detail(passed: int, total: int, failed: list[str]) -> str:

@@ -273,9 +273,16 @@ def _tool_violations(call: ToolCallRecord, options: TrajectoryOptions) -> list[s
     return [] if forbidden is None else [f"step {call.step}: forbidden tool {call.name} (/{forbidden.pattern}/)"]
 
 
+def _forbidding(command: str, patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """The first forbidden-command pattern found in the command (none for no command)."""
+    if not command:
+        return None
+    return next((pattern for pattern in patterns if pattern.search(command)), None)
+
+
 def _command_violations(call: ToolCallRecord, options: TrajectoryOptions) -> list[str]:
     command = call.command or ""
-    pattern = next((p for p in options.forbidden_commands if p.search(command)), None) if command else None
+    pattern = _forbidding(command, options.forbidden_commands)
     if pattern is not None:
         return [f"step {call.step}: forbidden command {command!r} (/{pattern.pattern}/)"]
     if is_dangerous(command):

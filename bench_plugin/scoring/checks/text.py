@@ -300,7 +300,7 @@ class Numeric(Check):
     def run(self, text: str) -> Outcome:
         expected = self.expected
         allowed = max(self.tolerance, (self.relative_tolerance or 0.0) * abs(expected))
-        wanted = f"{_number(expected)}" + (f" ± {_number(allowed)}" if allowed else "")
+        wanted = _number(expected) + _plus_minus(allowed)
         numbers = _NUMBER.findall(text)
         if not numbers:
             return False, f"expected {wanted} — no number in {len(text)} chars"
@@ -314,6 +314,11 @@ class Numeric(Check):
     def _which(self, count: int) -> str:
         """Which number of the text was read: ``last of 3 numbers``, ``the only number``."""
         return f"{self.pick} of {count} numbers" if count > 1 else "the only number"
+
+
+def _plus_minus(allowed: float) -> str:
+    """`` ± 0.5`` for a tolerance, nothing without one."""
+    return f" ± {_number(allowed)}" if allowed else ""
 
 
 def _tolerance(name: str, bound: Any) -> float | None:

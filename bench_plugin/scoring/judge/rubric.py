@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import PathStep, parse_json_path
@@ -238,12 +238,16 @@ def _score_from_text(text: str, category: Category) -> float:
 
 def _object_with_categories(text: str, rubric: Rubric) -> Mapping[str, Any]:
     keys = {key for category in rubric.categories for key in (category.key, category.name)}
-    found = next((found for found in values_at(text, rubric.json_steps)
-                  if isinstance(found, Mapping) and keys & set(found)), None)
+    found = next((found for found in values_at(text, rubric.json_steps) if _has_any(found, keys)), None)
     if found is not None:
         return found
     where = f" at {rubric.json_field!r}" if rubric.json_field else ""
     raise JudgeError(f"no JSON object{where} has a field named after a rubric category")
+
+
+def _has_any(found: Any, keys: set[str]) -> TypeGuard[Mapping[str, Any]]:
+    """An object with a field of one of ``keys``."""
+    return isinstance(found, Mapping) and bool(keys & set(found))
 
 
 def _score_from_json(found: Mapping[str, Any], category: Category) -> float:
