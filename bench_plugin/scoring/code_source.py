@@ -153,22 +153,27 @@ def check_signature(function: object, name: str) -> int:
         signature = inspect.signature(function)
     except (TypeError, ValueError):  # a builtin without a signature: assume the usual form
         return 2
-    for count in (2, 1):
-        try:
-            signature.bind(*range(count))
-        except TypeError:
-            continue
+    count = next((count for count in (2, 1) if _takes(signature, count)), None)
+    if count is not None:
         return count
     raise ValueError(f"{name}({', '.join(signature.parameters)}) cannot be called as (output, context) or (output): "
                      f"expected {FUNCTION_SHAPE}")
+
+
+def _takes(signature: inspect.Signature, count: int) -> bool:
+    """Whether a function of this signature can be called with ``count`` positional arguments."""
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return True
 
 
 def _import_file(ref: FunctionRef, folders: SuiteFolders) -> ModuleType:
     file = _confined(folders, ref.module, "python scorer file")
     if not file.is_file():
         raise _NotLoaded(f"python scorer file {ref.module} does not exist in the suite's folder ({folders.root})")
-    digest = hashlib.sha1(str(file).encode(), usedforsecurity=False).hexdigest()[:10]
-    name = f"bench_scorer_{digest}_{file.stem}"
+    name = _module_name(file)
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, file)
@@ -183,6 +188,12 @@ def _import_file(ref: FunctionRef, folders: SuiteFolders) -> ModuleType:
         del sys.modules[name]
         raise _import_failed(ref.module, exc) from exc
     return module
+
+
+def _module_name(file: Path) -> str:
+    """The name a scorer file is imported under: its own, so that two suites' ``checks.py`` never clash."""
+    digest = hashlib.sha1(str(file).encode(), usedforsecurity=False).hexdigest()[:10]
+    return f"bench_scorer_{digest}_{file.stem}"
 
 
 def _confined(folders: SuiteFolders, path: str | Path, what: str) -> Path:

@@ -83,19 +83,21 @@ def trajectory_options(options: Mapping[str, Any]) -> TrajectoryOptions:
 
 def _parsed(options: Mapping[str, Any]) -> TrajectoryOptions:
     merged = merge_typed_options(options, OPTIONS, "trajectory", optional_counts=("max_calls",))
-    for family in merged["required_families"]:
-        if family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r} in required_families (families: {', '.join(FAMILIES)})")
+    unknown = next((family for family in merged["required_families"] if family not in FAMILIES), None)
+    if unknown is not None:
+        raise ValueError(f"unknown family {unknown!r} in required_families (families: {', '.join(FAMILIES)})")
     for key in ("required_tools", "forbidden_tools", "forbidden_commands"):
-        patterns = []
-        for pattern in merged[key]:
-            try:
-                patterns.append(re.compile(pattern))
-            except re.error as exc:
-                raise ValueError(f"{key}: /{pattern}/ does not compile: {exc}") from exc
-        merged[key] = tuple(patterns)
+        merged[key] = tuple(_compiled(key, pattern) for pattern in merged[key])
     merged["required_families"] = tuple(merged["required_families"])
     return TrajectoryOptions(**merged)
+
+
+def _compiled(key: str, pattern: str) -> re.Pattern[str]:
+    """Raises: ValueError naming the option of a regex that does not compile."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{key}: /{pattern}/ does not compile: {exc}") from exc
 
 
 def _geometric_mean(values: Sequence[float]) -> float:
@@ -293,20 +295,24 @@ def _command_violations(call: ToolCallRecord, options: TrajectoryOptions) -> lis
 def _detail(result: Mapping[str, Any]) -> str:
     head = (f"exploration {result['exploration']:g}, recovery {result['recovery']:g}, "
             f"tool fit {result['tool_fit']:g}, safety {result['safety']:g} over {result['calls']} calls")
-    parts = [head]
-    if not result["read_before_write"]:
-        parts.append("changed files before reading any")
-    if not result["verified_after_change"]:
-        parts.append("no check after the last change")
+    parts = [head, *_lapses(result)]
     if result["failures"]:
         parts.append(f"{result['failures']} failed calls ({result['recovered_failures']} recovered, "
                      f"{result['repeated_failures']} repeated)")
     missing = (("required_families_missing", "missing families"), ("required_tools_missing", "missing tools"))
-    for key, label in missing:
-        if result[key]:
-            parts.append(f"{label}: {', '.join(result[key])}")
+    parts += [f"{label}: {', '.join(result[key])}" for key, label in missing if result[key]]
     parts += result["violations"][:3]
     return "; ".join(parts)
+
+
+def _lapses(result: Mapping[str, Any]) -> list[str]:
+    """Changes made before reading, or not checked after."""
+    lapses = []
+    if not result["read_before_write"]:
+        lapses.append("changed files before reading any")
+    if not result["verified_after_change"]:
+        lapses.append("no check after the last change")
+    return lapses
 
 
 @dataclass(frozen=True)
