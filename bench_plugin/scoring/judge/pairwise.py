@@ -67,9 +67,14 @@ class ChoiceRule:
         match = self.pattern.search(text)
         if match is None:
             return None
-        found = (match.group(1) if match.re.groups else match.group(0)).strip()
+        found = _matched_label(match)
         labels = {"first": self.first, "second": self.second, "tie": self.tie}
         return next((key for key, label in labels.items() if label == found), None)
+
+
+def _matched_label(match: re.Match[str]) -> str:
+    """The label a match captured: group 1 when the pattern has groups, else the whole match."""
+    return (match.group(1) if match.re.groups else match.group(0)).strip()
 
 
 def parse_choice_rule(rule: Any) -> ChoiceRule:
@@ -83,14 +88,19 @@ def parse_choice_rule(rule: Any) -> ChoiceRule:
         takes = ", ".join(PARSE_KEYS)
         raise ValueError(f"parse has unknown key(s) {', '.join(unknown)}; a pairwise parse takes {takes}")
     merged = {**DEFAULT_PARSE, **rule}
-    try:
-        pattern = re.compile(str(merged["regex"]))
-    except re.error as exc:
-        raise ValueError(f"parse.regex /{merged['regex']}/ does not compile: {exc}") from exc
+    pattern = _choice_pattern(merged["regex"])
     labels = [str(merged[key]) for key in ("first", "second", "tie")]
     if len(set(labels)) != 3:
         raise ValueError(f"parse.first, second and tie must differ, got {labels}")
     return ChoiceRule(pattern, *labels)
+
+
+def _choice_pattern(source: Any) -> re.Pattern[str]:
+    """Raises: ValueError for a ``parse.regex`` that does not compile."""
+    try:
+        return re.compile(str(source))
+    except re.error as exc:
+        raise ValueError(f"parse.regex /{source}/ does not compile: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -107,9 +117,9 @@ def _parse_against(against: Any) -> Against:
         raise ValueError("llm_judge_pairwise needs against: {model: NAME} (a suite model answers the same prompt) "
                          "or {answer: TEMPLATE} (the other answer itself)")
     check_known_keys(against, AGAINST_KEYS, "against")
-    for key in AGAINST_KEYS:
-        if key in against and not isinstance(against[key], str):
-            raise ValueError(f"against.{key} must be text, got {against[key]!r}")
+    wrong = next((key for key in AGAINST_KEYS if not isinstance(against.get(key, ""), str)), None)
+    if wrong is not None:
+        raise ValueError(f"against.{wrong} must be text, got {against[wrong]!r}")
     return Against(against.get("model"), against.get("answer"), against.get("label"))
 
 
@@ -172,10 +182,12 @@ class PairwiseScorer:
 
     def _check_against(self, case: CaseSpec) -> None:
         name = self.against.model
-        if name is not None and name not in case.models:
+        if name is None:
+            return  # the other answer is a template
+        if name not in case.models:
             raise CaseError(f"unknown model {name!r} for against", path=case.path, line=self.spec.line,
                             key=f"{self.spec.key}.against.model", hint=choices_hint(name, case.models, label="models"))
-        if name is not None and (case.turns is not None or case.conversation is not None):
+        if case.turns is not None or case.conversation is not None:
             raise CaseError(_ONE_PROMPT, path=case.path, line=self.spec.line, key=f"{self.spec.key}.against")
 
     def check_case(self, case: CaseSpec) -> None:
