@@ -170,9 +170,7 @@ class Composite:
             return CompositeResult(None, f"{formula} divides by zero for these values")
         except OverflowError:
             value = math.inf
-        if not math.isfinite(value):  # Infinity in results.jsonl and summary.json, and a model's mean of inf
-            return CompositeResult(None, f"{formula} = {value}: not a finite number")
-        return CompositeResult(round(value, 6), f"{formula} = {_fmt(value)}")
+        return _valued(value, formula)
 
     def _gates_of(self, component: str) -> list[Gate]:
         return [gate for gate in self._gates if gate.component == component]
@@ -201,11 +199,7 @@ class Composite:
                 None, "no terms left; " + "; ".join(notes), missing=missing, dropped=dropped, why_dropped=why
             )
         value, shown = self._rescaled(terms, kept, values)
-        if not math.isfinite(value):
-            return CompositeResult(None, f"{shown} = {value}: not a finite number", missing=missing, dropped=dropped,
-                                   why_dropped=why)
-        detail = "; ".join([f"{shown} = {_fmt(value)}", *notes])
-        return CompositeResult(round(value, 6), detail, missing=missing, dropped=dropped, why_dropped=why)
+        return _valued(value, shown, notes, missing=missing, dropped=dropped, why_dropped=why)
 
     def _dropped_terms(
         self, terms: tuple[Term, ...], values: Mapping[str, float | None], missing: tuple[str, ...]
@@ -231,6 +225,25 @@ class Composite:
             return value, joined
         # keep the formula's scale: with weights summing to 1 this is "divide by the kept weights"
         return value * (total / kept_weight), f"({joined}){_rescaling(total, kept_weight)}"
+
+
+def _valued(
+    value: float,
+    shown: str,
+    notes: Sequence[str] = (),
+    *,
+    missing: tuple[str, ...] = (),
+    dropped: tuple[str, ...] = (),
+    why_dropped: Mapping[str, str] | None = None,
+) -> CompositeResult:
+    """The composite ``shown = value`` followed by ``notes``; unscored when the value is not finite.
+
+    Infinity would reach results.jsonl and summary.json, and make a model's mean infinite.
+    """
+    why = dict(why_dropped or {})
+    if not math.isfinite(value):
+        return CompositeResult(None, f"{shown} = {value}: not a finite number", missing, dropped, why)
+    return CompositeResult(round(value, 6), "; ".join([f"{shown} = {_fmt(value)}", *notes]), missing, dropped, why)
 
 
 def _weight(terms: Sequence[Term]) -> float:
