@@ -58,19 +58,19 @@ def parse_scores(value: object) -> dict[str, float]:
         return dict(DEFAULT_SCORES)
     if not isinstance(value, Mapping):
         raise ValueError(f"scores must map relations to scores, such as {{subset: 0.5}}, got {value!r}")
-    _check_relations(value)
-    bad = next(((key, score) for key, score in value.items() if not _is_fraction(score)), None)
-    if bad is not None:
-        raise ValueError(f"scores.{bad[0]} must be a number from 0 to 1, got {bad[1]!r}")
+    _check_scores(value)
     return {**DEFAULT_SCORES, **{str(key): float(score) for key, score in value.items()}}
 
 
-def _check_relations(value: Mapping[object, object]) -> None:
-    """Raises: ValueError naming the keys that are none of the five relations."""
+def _check_scores(value: Mapping[object, object]) -> None:
+    """Raises: ValueError naming the keys that are none of the five relations, else the first bad score."""
     unknown = sorted(str(key) for key in value if key not in DEFAULT_SCORES)
     if unknown:
         raise ValueError(f"scores has unknown relation(s) {', '.join(unknown)}; "
                          f"the relations are {', '.join(DEFAULT_SCORES)}")
+    bad = next(((key, score) for key, score in value.items() if not _is_fraction(score)), None)
+    if bad is not None:
+        raise ValueError(f"scores.{bad[0]} must be a number from 0 to 1, got {bad[1]!r}")
 
 
 def _is_fraction(score: object) -> bool:

@@ -154,8 +154,12 @@ def match_name(names: Sequence[str], wanted: Sequence[str], what: str = "row") -
         found = _only_mention(cleaned, wanted, many)
     if found is not None:
         return found
-    shown = ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
-    raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {shown})")
+    raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {_listed(names)})")
+
+
+def _listed(names: Sequence[str]) -> str:
+    """The names (without emphasis, blanks left out) for a message; ``none`` when there are none."""
+    return ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
 
 
 def _plural(what: str) -> str:
