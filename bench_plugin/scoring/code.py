@@ -26,7 +26,7 @@ from bench_plugin.errors import CaseError, JudgeError
 from bench_plugin.hints import did_you_mean
 from bench_plugin.scoring.code_source import FunctionRef, ScorerFunction, check_signature, load_function
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.scoring.options import check_choice, check_option_names
+from bench_plugin.scoring.options import check_choice, check_option_names, is_number
 from bench_plugin.scoring.targets import TARGETS
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
@@ -226,8 +226,7 @@ def _check_result_keys(result: Mapping[str, Any]) -> None:
 
 
 def _fraction(number: Any, what: str) -> float:
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
-            or not 0 <= number <= 1:
+    if not is_number(number) or not math.isfinite(number) or not 0 <= number <= 1:
         raise ValueError(f"{what} {number!r}, expected a number from 0 to 1")
     return float(number)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench_plugin.hints import did_you_mean
+from bench_plugin.scoring.options import is_number
 
 Values = Mapping[str, float]
 Compiled = Callable[[Values], float]
@@ -86,7 +87,7 @@ def constant_value(node: ast.expr) -> float | None:
 
 def _constant_number(node: ast.Constant) -> float | None:
     value = node.value
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return float(value) if is_number(value) else None
 
 
 def _constant_sign(node: ast.UnaryOp) -> float | None:

@@ -7,7 +7,7 @@ Every scorer type's ``parse`` uses these, so a misspelt option reads the same wh
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from bench_plugin.hints import did_you_mean
 
@@ -25,6 +25,11 @@ def check_option_names(options: Iterable[str], allowed: Sequence[str], scorer: s
             guess = did_you_mean(key, allowed)
             hint = f"; {guess}" if guess else ""
             raise ValueError(f"unknown option {key!r} for {scorer}{hint} (options: {', '.join(allowed)})")
+
+
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """A number as YAML or JSON gives it: an int or a float, not a boolean."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def check_known_keys(mapping: Iterable[str], allowed: Sequence[str], what: str, *, taker: str = "it") -> None:

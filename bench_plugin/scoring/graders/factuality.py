@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing_extensions import Self
 
 from bench_plugin.scoring.graders.base import GRADER_KEYS, Grader, grader_judge
+from bench_plugin.scoring.options import is_number
 from bench_plugin.suite.spec import ScorerSpec
 
 FACTUALITY_KEYS = (*GRADER_KEYS, "scores")
@@ -75,7 +76,7 @@ def _check_scores(value: Mapping[object, object]) -> None:
 
 def _is_fraction(score: object) -> bool:
     """A number from 0 to 1 (a boolean is not one)."""
-    return isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1
+    return is_number(score) and 0 <= score <= 1
 
 
 @dataclass(frozen=True)

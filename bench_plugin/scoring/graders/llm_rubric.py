@@ -24,6 +24,7 @@ from bench_plugin.scoring.graders.base import GRADER_KEYS, grader_judge, users_p
 from bench_plugin.scoring.judge.llm_judge import JudgeScorer
 from bench_plugin.scoring.judge.usage import completion_usage
 from bench_plugin.scoring.judge.verdict_maps import NAMED_VERDICTS, VerdictMap
+from bench_plugin.scoring.options import is_number
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 LLM_RUBRIC_KEYS = (*GRADER_KEYS, "criteria")
@@ -89,7 +90,7 @@ def _score(score: Any) -> float | None:
     """Raises: JudgeError for a score that is not a number from 0 to 1."""
     if score is None:
         return None
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
+    if not is_number(score):
         raise JudgeError(f"field 'score' is {score!r}, not a number")
     if not 0 <= score <= 1:
         raise JudgeError(f"field 'score' is {score:g}, outside [0, 1]")

@@ -21,7 +21,7 @@ from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import PathStep, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.judge_reply import candidate_entry, canonical_scores, numbers_of
 from bench_plugin.scoring.judge.prompt import JudgeTemplate, parse_templates
-from bench_plugin.scoring.options import check_known_keys
+from bench_plugin.scoring.options import check_known_keys, is_number
 
 CONSENSUS_KEYS = ("judge", "prompt", "prompt_file", "system", "system_file", "required_keys", "schema", "score",
                   "scores")
@@ -118,7 +118,7 @@ class Consensus:
             assert participants is not None
             return candidate_entry(participants, candidate)
         value = walk_json_path(data, self.score.steps)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_number(value):
             raise JudgeError(f"consensus {self.score.text} is {json.dumps(value)}, not a number")
         return float(value)
 

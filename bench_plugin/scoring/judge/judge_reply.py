@@ -23,6 +23,7 @@ from bench_plugin.scoring.judge.parse_rules import ParseRule, compile_parse_rule
 from bench_plugin.scoring.judge.reply_json import values_at
 from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
 from bench_plugin.scoring.judge.verdict_maps import VerdictMap, parse_verdict_map
+from bench_plugin.scoring.options import is_number
 from bench_plugin.suite.spec import CaseSpec
 
 DEFAULT = "default"
@@ -45,10 +46,6 @@ class Reading:
     participants: Mapping[str, float] | None = None
     problems: tuple[str, ...] = ()
     label: str | None = None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -213,7 +210,7 @@ def _split_default(rule: Any) -> tuple[Any, float | None]:
     """``parse:`` without its ``default``, and the default (None when it declares none)."""
     if not isinstance(rule, Mapping) or DEFAULT not in rule:
         return rule, None
-    if not _is_number(rule[DEFAULT]):
+    if not is_number(rule[DEFAULT]):
         raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
     return {key: value for key, value in rule.items() if key != DEFAULT}, float(rule[DEFAULT])
 
@@ -228,8 +225,8 @@ def scores_object(text: str, path: str) -> tuple[dict[str, float], list[str]]:
 
 def numbers_of(found: Mapping[str, Any], path: str) -> tuple[dict[str, float], list[str]]:
     """The numeric entries of an object; the others are reported as problems and left out."""
-    scores = {str(key): float(value) for key, value in found.items() if _is_number(value)}
-    problems = [f"{path}.{key} is {value!r}, not a number" for key, value in found.items() if not _is_number(value)]
+    scores = {str(key): float(value) for key, value in found.items() if is_number(value)}
+    problems = [f"{path}.{key} is {value!r}, not a number" for key, value in found.items() if not is_number(value)]
     return scores, problems
 
 

@@ -34,7 +34,7 @@ from bench_plugin.scoring.judge.prompt_names import check_prompt_names
 from bench_plugin.scoring.judge.rubric import Rubric
 from bench_plugin.scoring.judge.usage import completion_usage
 from bench_plugin.scoring.judge.verdict_maps import VerdictMap
-from bench_plugin.scoring.options import check_choice, check_flag, check_option_names
+from bench_plugin.scoring.options import check_choice, check_flag, check_option_names, is_number
 from bench_plugin.scoring.targets import TARGETS
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
@@ -87,7 +87,7 @@ def _two_numbers(scale: Any) -> bool:
     return (
         isinstance(scale, (list, tuple))
         and len(scale) == 2
-        and all(isinstance(bound, (int, float)) and not isinstance(bound, bool) for bound in scale)
+        and all(is_number(bound) for bound in scale)
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any, TypeGuard
 from bench_plugin.errors import JudgeError
 from bench_plugin.json_text import PathStep, parse_json_path
 from bench_plugin.scoring.judge.reply_json import values_at
-from bench_plugin.scoring.options import check_known_keys, repeated
+from bench_plugin.scoring.options import check_known_keys, is_number, repeated
 
 RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
 CATEGORY_KEYS = ("name", "max", "scale", "key", "description")
@@ -71,12 +71,8 @@ class Rubric:
         return sum(category.high for category in self.categories)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _scale_of(value: Any, where: str) -> tuple[float, float]:
-    if not (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)):
+    if not (isinstance(value, list) and len(value) == 2 and all(is_number(v) for v in value)):
         raise ValueError(f"{where} must be two numbers [lowest, highest], got {value!r}")
     low, high = float(value[0]), float(value[1])
     if low >= high:
@@ -133,7 +129,7 @@ def _category_scale(
 
 def _points(points: Any, where: str) -> float:
     """A category's ``max``: its points, a number above 0."""
-    if not _is_number(points) or points <= 0:
+    if not is_number(points) or points <= 0:
         raise ValueError(f"{where}.max must be a number above 0, got {points!r}")
     return float(points)
 
@@ -194,7 +190,7 @@ def _json_steps(json_field: Any, read: str) -> tuple[PathStep, ...]:
 def _default(default: Any) -> float | None:
     if default is None:
         return None
-    if not _is_number(default):
+    if not is_number(default):
         raise ValueError(f"rubric.default must be a number, got {default!r}")
     return float(default)
 
@@ -254,7 +250,7 @@ def _score_from_json(found: Mapping[str, Any], category: Category) -> float:
     for key in (category.key, category.name):
         if key in found:
             value = found[key]
-            if not _is_number(value):
+            if not is_number(value):
                 raise JudgeError(f"{category.name!r} is {json.dumps(value)}, not a number")
             return float(value)
     raise JudgeError(f"no field {category.key!r}")
