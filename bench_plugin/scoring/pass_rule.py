@@ -49,13 +49,14 @@ def apply_thresholds(
     out = []
     for component in components:
         threshold = thresholds.get(component.name) if component.turn is None else None
-        if threshold is None:
-            out.append(component)
-            continue
-        passed = None if component.value is None else component.passed is not False and component.value >= threshold
-        extra = {**component.extra, "threshold": threshold}
-        out.append(dataclasses.replace(component, passed=passed, extra=extra))
+        out.append(component if threshold is None else _held_to(component, threshold))
     return tuple(out)
+
+
+def _held_to(component: ComponentScore, threshold: float) -> ComponentScore:
+    """The component with ``passed`` by its threshold (and its own verdict), the threshold in ``extra``."""
+    passed = None if component.value is None else component.passed is not False and component.value >= threshold
+    return dataclasses.replace(component, passed=passed, extra={**component.extra, "threshold": threshold})
 
 
 def _failure(component: ComponentScore, threshold: float | None) -> str:

@@ -68,8 +68,12 @@ def mean_of_turns(name: str, turns: Sequence[ComponentScore]) -> ComponentScore:
         value=round(sum(values) / len(values), 6),
         raw=_mean_raw(turns),
         passed=_all_passed(turns),
-        detail=f"mean of {len(turns)} turn{'s' if len(turns) != 1 else ''}: {shown}",
+        detail=f"mean of {_turns(len(turns))}: {shown}",
     )
+
+
+def _turns(count: int) -> str:
+    return f"{count} turn" if count == 1 else f"{count} turns"
 
 
 def _unscored_turns(turns: Sequence[ComponentScore]) -> str | None:

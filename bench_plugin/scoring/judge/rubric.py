@@ -202,13 +202,15 @@ def rubric_variables(rubric: Rubric | None) -> dict[str, Any]:
     """
     if rubric is None:
         return {}
-    lines = []
-    for number, category in enumerate(rubric.categories, 1):
-        points = f"{category.high:g} points" if category.low == 0 else f"{category.low:g} to {category.high:g}"
-        lines.append(f"{number}. {category.name} ({points})")
-        lines += [f"   {line}" for line in category.description.splitlines()]
+    lines = [line for number, category in enumerate(rubric.categories, 1) for line in _lines(number, category)]
     return {"rubric": [category.to_dict() for category in rubric.categories], "rubric_text": "\n".join(lines),
             "rubric_total": rubric.high}
+
+
+def _lines(number: int, category: Category) -> list[str]:
+    """``2. Clarity (1 to 5)`` (or ``(25 points)``), then its description indented."""
+    points = f"{category.high:g} points" if category.low == 0 else f"{category.low:g} to {category.high:g}"
+    return [f"{number}. {category.name} ({points})", *(f"   {line}" for line in category.description.splitlines())]
 
 
 def _name_pattern(name: str) -> str:
