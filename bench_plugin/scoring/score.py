@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from functools import partial
 
 from bench_plugin.errors import JudgeError
@@ -62,7 +63,7 @@ async def score_case(context: ScoringContext, scoring: CaseScoring) -> ScoreSet:
         return ScoreSet((), None, True, case.pass_threshold, composite_detail="no scorers")
     outcomes = await gather_all(_score_scorer(scorer, context) for scorer in scoring.scorers)
     thresholds = _thresholds(scoring)
-    components = apply_thresholds([component for outcome in outcomes for component in outcome], thresholds)
+    components = apply_thresholds(list(itertools.chain.from_iterable(outcomes)), thresholds)
     result = scoring.composite.evaluate({component.name: component.value for component in components})
     if result.value is None:
         reason = _unscored_reason(result.missing, components, result.detail)

@@ -186,9 +186,9 @@ def _exploration_terms(
     """One term per exploration requirement the options set."""
     terms = []
     if options.require_read_before_write:
-        terms.append(1.0 if read_first else 0.0)
+        terms.append(float(read_first))
     if options.require_verification:
-        terms.append(1.0 if verified else 0.0)
+        terms.append(float(verified))
     if options.min_reads_before_write:
         terms.append(_capped(reads, options.min_reads_before_write))
     if options.min_verifications:

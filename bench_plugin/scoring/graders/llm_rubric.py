@@ -146,13 +146,14 @@ class LlmRubric:
 def _criteria(options: Mapping[str, Any]) -> str:
     """``criteria:``, which the grader's prompt needs (and a prompt of the user's does not take)."""
     criteria = options.get("criteria")
-    own_prompt = users_prompt(options)
-    if not own_prompt and (not isinstance(criteria, str) or not criteria.strip()):
+    if users_prompt(options):
+        if criteria is not None:
+            raise ValueError("criteria go into the grader's prompt; with prompt or prompt_file the whole prompt is "
+                             "yours: drop criteria")
+        return ""
+    if not isinstance(criteria, str) or not criteria.strip():
         raise ValueError("llm_rubric needs criteria: what the output must do, in plain words (a template)")
-    if own_prompt and criteria is not None:
-        raise ValueError("criteria go into the grader's prompt; with prompt or prompt_file the whole prompt is "
-                         "yours: drop criteria")
-    return str(criteria or "")
+    return criteria
 
 
 def _detail(judge: ModelSpec, reading: RubricReading) -> str:
