@@ -153,9 +153,9 @@ def check_signature(function: object, name: str) -> int:
         signature = inspect.signature(function)
     except (TypeError, ValueError):  # a builtin without a signature: assume the usual form
         return 2
-    count = next((count for count in (2, 1) if _takes(signature, count)), None)
-    if count is not None:
-        return count
+    for count in (2, 1):
+        if _takes(signature, count):
+            return count
     raise ValueError(f"{name}({', '.join(signature.parameters)}) cannot be called as (output, context) or (output): "
                      f"expected {FUNCTION_SHAPE}")
 

@@ -233,6 +233,14 @@ class PairwiseScorer:
         answer = split_thinking(completion.text, model.thinking).answer or ""
         return answer, model.label if against.label is None else against.label, completion_usage(completion)
 
+    async def _both_orders(self, context: ScoringContext, judge: ModelSpec, mine: str, other: str) -> list[Completion]:
+        """The judge's replies with the candidate's answer shown first (order 1), then second (order 2)."""
+        orders = [(1, mine, other), (2, other, mine)]
+        return list(await asyncio.gather(*(
+            self.prompt.call(context, judge, {"answer_a": a, "answer_b": b, "order": order, "other": other})
+            for order, a, b in orders
+        )))
+
     async def score(self, context: ScoringContext) -> ComponentScore:
         """Judge both orders and combine them.
 
@@ -244,11 +252,7 @@ class PairwiseScorer:
         other, other_label, other_usage = await self._other(context)
         mine = TARGETS[self.prompt.target](context)
         label = case.model.label if case.model is not None else case.model_name
-        orders = [(1, mine, other), (2, other, mine)]
-        completions = await asyncio.gather(*(
-            self.prompt.call(context, judge, {"answer_a": a, "answer_b": b, "order": order, "other": other})
-            for order, a, b in orders
-        ))
+        completions = await self._both_orders(context, judge, mine, other)
         choices = [self.rule.read(completion.text) for completion in completions]
         # the candidate's verdicts: as A in order 1; as B in order 2 ("second" then favours it)
         result = outcome_of(choices[0], choices[1])
