@@ -180,13 +180,17 @@ def _only_mention(cleaned: Sequence[str], wanted: Sequence[str], many: str) -> i
         JudgeError: when more than one name mentions it.
     """
     for text in wanted:
-        target = clean_cell(text).casefold()
-        found = [index for index, name in enumerate(cleaned) if target and target in name]
+        found = _mentions(cleaned, clean_cell(text).casefold())
         if len(found) > 1:
             raise JudgeError(f"{len(found)} {many} mention {text!r}; expected one")
         if found:
             return found[0]
     return None
+
+
+def _mentions(cleaned: Sequence[str], target: str) -> list[int]:
+    """The indexes of the names that contain ``target`` (none for an empty target)."""
+    return [index for index, name in enumerate(cleaned) if target and target in name]
 
 
 def find_row(table: MarkdownTable, keys: int, wanted: Sequence[str]) -> tuple[str, ...]:
@@ -212,6 +216,18 @@ class TableRule:
     key_column: str | None = None
     after: str | None = None
 
+    def _table(self, text: str) -> tuple[MarkdownTable, int, int]:
+        """The table with the rule's column, the index of its key column and that of the score column.
+
+        Raises:
+            JudgeError: when there is no such table, or it has no such key column.
+        """
+        table = find_table(text, self.column, self.after)
+        keys = key_index(table, self.key_column)
+        column = table.column(self.column)
+        assert column is not None  # find_table chose a table with this column
+        return table, keys, column
+
     def cell(self, text: str, rows: Sequence[str] = ()) -> float:
         """The number in the cell of ``row`` (else the first of ``rows`` that names a row).
 
@@ -231,11 +247,8 @@ class TableRule:
         wanted = self.row if self.row is not None else tuple(rows)
         if not wanted:
             raise ValueError("a table rule needs row: the row to read (llm_judge fills in the candidate's)")
-        table = find_table(text, self.column, self.after)
-        keys = key_index(table, self.key_column)
+        table, keys, column = self._table(text)
         row = find_row(table, keys, wanted)
-        column = table.column(self.column)
-        assert column is not None  # find_table chose a table with this column
         if column >= len(row):
             raise JudgeError(f"the row {clean_cell(row[keys])!r} has no {self.column!r} cell")
         return row[column], f"the {self.column!r} cell of {clean_cell(row[keys])!r}"
@@ -249,10 +262,7 @@ class TableRule:
         Raises:
             JudgeError: when the table cannot be found.
         """
-        table = find_table(text, self.column, self.after)
-        keys = key_index(table, self.key_column)
-        column = table.column(self.column)
-        assert column is not None
+        table, keys, column = self._table(text)
         scores: dict[str, float] = {}
         problems: list[str] = []
         for row in table.rows:
