@@ -207,11 +207,15 @@ class Equals(Check):
 
     def _default_decided(self, same: bool, text: str) -> str:
         """Says so when a default decided it: the normalising ``strip: true``, the strict ``ignore_case: false``."""
-        if same and self.strip and not self._same(self.value, text):
+        if same and self._stripping_mattered(text):
             return " once whitespace at both ends is stripped (strip: true, the default)"
         if not same and not self.ignore_case and self._same_ignoring_case(text):
             return ", which differs only in case (ignore_case: false, the default)"
         return ""
+
+    def _stripping_mattered(self, text: str) -> bool:
+        """Whether the text equals the value only once both are stripped."""
+        return self.strip and not self._same(self.value, text)
 
     def _same_ignoring_case(self, text: str) -> bool:
         expected, got = (self.value.strip(), text.strip()) if self.strip else (self.value, text)
