@@ -113,12 +113,16 @@ class Contains(Check):
 
     def _evidence(self, text: str, starts: Mapping[str, int]) -> str:
         """Where each value was found (with the text around it, when it should not be), and which were not."""
-        found = [self._located(text, needle, starts[needle]) for needle in self.needles if starts[needle] >= 0]
+        found = [needle for needle in self.needles if starts[needle] >= 0]
         missing = [needle for needle in self.needles if starts[needle] < 0]
-        evidence = [f"found {', '.join(found)}"] if found else []
+        evidence = [self._found(text, found, starts)] if found else []
         if missing:
             evidence.append(self._not_found(missing, text))
         return "; ".join(evidence)
+
+    def _found(self, text: str, found: Sequence[str], starts: Mapping[str, int]) -> str:
+        """``found 'a' at char 3, 'b' at char 9`` (with the text around each, when it should be absent)."""
+        return f"found {', '.join(self._located(text, needle, starts[needle]) for needle in found)}"
 
     def _not_found(self, missing: Sequence[str], text: str) -> str:
         """``'a', 'b' not found in 120 chars`` (the value goes unnamed when it is the only one)."""
