@@ -235,12 +235,17 @@ def _score_from_text(text: str, category: Category) -> float:
 
 
 def _object_with_categories(text: str, rubric: Rubric) -> Mapping[str, Any]:
-    keys = {key for category in rubric.categories for key in (category.key, category.name)}
+    keys = _field_names(rubric)
     found = next((found for found in values_at(text, rubric.json_steps) if _has_any(found, keys)), None)
     if found is not None:
         return found
     where = f" at {rubric.json_field!r}" if rubric.json_field else ""
     raise JudgeError(f"no JSON object{where} has a field named after a rubric category")
+
+
+def _field_names(rubric: Rubric) -> set[str]:
+    """The fields a category may be written under in JSON: its key or its name."""
+    return {key for category in rubric.categories for key in (category.key, category.name)}
 
 
 def _has_any(found: Any, keys: set[str]) -> TypeGuard[Mapping[str, Any]]:
