@@ -116,22 +116,18 @@ class ScoringBinder:
         scorers: list[Scorer] = []
         for spec in case.scorers:
             if spec.name in first_line:
-                line = first_line[spec.name]
-                where = f" (first at line {line + 1})" if line is not None else ""
-                raise CaseError(
-                    f"scorer name {spec.name!r} is used twice{where}",
-                    path=case.path,
-                    line=spec.line,
-                    key=f"{spec.key}.name",
-                    hint="give each scorer its own name: the composite formula refers to scorers by name",
-                )
+                raise _name_used_twice(case, spec, first_line[spec.name])
             first_line[spec.name] = spec.line
-            scorer = self.scorer(spec, case)
-            own = case.scorer_vars.get(spec.name)
-            if _checks_case(type(scorer)):  # what only the case can tell (a pairwise baseline among its models)
-                cast(ChecksCase, scorer).check_case(with_variables(case, own) if own else case)
-            scorers.append(WithVariables(scorer, own) if own else scorer)
+            scorers.append(self._bound(spec, case))
         return CaseScoring(tuple(scorers), self.composite(case))
+
+    def _bound(self, spec: ScorerSpec, case: CaseSpec) -> Scorer:
+        """The scorer, checked against the case (with the scorer's own ``vars:``, which it then keeps)."""
+        scorer = self.scorer(spec, case)
+        own = case.scorer_vars.get(spec.name)
+        if _checks_case(type(scorer)):  # what only the case can tell (a pairwise baseline among its models)
+            cast(ChecksCase, scorer).check_case(with_variables(case, own) if own else case)
+        return WithVariables(scorer, own) if own else scorer
 
     def scorer(self, spec: ScorerSpec, case: CaseSpec) -> Scorer:
         """The scorer ``spec`` describes, parsed once.
@@ -170,6 +166,17 @@ class ScoringBinder:
         except ValueError as exc:
             raise CaseError(str(exc), path=case.path, line=spec.line, key=spec.key) from exc
         return self._composites.put(key, composite)
+
+
+def _name_used_twice(case: CaseSpec, spec: ScorerSpec, first: int | None) -> CaseError:
+    where = f" (first at line {first + 1})" if first is not None else ""
+    return CaseError(
+        f"scorer name {spec.name!r} is used twice{where}",
+        path=case.path,
+        line=spec.line,
+        key=f"{spec.key}.name",
+        hint="give each scorer its own name: the composite formula refers to scorers by name",
+    )
 
 
 @functools.cache

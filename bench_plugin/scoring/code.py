@@ -26,7 +26,7 @@ from bench_plugin.core.errors import CaseError, JudgeError
 from bench_plugin.core.hints import did_you_mean
 from bench_plugin.scoring.code_source import FunctionRef, ScorerFunction, check_signature, load_function
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.scoring.options import check_choice, check_option_names
+from bench_plugin.scoring.options import check_choice, check_option_names, is_number
 from bench_plugin.scoring.targets import TARGETS
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
@@ -200,9 +200,7 @@ def _read_mapping(result: Mapping[str, Any], threshold: float | None) -> tuple[f
     reason = result.get("reason", "")
     if not isinstance(reason, str):
         raise ValueError(f"returned a reason that is {type(reason).__name__}, not text")
-    passed = result.get("pass")
-    if passed is not None and not isinstance(passed, bool):
-        raise ValueError(f"returned pass: {passed!r}, expected true or false")
+    passed = _passed(result.get("pass"))
     score = result.get("score")
     if score is None:
         return (None if passed is None else float(passed)), passed, reason
@@ -210,6 +208,13 @@ def _read_mapping(result: Mapping[str, Any], threshold: float | None) -> tuple[f
     if passed is None and threshold is not None:
         passed = value >= threshold
     return value, passed, reason
+
+
+def _passed(passed: Any) -> bool | None:
+    """``pass``: true, false or none given."""
+    if passed is not None and not isinstance(passed, bool):
+        raise ValueError(f"returned pass: {passed!r}, expected true or false")
+    return passed
 
 
 def _check_result_keys(result: Mapping[str, Any]) -> None:
@@ -221,8 +226,7 @@ def _check_result_keys(result: Mapping[str, Any]) -> None:
 
 
 def _fraction(number: Any, what: str) -> float:
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
-            or not 0 <= number <= 1:
+    if not is_number(number) or not math.isfinite(number) or not 0 <= number <= 1:
         raise ValueError(f"{what} {number!r}, expected a number from 0 to 1")
     return float(number)
 

@@ -154,21 +154,26 @@ def check_signature(function: object, name: str) -> int:
     except (TypeError, ValueError):  # a builtin without a signature: assume the usual form
         return 2
     for count in (2, 1):
-        try:
-            signature.bind(*range(count))
-        except TypeError:
-            continue
-        return count
+        if _takes(signature, count):
+            return count
     raise ValueError(f"{name}({', '.join(signature.parameters)}) cannot be called as (output, context) or (output): "
                      f"expected {FUNCTION_SHAPE}")
+
+
+def _takes(signature: inspect.Signature, count: int) -> bool:
+    """Whether a function of this signature can be called with ``count`` positional arguments."""
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return True
 
 
 def _import_file(ref: FunctionRef, folders: SuiteFolders) -> ModuleType:
     file = _confined(folders, ref.module, "python scorer file")
     if not file.is_file():
         raise _NotLoaded(f"python scorer file {ref.module} does not exist in the suite's folder ({folders.root})")
-    digest = hashlib.sha1(str(file).encode(), usedforsecurity=False).hexdigest()[:10]
-    name = f"bench_scorer_{digest}_{file.stem}"
+    name = _module_name(file)
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, file)
@@ -185,6 +190,12 @@ def _import_file(ref: FunctionRef, folders: SuiteFolders) -> ModuleType:
     return module
 
 
+def _module_name(file: Path) -> str:
+    """The name a scorer file is imported under: its own, so that two suites' ``checks.py`` never clash."""
+    digest = hashlib.sha1(str(file).encode(), usedforsecurity=False).hexdigest()[:10]
+    return f"bench_scorer_{digest}_{file.stem}"
+
+
 def _confined(folders: SuiteFolders, path: str | Path, what: str) -> Path:
     """``path`` resolved inside the suite's folders; raises ``_NotLoaded`` when it is outside."""
     try:
@@ -197,13 +208,18 @@ def _import_module(ref: FunctionRef, folders: SuiteFolders) -> ModuleType:
     parts = ref.module.split(".")
     bases = [folders.root, *(folder for folder in folders.allowed if folder.is_dir())]
     for base in bases:
-        candidates = (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py"))
-        found = next((candidate for candidate in candidates if candidate.is_file()), None)
+        found = _module_file(base, parts)
         if found is not None:
             return _import_by_name(ref.module, base, _confined(folders, found, f"module {ref.module}"))
     where = f"the suite's folder ({folders.root})" + (" or the folders allowed by --bench-allow-path"
                                                        if folders.allowed else "")
     raise _NotLoaded(f"no module {ref.module} in {where}: a python scorer's module must sit there", _REGISTER_HINT)
+
+
+def _module_file(base: Path, parts: list[str]) -> Path | None:
+    """The module's file under ``base`` (``a/b.py``, else the package ``a/b/__init__.py``), or None."""
+    candidates = (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py"))
+    return next((candidate for candidate in candidates if candidate.is_file()), None)
 
 
 def _import_by_name(name: str, base: Path, expected: Path) -> ModuleType:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bench_plugin.scoring.formula import Compiled, compile_expression, constant_value, name_hint
+from bench_plugin.scoring.options import repeated
 from bench_plugin.suite.spec import CompositeSpec
 
 
@@ -141,16 +142,22 @@ class Composite:
             A result whose ``detail`` reads like ``(0.4*C + 0.3*T + 0.2*B) / 0.9 = 0.7444; J dropped:
             gate C >= 0.9999 not met``. The value is rounded to 6 decimals and never clamped.
         """
-        # a component whose gate is closed does not count, so its lack of a score does not matter
-        missing = tuple(
-            name for name in self.referenced if values.get(name) is None and not self._closed_by_gate(name, values)
-        )
+        missing = self._missing(values)
         if missing and self.spec.on_missing != "renormalize":
             listed = ", ".join(missing)
             return CompositeResult(None, f"unscored: no value for {listed}", missing=missing)
         if self._terms is None:
             return self._as_written(values)  # a formula that cannot drop terms is compiled as it is
         return self._weighted(self._terms, values, missing)
+
+    def _missing(self, values: Mapping[str, float | None]) -> tuple[str, ...]:
+        """The components the formula reads that have no value.
+
+        A component whose gate is closed does not count, so its lack of a score does not matter.
+        """
+        return tuple(
+            name for name in self.referenced if values.get(name) is None and not self._closed_by_gate(name, values)
+        )
 
     def _as_written(self, values: Mapping[str, float | None]) -> CompositeResult:
         """The formula evaluated as written, over the components that have a value."""
@@ -163,9 +170,7 @@ class Composite:
             return CompositeResult(None, f"{formula} divides by zero for these values")
         except OverflowError:
             value = math.inf
-        if not math.isfinite(value):  # Infinity in results.jsonl and summary.json, and a model's mean of inf
-            return CompositeResult(None, f"{formula} = {value}: not a finite number")
-        return CompositeResult(round(value, 6), f"{formula} = {_fmt(value)}")
+        return _valued(value, formula)
 
     def _gates_of(self, component: str) -> list[Gate]:
         return [gate for gate in self._gates if gate.component == component]
@@ -194,11 +199,7 @@ class Composite:
                 None, "no terms left; " + "; ".join(notes), missing=missing, dropped=dropped, why_dropped=why
             )
         value, shown = self._rescaled(terms, kept, values)
-        if not math.isfinite(value):
-            return CompositeResult(None, f"{shown} = {value}: not a finite number", missing=missing, dropped=dropped,
-                                   why_dropped=why)
-        detail = "; ".join([f"{shown} = {_fmt(value)}", *notes])
-        return CompositeResult(round(value, 6), detail, missing=missing, dropped=dropped, why_dropped=why)
+        return _valued(value, shown, notes, missing=missing, dropped=dropped, why_dropped=why)
 
     def _dropped_terms(
         self, terms: tuple[Term, ...], values: Mapping[str, float | None], missing: tuple[str, ...]
@@ -215,8 +216,7 @@ class Composite:
         self, terms: tuple[Term, ...], kept: list[Term], values: Mapping[str, float | None]
     ) -> tuple[float, str]:
         """The kept terms' sum on the formula's scale, and how the detail shows it."""
-        total = sum(term.weight for term in terms)
-        kept_weight = sum(term.weight for term in kept)
+        total, kept_weight = _weight(terms), _weight(kept)
         value = sum(term.weight * float(values[term.component] or 0.0) for term in kept)
         joined = " + ".join(term.text for term in kept)
         if self.spec.formula is None:
@@ -225,6 +225,29 @@ class Composite:
             return value, joined
         # keep the formula's scale: with weights summing to 1 this is "divide by the kept weights"
         return value * (total / kept_weight), f"({joined}){_rescaling(total, kept_weight)}"
+
+
+def _valued(
+    value: float,
+    shown: str,
+    notes: Sequence[str] = (),
+    *,
+    missing: tuple[str, ...] = (),
+    dropped: tuple[str, ...] = (),
+    why_dropped: Mapping[str, str] | None = None,
+) -> CompositeResult:
+    """The composite ``shown = value`` followed by ``notes``; unscored when the value is not finite.
+
+    Infinity would reach results.jsonl and summary.json, and make a model's mean infinite.
+    """
+    why = dict(why_dropped or {})
+    if not math.isfinite(value):
+        return CompositeResult(None, f"{shown} = {value}: not a finite number", missing, dropped, why)
+    return CompositeResult(round(value, 6), "; ".join([f"{shown} = {_fmt(value)}", *notes]), missing, dropped, why)
+
+
+def _weight(terms: Sequence[Term]) -> float:
+    return sum(term.weight for term in terms)
 
 
 def _rescaling(total: float, kept_weight: float) -> str:
@@ -280,10 +303,9 @@ def _weighted_terms(formula: str) -> tuple[Term, ...]:
 
 def _check_weights(formula: str, found: Sequence[Term]) -> None:
     """Raises: ValueError for a component in two terms, or a weight that is not positive."""
-    names = [term.component for term in found]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise ValueError(f"formula {formula.strip()!r}: {', '.join(repeated)} appears in more than one term")
+    twice = repeated([term.component for term in found])
+    if twice:
+        raise ValueError(f"formula {formula.strip()!r}: {', '.join(twice)} appears in more than one term")
     negative = [term.text for term in found if term.weight <= 0]
     if negative:
         raise ValueError(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench_plugin.core.hints import did_you_mean
+from bench_plugin.scoring.options import is_number
 
 Values = Mapping[str, float]
 Compiled = Callable[[Values], float]
@@ -86,7 +87,7 @@ def constant_value(node: ast.expr) -> float | None:
 
 def _constant_number(node: ast.Constant) -> float | None:
     value = node.value
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return float(value) if is_number(value) else None
 
 
 def _constant_sign(node: ast.UnaryOp) -> float | None:
@@ -111,8 +112,11 @@ _FOLDS: dict[type[ast.expr], Callable[[Any], float | None]] = {
 }
 
 
-def _argument_count_problem(name: str, count: int) -> str:
-    """Why ``count`` arguments do not suit the function, or an empty string."""
+def _call_problem(node: ast.Call, name: str, *, known: bool) -> str:
+    """Why a call is not allowed (not min, max or abs, keywords, the number of arguments), or an empty string."""
+    count = len(node.args)
+    if not known or node.keywords or not count:
+        return f"{ast.unparse(node)!r} is not allowed; the functions are min, max and abs"
     if name == "abs":
         return "" if count == 1 else f"abs takes one argument, got {count}"
     return "" if count >= 2 else f"{name} needs at least two arguments"
@@ -191,11 +195,10 @@ class _Compiler:
     def node_Call(self, node: ast.Call) -> Compiled:
         name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
         function = _FUNCTIONS.get(name)
-        if function is None or node.keywords or not node.args:
-            raise self.fail(f"{ast.unparse(node)!r} is not allowed; the functions are min, max and abs")
-        wrong_count = _argument_count_problem(name, len(node.args))
-        if wrong_count:
-            raise self.fail(wrong_count)
+        problem = _call_problem(node, name, known=function is not None)
+        if problem:
+            raise self.fail(problem)
+        assert function is not None
         args = [self.node(arg) for arg in node.args]
         return lambda values: function(*(arg(values) for arg in args))
 

@@ -7,7 +7,7 @@ Every scorer type's ``parse`` uses these, so a misspelt option reads the same wh
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from bench_plugin.core.hints import did_you_mean
 
@@ -27,6 +27,11 @@ def check_option_names(options: Iterable[str], allowed: Sequence[str], scorer: s
             raise ValueError(f"unknown option {key!r} for {scorer}{hint} (options: {', '.join(allowed)})")
 
 
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """A number as YAML or JSON gives it: an int or a float, not a boolean."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def check_known_keys(mapping: Iterable[str], allowed: Sequence[str], what: str, *, taker: str = "it") -> None:
     """Reject a nested mapping's unknown keys, all of them at once.
 
@@ -36,6 +41,11 @@ def check_known_keys(mapping: Iterable[str], allowed: Sequence[str], what: str, 
     unknown = sorted(set(mapping) - set(allowed))
     if unknown:
         raise ValueError(f"{what} has unknown key(s) {', '.join(unknown)}; {taker} takes {', '.join(allowed)}")
+
+
+def repeated(names: Sequence[str]) -> list[str]:
+    """The names that appear more than once, sorted."""
+    return sorted({name for name in names if names.count(name) > 1})
 
 
 def check_choice(key: str, value: Any, allowed: Sequence[str]) -> str:
@@ -83,6 +93,11 @@ def _is_count(default: Any) -> bool:
     return isinstance(default, int) and not isinstance(default, bool)
 
 
+def _is_count_or_none(value: Any) -> bool:
+    """None, or a whole number >= 0."""
+    return value is None or (_is_count(value) and value >= 0)
+
+
 def _is_strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
@@ -93,5 +108,5 @@ def _check_type(key: str, value: Any, default: Any, *, counted: bool) -> None:
         check_flag(key, value)
     if isinstance(default, list) and not _is_strings(value):
         raise TypeError(f"{key} must be a list of strings, got {value!r}")
-    if counted and value is not None and not (_is_count(value) and value >= 0):
+    if counted and not _is_count_or_none(value):
         raise TypeError(f"{key} must be a whole number >= 0, got {value!r}")

@@ -49,13 +49,14 @@ def apply_thresholds(
     out = []
     for component in components:
         threshold = thresholds.get(component.name) if component.turn is None else None
-        if threshold is None:
-            out.append(component)
-            continue
-        passed = None if component.value is None else component.passed is not False and component.value >= threshold
-        extra = {**component.extra, "threshold": threshold}
-        out.append(dataclasses.replace(component, passed=passed, extra=extra))
+        out.append(component if threshold is None else _held_to(component, threshold))
     return tuple(out)
+
+
+def _held_to(component: ComponentScore, threshold: float) -> ComponentScore:
+    """The component with ``passed`` by its threshold (and its own verdict), the threshold in ``extra``."""
+    passed = None if component.value is None else component.passed is not False and component.value >= threshold
+    return dataclasses.replace(component, passed=passed, extra={**component.extra, "threshold": threshold})
 
 
 def _failure(component: ComponentScore, threshold: float | None) -> str:
@@ -91,23 +92,27 @@ def decide_pass(
     """
     ruled = [component for component in components
              if _counts(component, pass_threshold, thresholds, referenced, dropped)]
-    undecided = _undecided(ruled)
-    if undecided is not None:
-        return undecided
-    if pass_threshold is None and not ruled:
-        return PassDecision(True, f"score {composite:.4f} (no scorer has a pass rule: give one a threshold)")
+    unruled = _unruled(ruled, composite, pass_threshold)
+    if unruled is not None:
+        return unruled
     failed = [component for component in ruled if component.passed is False]
     passed, head = _head(composite, pass_threshold, rules_held=not failed)
     return PassDecision(passed, _detail(head, passed, failed, ruled, pass_threshold is not None, thresholds))
 
 
-def _undecided(ruled: Sequence[ComponentScore]) -> PassDecision | None:
-    """The decision when a counted rule has no value to decide on; None when all have one."""
+def _unruled(ruled: Sequence[ComponentScore], composite: float, pass_threshold: float | None) -> PassDecision | None:
+    """The decision when the rules cannot decide, or there are none to; None when they decide.
+
+    A counted rule with no value leaves the case unscored; with no rule and no ``pass_threshold``
+    the case passes.
+    """
     undecided = [component.name for component in ruled if component.passed is None]
-    if not undecided:
-        return None
-    reason = "; ".join(f"{name} is unscored, so its threshold cannot be decided" for name in undecided)
-    return PassDecision(None, f"pass rule of {', '.join(undecided)} not decided", reason)
+    if undecided:
+        reason = "; ".join(f"{name} is unscored, so its threshold cannot be decided" for name in undecided)
+        return PassDecision(None, f"pass rule of {', '.join(undecided)} not decided", reason)
+    if pass_threshold is None and not ruled:
+        return PassDecision(True, f"score {composite:.4f} (no scorer has a pass rule: give one a threshold)")
+    return None
 
 
 def _detail(

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from bench_plugin.core.chat import Message
+from bench_plugin.core.transcript import TurnResult
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.gather import gather_all
 
@@ -21,17 +22,18 @@ def turn_contexts(context: ScoringContext) -> list[ScoringContext]:
     """One context per answered turn: its answer, and the conversation up to and including it."""
     case = context.case
     label = case.model.label if case.model is not None else case.model_name
-    return [
-        dataclasses.replace(
-            context,
-            response=turn.answer or "",
-            transcript=(*turn.context, Message("assistant", turn.raw or "", name=label)),
-            turn=turn,
-            transcript_text=None,  # a judge of one turn reads the conversation up to it
-        )
-        for turn in context.turns
-        if turn.answered
-    ]
+    return [_turn_context(context, turn, label) for turn in context.turns if turn.answered]
+
+
+def _turn_context(context: ScoringContext, turn: TurnResult, label: str) -> ScoringContext:
+    """The context of one answered turn; ``label`` names the candidate's message."""
+    return dataclasses.replace(
+        context,
+        response=turn.answer or "",
+        transcript=(*turn.context, Message("assistant", turn.raw or "", name=label)),
+        turn=turn,
+        transcript_text=None,  # a judge of one turn reads the conversation up to it
+    )
 
 
 async def score_per_turn(name: str, context: ScoringContext, score_one: ScoreOne) -> list[ComponentScore]:
@@ -66,18 +68,20 @@ def mean_of_turns(name: str, turns: Sequence[ComponentScore]) -> ComponentScore:
         value=round(sum(values) / len(values), 6),
         raw=_mean_raw(turns),
         passed=_all_passed(turns),
-        detail=f"mean of {len(turns)} turn{'s' if len(turns) != 1 else ''}: {shown}",
+        detail=f"mean of {_turns(len(turns))}: {shown}",
     )
+
+
+def _turns(count: int) -> str:
+    return f"{count} turn" if count == 1 else f"{count} turns"
 
 
 def _unscored_turns(turns: Sequence[ComponentScore]) -> str | None:
     """Why the mean cannot be taken (no turn, or turns without a value), or None."""
     if not turns:
         return "no turn was answered"
-    unscored = [turn for turn in turns if turn.value is None]
-    if not unscored:
-        return None
-    return "; ".join(f"turn {turn.turn}: {turn.error or 'no value'}" for turn in unscored)
+    unscored = [f"turn {turn.turn}: {turn.error or 'no value'}" for turn in turns if turn.value is None]
+    return "; ".join(unscored) if unscored else None
 
 
 def _mean_raw(turns: Sequence[ComponentScore]) -> float | None:
@@ -102,16 +106,23 @@ def turn_variables(context: ScoringContext) -> dict[str, Any]:
     turn = context.turn
     if turn is None:
         return {}
-    earlier = [t for t in context.turns if t.answered and t.phase == turn.phase and t.index < turn.index]
+    earlier = earlier_turns(context, turn)
     return {
         "turn": turn.index,
         "question": turn.user or "",
-        "earlier": [
-            {"turn": t.index, "user": t.user, "answer": t.answer, "raw": t.raw, "thinking": t.thinking}
-            for t in earlier
-        ],
+        "earlier": [_earlier_turn(t) for t in earlier],
         "context": "\n\n".join(f"User: {t.user}\nAssistant: {t.answer}" for t in earlier),
     }
+
+
+def earlier_turns(context: ScoringContext, turn: TurnResult) -> list[TurnResult]:
+    """The answered turns before ``turn`` in the same phase of the conversation."""
+    return [t for t in context.turns if t.answered and t.phase == turn.phase and t.index < turn.index]
+
+
+def _earlier_turn(turn: TurnResult) -> dict[str, Any]:
+    """An earlier turn as a judge prompt sees it."""
+    return {"turn": turn.index, "user": turn.user, "answer": turn.answer, "raw": turn.raw, "thinking": turn.thinking}
 
 
 def pick_for_turn(value: Any, context: ScoringContext, *, lists_only_per_turn: bool = False) -> Any:
@@ -125,8 +136,12 @@ def pick_for_turn(value: Any, context: ScoringContext, *, lists_only_per_turn: b
     if context.turn is None and lists_only_per_turn:
         return value
     turn = context.last_turn
-    index = turn.index if turn is not None else 1
-    return value[index - 1] if 0 < index <= len(value) else None
+    return turn_entry(value, turn.index if turn is not None else 1)
+
+
+def turn_entry(values: Sequence[Any], turn: int) -> Any:
+    """The entry of a per-turn list for ``turn`` (counted from 1), or None when the list is shorter."""
+    return values[turn - 1] if 0 < turn <= len(values) else None
 
 
 def judged_turn(context: ScoringContext) -> int:

@@ -94,6 +94,24 @@ def _is_parse_class(value: type) -> bool:
     return isinstance(inspect.getattr_static(value, "parse", None), (classmethod, staticmethod))
 
 
+def _instance(cls: type) -> object:
+    """A scorer class without a parse classmethod, made without arguments."""
+    try:
+        return cls()
+    except TypeError as exc:
+        raise TypeError(f"scorer type {cls.__name__} has no parse classmethod and cannot be made "
+                        f"without arguments: {exc}") from exc
+
+
+def _is_old_scorer(value: object) -> bool:
+    """The older protocol: ``validate(spec)`` and ``score(spec, context)``."""
+    return callable(getattr(value, "validate", None)) and callable(getattr(value, "score", None))
+
+
+def _is_function(value: object) -> bool:
+    return inspect.isfunction(value) or inspect.ismethod(value)
+
+
 def adapt(value: object) -> ScorerType:
     """Make a scorer type of what a registry source gives.
 
@@ -108,17 +126,12 @@ def adapt(value: object) -> ScorerType:
     if isinstance(value, type):
         if _is_parse_class(value):
             return cast(ScorerType, value)
-        cls = value
-        try:
-            value = cls()
-        except TypeError as exc:
-            raise TypeError(f"scorer type {cls.__name__} has no parse classmethod and cannot be made "
-                            f"without arguments: {exc}") from exc
+        value = _instance(value)
     if callable(getattr(value, "parse", None)):
         return cast(ScorerType, value)
-    if callable(getattr(value, "validate", None)) and callable(getattr(value, "score", None)):
+    if _is_old_scorer(value):
         return OldScorerType(cast(OldScorer, value))
-    if inspect.isfunction(value) or inspect.ismethod(value):
+    if _is_function(value):
         from bench_plugin.scoring.code import FunctionScorerType  # start-up: only a project's own function scorers
 
         return FunctionScorerType.of(value)

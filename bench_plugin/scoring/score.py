@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from functools import partial
 
 from bench_plugin.core.errors import JudgeError
@@ -61,14 +62,18 @@ async def score_case(context: ScoringContext, scoring: CaseScoring) -> ScoreSet:
     if not scoring.scorers:
         return ScoreSet((), None, True, case.pass_threshold, composite_detail="no scorers")
     outcomes = await gather_all(_score_scorer(scorer, context) for scorer in scoring.scorers)
-    thresholds = {scorer.spec.name: scorer.spec.threshold for scorer in scoring.scorers
-                  if scorer.spec.threshold is not None}
-    components = apply_thresholds([component for outcome in outcomes for component in outcome], thresholds)
+    thresholds = _thresholds(scoring)
+    components = apply_thresholds(list(itertools.chain.from_iterable(outcomes)), thresholds)
     result = scoring.composite.evaluate({component.name: component.value for component in components})
     if result.value is None:
         reason = _unscored_reason(result.missing, components, result.detail)
         return ScoreSet(components, None, None, case.pass_threshold, result.detail, unscored_reason=reason)
     return _decided(components, result, result.value, case.pass_threshold, thresholds, scoring.composite.referenced)
+
+
+def _thresholds(scoring: CaseScoring) -> dict[str, float]:
+    """The scorers' ``threshold:`` by component name (the scorers that have one)."""
+    return {scorer.spec.name: scorer.spec.threshold for scorer in scoring.scorers if scorer.spec.threshold is not None}
 
 
 def _decided(

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from bench_plugin.core.chat import EmbeddingRequest
+from bench_plugin.core.chat import EmbeddingRequest, Embeddings
 from bench_plugin.core.errors import CaseError, JudgeError
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.prompt import find_judge
@@ -106,14 +106,8 @@ class SimilarScorer:
         if not answer.strip():  # an endpoint rejects empty input; an empty answer resembles nothing
             return ComponentScore(value=0.0, raw=0.0, passed=False, detail=f"the answer is empty; {about}",
                                   extra={"similarity": 0.0, "embedding_model": model.name}, **common)
-        if context.embed is None:
-            raise CaseError("similar needs the runner's embedding calls, which this context lacks",
-                            path=case.path, line=spec.line, key=spec.key)
-        try:
-            result = await context.embed(EmbeddingRequest(model=model, texts=(answer, *expected), task=case.task,
-                                                          run=case.run))
-        except CaseError as exc:  # a provider that cannot embed, a bad dimensions param: the model's key is wrong
-            raise exc.located(case.path, spec.line, f"{spec.key}.embedding_model") from exc
+        result = await self._embed(context, EmbeddingRequest(model=model, texts=(answer, *expected), task=case.task,
+                                                             run=case.run))
         similarities = cosine_similarities(result.vectors[0], result.vectors[1:])
         best = max(similarities)
         passed = best >= self.threshold
@@ -126,6 +120,17 @@ class SimilarScorer:
                               detail=f"{self._verdict(similarities, best, passed)}; {about}", usage=usage,
                               extra=extra, **common)
 
+    async def _embed(self, context: ScoringContext, request: EmbeddingRequest) -> Embeddings:
+        """The runner's embedding call; a CaseError it raises is located at ``embedding_model``."""
+        case, spec = context.case, self.spec
+        if context.embed is None:
+            raise CaseError("similar needs the runner's embedding calls, which this context lacks",
+                            path=case.path, line=spec.line, key=spec.key)
+        try:
+            return await context.embed(request)
+        except CaseError as exc:  # a provider that cannot embed, a bad dimensions param: the model's key is wrong
+            raise exc.located(case.path, spec.line, f"{spec.key}.embedding_model") from exc
+
     def _verdict(self, similarities: list[float], best: float, passed: bool) -> str:
         """``cosine similarity 0.8123 >= threshold 0.75`` (and which text was closest, among several)."""
         count = len(similarities)
@@ -136,9 +141,14 @@ class SimilarScorer:
 def _expected_texts(value: Any) -> tuple[Any, ...]:
     """``value:``, one text or a list of them, none empty."""
     values = tuple(value) if isinstance(value, list) else (value,)
-    if value is None or not values or not all(isinstance(v, str) and v.strip() for v in values):
+    if not values or not all(map(_is_text, values)):
         raise ValueError(f"similar needs value: the expected text (or a list of texts, templated), got {value!r}")
     return values
+
+
+def _is_text(value: Any) -> bool:
+    """Text with something in it."""
+    return isinstance(value, str) and bool(value.strip())
 
 
 def cosine_similarities(answer: Sequence[float], expected: Sequence[Sequence[float]]) -> list[float]:

@@ -73,15 +73,7 @@ def _parsed(options: Mapping[str, Any]) -> BehaviorOptions:
     merged = merge_typed_options(options, OPTIONS, "behavior")
     if not isinstance(merged["patterns"], Mapping):
         raise TypeError(f"patterns must be a mapping of {', '.join(PATTERNS)} to regexes")
-    patterns = dict(PATTERNS)
-    for name, pattern in merged["patterns"].items():
-        if name not in PATTERNS:
-            raise ValueError(f"unknown pattern {name!r} (patterns: {', '.join(PATTERNS)})")
-        try:
-            re.compile(str(pattern))
-        except re.error as exc:
-            raise ValueError(f"patterns.{name}: /{pattern}/ does not compile: {exc}") from exc
-        patterns[name] = str(pattern)
+    patterns = {**PATTERNS, **{name: _own_pattern(name, pattern) for name, pattern in merged["patterns"].items()}}
     merged["patterns"] = MappingProxyType({name: re.compile(pattern) for name, pattern in patterns.items()})
     return BehaviorOptions(**merged)
 
@@ -131,12 +123,28 @@ def _destructive(said: Sequence[Message], calls: Sequence[ToolCallRecord], optio
 RULES = (_plan, _progress, _blocker, _refusal, _destructive)  # in the order the record lists them
 
 
+def _own_pattern(name: str, pattern: Any) -> str:
+    """A word list of ``patterns:`` in place of a built-in one; raises ValueError for an unknown name or bad regex."""
+    if name not in PATTERNS:
+        raise ValueError(f"unknown pattern {name!r} (patterns: {', '.join(PATTERNS)})")
+    try:
+        re.compile(str(pattern))
+    except re.error as exc:
+        raise ValueError(f"patterns.{name}: /{pattern}/ does not compile: {exc}") from exc
+    return str(pattern)
+
+
 def evaluate_behavior(
     messages: Sequence[Message], calls: Sequence[ToolCallRecord], options: BehaviorOptions
 ) -> dict[str, Any]:
     """B and the rules it counted: ``satisfied`` (names) and ``failed`` (``{rule, reason}``)."""
     said = [m for m in messages if m.role == "assistant"]
     rules = [found for rule in RULES if (found := rule(said, calls, options)) is not None]
+    return _summary(rules)
+
+
+def _summary(rules: Sequence[_Rule]) -> dict[str, Any]:
+    """B (the share of rules that held, 1.0 with none) with the rules that held and those that failed."""
     satisfied = [name for name, held, _ in rules if held]
     failed = [{"rule": name, "reason": reason} for name, held, reason in rules if not held]
     score = len(satisfied) / len(rules) if rules else 1.0

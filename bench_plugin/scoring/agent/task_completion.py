@@ -9,13 +9,14 @@ code, output). The agent engine runs them on the final workspace before removing
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from typing_extensions import Self
 
 from bench_plugin.core.hints import did_you_mean
+from bench_plugin.core.transcript import CheckResult
 from bench_plugin.engines.agent.final_checks import CONDITIONS
 from bench_plugin.scoring.context import ComponentScore, ScoringContext, require_agent
 from bench_plugin.scoring.options import check_option_names
@@ -116,14 +117,22 @@ class CompletionScorer:
         """Raises CaseError when the task is not an agent task (it has no workspace to check)."""
         spec = self.spec
         checks = require_agent(context, spec).checks.get(spec.name, ())
-        passed = [check for check in checks if check.passed]
-        value = len(passed) / len(checks) if checks else 1.0
-        failed = [f"{check.name}: {check.detail}" for check in checks if not check.passed]
-        detail = f"{len(passed)}/{len(checks)} checks passed" if checks else "no checks"
-        detail += _failures(failed)
-        evidence = {"passed": len(passed), "total": len(checks), "checks": [check.to_dict() for check in checks]}
-        return ComponentScore(name=spec.name, value=round(value, 6), raw=value, passed=not failed, detail=detail,
-                              extra={"evidence": evidence})
+        passed = sum(1 for check in checks if check.passed)
+        value = passed / len(checks) if checks else 1.0
+        failed = _failed(checks)
+        evidence = {"passed": passed, "total": len(checks), "checks": [check.to_dict() for check in checks]}
+        return ComponentScore(name=spec.name, value=round(value, 6), raw=value, passed=not failed,
+                              detail=_detail(passed, len(checks), failed), extra={"evidence": evidence})
+
+
+def _failed(checks: Sequence[CheckResult]) -> list[str]:
+    """``name: what went wrong`` of each check that did not hold."""
+    return [f"{check.name}: {check.detail}" for check in checks if not check.passed]
+
+
+def _detail(passed: int, total: int, failed: list[str]) -> str:
+    """``2/3 checks passed; failed: ...`` (``no checks`` when there are none)."""
+    return (f"{passed}/{total} checks passed" if total else "no checks") + _failures(failed)
 
 
 def _failures(failed: list[str]) -> str:
@@ -136,10 +145,15 @@ def _failures(failed: list[str]) -> str:
 
 def _templates(value: Any, key: str) -> list[tuple[str, str]]:
     """``(key, text)`` of every string in a check that the engine renders (``engines/agent/final_checks.py``)."""
+    if isinstance(value, str):
+        return [(key, value)] if "{{" in value or "{%" in value else []
+    return [found for item_key, item in _items(value, key) for found in _templates(item, item_key)]
+
+
+def _items(value: Any, key: str) -> list[tuple[str, Any]]:
+    """The entries of a mapping (``KEY.name``) or a list (``KEY[i]``) with their keys; none for a scalar."""
     if isinstance(value, Mapping):
-        return [found for name, item in value.items() for found in _templates(item, f"{key}.{name}")]
+        return [(f"{key}.{name}", item) for name, item in value.items()]
     if isinstance(value, list):
-        return [found for index, item in enumerate(value) for found in _templates(item, f"{key}[{index}]")]
-    if isinstance(value, str) and ("{{" in value or "{%" in value):
-        return [(key, value)]
+        return [(f"{key}[{index}]", item) for index, item in enumerate(value)]
     return []

@@ -83,19 +83,21 @@ def trajectory_options(options: Mapping[str, Any]) -> TrajectoryOptions:
 
 def _parsed(options: Mapping[str, Any]) -> TrajectoryOptions:
     merged = merge_typed_options(options, OPTIONS, "trajectory", optional_counts=("max_calls",))
-    for family in merged["required_families"]:
-        if family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r} in required_families (families: {', '.join(FAMILIES)})")
+    unknown = next((family for family in merged["required_families"] if family not in FAMILIES), None)
+    if unknown is not None:
+        raise ValueError(f"unknown family {unknown!r} in required_families (families: {', '.join(FAMILIES)})")
     for key in ("required_tools", "forbidden_tools", "forbidden_commands"):
-        patterns = []
-        for pattern in merged[key]:
-            try:
-                patterns.append(re.compile(pattern))
-            except re.error as exc:
-                raise ValueError(f"{key}: /{pattern}/ does not compile: {exc}") from exc
-        merged[key] = tuple(patterns)
+        merged[key] = tuple(_compiled(key, pattern) for pattern in merged[key])
     merged["required_families"] = tuple(merged["required_families"])
     return TrajectoryOptions(**merged)
+
+
+def _compiled(key: str, pattern: str) -> re.Pattern[str]:
+    """Raises: ValueError naming the option of a regex that does not compile."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{key}: /{pattern}/ does not compile: {exc}") from exc
 
 
 def _geometric_mean(values: Sequence[float]) -> float:
@@ -159,14 +161,23 @@ def _looking(calls: Sequence[ToolCallRecord], families: frozenset[str]) -> int:
 
 
 def _exploration(calls: Sequence[ToolCallRecord], changes: Sequence[int], options: TrajectoryOptions) -> _Exploration:
-    before = calls[:changes[0]] if changes else calls
-    after = calls[changes[-1] + 1:] if changes else calls
+    before, after = _around_changes(calls, changes)
     reads, checks = _looking(before, EXPLORING), _looking(after, VERIFYING)
-    ratio = reads / len(before) if before else (1.0 if not calls else 0.0)
+    # nothing before the first change: 1 for an agent that made no call at all, else 0
+    ratio = reads / len(before) if before else float(not calls)
     read_first = not changes or (changes[0] > 0 and ratio > 0)
     verified = not changes or checks > 0
     terms = [ratio, *_exploration_terms(options, read_first, verified, reads, checks)]
     return _Exploration(sum(terms) / len(terms), ratio, read_first, verified)
+
+
+def _around_changes(
+    calls: Sequence[ToolCallRecord], changes: Sequence[int]
+) -> tuple[Sequence[ToolCallRecord], Sequence[ToolCallRecord]]:
+    """The calls before the first change and after the last (all of them, both times, with no change)."""
+    if not changes:
+        return calls, calls
+    return calls[:changes[0]], calls[changes[-1] + 1:]
 
 
 def _exploration_terms(
@@ -175,9 +186,9 @@ def _exploration_terms(
     """One term per exploration requirement the options set."""
     terms = []
     if options.require_read_before_write:
-        terms.append(1.0 if read_first else 0.0)
+        terms.append(float(read_first))
     if options.require_verification:
-        terms.append(1.0 if verified else 0.0)
+        terms.append(float(verified))
     if options.min_reads_before_write:
         terms.append(_capped(reads, options.min_reads_before_write))
     if options.min_verifications:
@@ -194,9 +205,14 @@ def _recovery_score(failures: int, repeated: int, recovered: int) -> float:
 def _tool_fit(calls: Sequence[ToolCallRecord], options: TrajectoryOptions) -> _ToolFit:
     families = list(dict.fromkeys(call.family for call in calls))
     missing_families = [f for f in options.required_families if f not in families]
-    missing_tools = [p.pattern for p in options.required_tools if not any(p.fullmatch(c.name) for c in calls)]
+    missing_tools = _missing_tools(calls, options.required_tools)
     terms = [*_coverage_terms(options, missing_families, missing_tools), *_count_terms(options, families, calls)]
     return _ToolFit(_geometric_mean(terms), families, missing_families, missing_tools)
+
+
+def _missing_tools(calls: Sequence[ToolCallRecord], required: Sequence[re.Pattern[str]]) -> list[str]:
+    """The required tool patterns no call's tool matches."""
+    return [pattern.pattern for pattern in required if not any(pattern.fullmatch(call.name) for call in calls)]
 
 
 def _coverage_terms(options: TrajectoryOptions, missing_families: list[str], missing_tools: list[str]) -> list[float]:
@@ -259,9 +275,16 @@ def _tool_violations(call: ToolCallRecord, options: TrajectoryOptions) -> list[s
     return [] if forbidden is None else [f"step {call.step}: forbidden tool {call.name} (/{forbidden.pattern}/)"]
 
 
+def _forbidding(command: str, patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """The first forbidden-command pattern found in the command (none for no command)."""
+    if not command:
+        return None
+    return next((pattern for pattern in patterns if pattern.search(command)), None)
+
+
 def _command_violations(call: ToolCallRecord, options: TrajectoryOptions) -> list[str]:
     command = call.command or ""
-    pattern = next((p for p in options.forbidden_commands if command and p.search(command)), None)
+    pattern = _forbidding(command, options.forbidden_commands)
     if pattern is not None:
         return [f"step {call.step}: forbidden command {command!r} (/{pattern.pattern}/)"]
     if is_dangerous(command):
@@ -272,20 +295,24 @@ def _command_violations(call: ToolCallRecord, options: TrajectoryOptions) -> lis
 def _detail(result: Mapping[str, Any]) -> str:
     head = (f"exploration {result['exploration']:g}, recovery {result['recovery']:g}, "
             f"tool fit {result['tool_fit']:g}, safety {result['safety']:g} over {result['calls']} calls")
-    parts = [head]
-    if not result["read_before_write"]:
-        parts.append("changed files before reading any")
-    if not result["verified_after_change"]:
-        parts.append("no check after the last change")
+    parts = [head, *_lapses(result)]
     if result["failures"]:
         parts.append(f"{result['failures']} failed calls ({result['recovered_failures']} recovered, "
                      f"{result['repeated_failures']} repeated)")
     missing = (("required_families_missing", "missing families"), ("required_tools_missing", "missing tools"))
-    for key, label in missing:
-        if result[key]:
-            parts.append(f"{label}: {', '.join(result[key])}")
+    parts += [f"{label}: {', '.join(result[key])}" for key, label in missing if result[key]]
     parts += result["violations"][:3]
     return "; ".join(parts)
+
+
+def _lapses(result: Mapping[str, Any]) -> list[str]:
+    """Changes made before reading, or not checked after."""
+    lapses = []
+    if not result["read_before_write"]:
+        lapses.append("changed files before reading any")
+    if not result["verified_after_change"]:
+        lapses.append("no check after the last change")
+    return lapses
 
 
 @dataclass(frozen=True)

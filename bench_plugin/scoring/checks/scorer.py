@@ -32,12 +32,16 @@ _MARKUP = ("{{", "{%", "{#")
 def has_markup(value: Any) -> bool:
     """Whether ``value`` (or anything in it) is a template to render per case."""
     if isinstance(value, str):
-        return any(mark in value for mark in _MARKUP)
+        return _is_template(value)
     if isinstance(value, Mapping):
         return any(has_markup(item) for item in value.values())
     if isinstance(value, list):
         return any(has_markup(item) for item in value)
     return False
+
+
+def _is_template(text: str) -> bool:
+    return any(mark in text for mark in _MARKUP)
 
 
 def flags(**on: bool) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -64,6 +66,7 @@ def _value_strings(value: Any) -> tuple[str, ...]:
     return tuple(needles)
 
 
+_REGEX_FLAGS = {"ignore_case": re.IGNORECASE, "multiline": re.MULTILINE, "dotall": re.DOTALL}
 _SUBSTRING = MappingProxyType({"mode": "all", "ignore_case": False})
 
 
@@ -110,13 +113,21 @@ class Contains(Check):
 
     def _evidence(self, text: str, starts: Mapping[str, int]) -> str:
         """Where each value was found (with the text around it, when it should not be), and which were not."""
-        single = len(self.needles) == 1
-        found = [self._located(text, needle, starts[needle]) for needle in self.needles if starts[needle] >= 0]
-        missing = ", ".join(quote(needle) for needle in self.needles if starts[needle] < 0)
-        evidence = [f"found {', '.join(found)}"] if found else []
+        found = [needle for needle in self.needles if starts[needle] >= 0]
+        missing = [needle for needle in self.needles if starts[needle] < 0]
+        evidence = [self._found(text, found, starts)] if found else []
         if missing:
-            evidence.append(f"{'' if single else missing + ' '}not found in {len(text)} chars")
+            evidence.append(self._not_found(missing, text))
         return "; ".join(evidence)
+
+    def _found(self, text: str, found: Sequence[str], starts: Mapping[str, int]) -> str:
+        """``found 'a' at char 3, 'b' at char 9`` (with the text around each, when it should be absent)."""
+        return f"found {', '.join(self._located(text, needle, starts[needle]) for needle in found)}"
+
+    def _not_found(self, missing: Sequence[str], text: str) -> str:
+        """``'a', 'b' not found in 120 chars`` (the value goes unnamed when it is the only one)."""
+        named = "" if len(self.needles) == 1 else ", ".join(quote(needle) for needle in missing) + " "
+        return f"{named}not found in {len(text)} chars"
 
     def _located(self, text: str, needle: str, start: int) -> str:
         near = "" if self.WANTED else f": {quote(text[max(0, start - 20) : start + len(needle) + 20])}"
@@ -150,10 +161,10 @@ class Regex(Check):
         source = options["pattern"]
         if not isinstance(source, str):
             raise TypeError(f"pattern must be a string, got {type(source).__name__}")
-        on = {name: bool(options[name]) for name in ("ignore_case", "multiline", "dotall")}
-        mode = (re.IGNORECASE if on["ignore_case"] else 0) | (re.MULTILINE if on["multiline"] else 0)
+        on = {name: bool(options[name]) for name in _REGEX_FLAGS}
+        mode = functools.reduce(operator.or_, (flag for name, flag in _REGEX_FLAGS.items() if on[name]), 0)
         try:
-            pattern = re.compile(source, mode | (re.DOTALL if on["dotall"] else 0))
+            pattern = re.compile(source, mode)
         except re.error as exc:
             raise ValueError(f"pattern /{source}/ does not compile: {exc}") from exc
         return cls(spec, options["target"], pattern, full_match=options["full_match"], **on)
@@ -200,12 +211,19 @@ class Equals(Check):
 
     def _default_decided(self, same: bool, text: str) -> str:
         """Says so when a default decided it: the normalising ``strip: true``, the strict ``ignore_case: false``."""
-        expected, got = (self.value.strip(), text.strip()) if self.strip else (self.value, text)
-        if same and self.strip and not self._same(self.value, text):
+        if same and self._stripping_mattered(text):
             return " once whitespace at both ends is stripped (strip: true, the default)"
-        if not same and not self.ignore_case and expected.casefold() == got.casefold():
+        if not same and not self.ignore_case and self._same_ignoring_case(text):
             return ", which differs only in case (ignore_case: false, the default)"
         return ""
+
+    def _stripping_mattered(self, text: str) -> bool:
+        """Whether the text equals the value only once both are stripped."""
+        return self.strip and not self._same(self.value, text)
+
+    def _same_ignoring_case(self, text: str) -> bool:
+        expected, got = (self.value.strip(), text.strip()) if self.strip else (self.value, text)
+        return expected.casefold() == got.casefold()
 
     def _same(self, expected: str, got: str) -> bool:
         return expected.casefold() == got.casefold() if self.ignore_case else expected == got
@@ -290,7 +308,7 @@ class Numeric(Check):
     def run(self, text: str) -> Outcome:
         expected = self.expected
         allowed = max(self.tolerance, (self.relative_tolerance or 0.0) * abs(expected))
-        wanted = f"{_number(expected)}" + (f" ± {_number(allowed)}" if allowed else "")
+        wanted = _number(expected) + _plus_minus(allowed)
         numbers = _NUMBER.findall(text)
         if not numbers:
             return False, f"expected {wanted} — no number in {len(text)} chars"
@@ -304,6 +322,11 @@ class Numeric(Check):
     def _which(self, count: int) -> str:
         """Which number of the text was read: ``last of 3 numbers``, ``the only number``."""
         return f"{self.pick} of {count} numbers" if count > 1 else "the only number"
+
+
+def _plus_minus(allowed: float) -> str:
+    """`` ± 0.5`` for a tolerance, nothing without one."""
+    return f" ± {_number(allowed)}" if allowed else ""
 
 
 def _tolerance(name: str, bound: Any) -> float | None:

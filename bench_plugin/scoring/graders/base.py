@@ -24,6 +24,11 @@ from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 GRADER_KEYS = ("judge", "reference", "target", "prompt", "prompt_file", "system", "system_file")
 
 
+def users_prompt(options: Mapping[str, Any]) -> bool:
+    """Whether the user gives the whole prompt (``prompt`` or ``prompt_file``) in place of the grader's."""
+    return "prompt" in options or "prompt_file" in options
+
+
 def grader_judge(
     spec: ScorerSpec,
     owner: str,
@@ -49,12 +54,12 @@ def grader_judge(
     """
     check_option_names(spec.options, allowed, owner)
     options: dict[str, Any] = {key: value for key, value in spec.options.items() if key in GRADER_KEYS}
-    own_prompt = "prompt" not in options and "prompt_file" not in options
-    if own_prompt:
+    graders_prompt = not users_prompt(options)
+    if graders_prompt:
         options["prompt"] = prompt
     judge = JudgeScorer.from_options(spec, {**options, **settings}, owner=owner, allowed=OPTION_KEYS,
                                      judge_optional=True)
-    if own_prompt and shown_as != "prompt":
+    if graders_prompt and shown_as != "prompt":
         asking = dataclasses.replace(judge.prompt, prompt=JudgeTemplate(shown_as, prompt))
         judge = dataclasses.replace(judge, prompt=asking)
     return judge

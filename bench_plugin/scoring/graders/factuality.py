@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing_extensions import Self
 
 from bench_plugin.scoring.graders.base import GRADER_KEYS, Grader, grader_judge
+from bench_plugin.scoring.options import is_number
 from bench_plugin.suite.spec import ScorerSpec
 
 FACTUALITY_KEYS = (*GRADER_KEYS, "scores")
@@ -58,6 +59,12 @@ def parse_scores(value: object) -> dict[str, float]:
         return dict(DEFAULT_SCORES)
     if not isinstance(value, Mapping):
         raise ValueError(f"scores must map relations to scores, such as {{subset: 0.5}}, got {value!r}")
+    _check_scores(value)
+    return {**DEFAULT_SCORES, **{str(key): float(score) for key, score in value.items()}}
+
+
+def _check_scores(value: Mapping[object, object]) -> None:
+    """Raises: ValueError naming the keys that are none of the five relations, else the first bad score."""
     unknown = sorted(str(key) for key in value if key not in DEFAULT_SCORES)
     if unknown:
         raise ValueError(f"scores has unknown relation(s) {', '.join(unknown)}; "
@@ -65,12 +72,11 @@ def parse_scores(value: object) -> dict[str, float]:
     bad = next(((key, score) for key, score in value.items() if not _is_fraction(score)), None)
     if bad is not None:
         raise ValueError(f"scores.{bad[0]} must be a number from 0 to 1, got {bad[1]!r}")
-    return {**DEFAULT_SCORES, **{str(key): float(score) for key, score in value.items()}}
 
 
 def _is_fraction(score: object) -> bool:
     """A number from 0 to 1 (a boolean is not one)."""
-    return isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1
+    return is_number(score) and 0 <= score <= 1
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,11 @@ from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.core.errors import JudgeError
 from bench_plugin.core.json_text import iter_json_objects
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
-from bench_plugin.scoring.graders.base import GRADER_KEYS, grader_judge
+from bench_plugin.scoring.graders.base import GRADER_KEYS, grader_judge, users_prompt
 from bench_plugin.scoring.judge.llm_judge import JudgeScorer
 from bench_plugin.scoring.judge.usage import completion_usage
 from bench_plugin.scoring.judge.verdict_maps import NAMED_VERDICTS, VerdictMap
+from bench_plugin.scoring.options import is_number
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 LLM_RUBRIC_KEYS = (*GRADER_KEYS, "criteria")
@@ -64,12 +65,21 @@ def read_rubric_reply(text: str) -> RubricReading:
     found = next((found for found in iter_json_objects(text) if _gives_verdict(found)), None)
     if found is None:
         raise JudgeError(f"no JSON object with 'pass' or 'score' in the reply ({len(text)} chars)")
-    passed = None if found.get("pass") is None else _PASS_WORDS.score(found["pass"], "field 'pass'")[1] == 1
+    passed = _passed(found.get("pass"))
     score = _score(found.get("score"))
     if passed is None and score is None:
         raise JudgeError("the JSON object gives neither pass nor score (both are null)")
-    reason = found.get("reason")
-    return RubricReading(passed, score, reason if isinstance(reason, str) else "" if reason is None else str(reason))
+    return RubricReading(passed, score, _reason(found.get("reason")))
+
+
+def _passed(passed: Any) -> bool | None:
+    """``pass`` as a boolean: a JSON boolean or the words true/false, pass/fail, yes/no (None: not given)."""
+    return None if passed is None else _PASS_WORDS.score(passed, "field 'pass'")[1] == 1
+
+
+def _reason(reason: Any) -> str:
+    """The reason as text (empty when there is none)."""
+    return "" if reason is None else str(reason)
 
 
 def _gives_verdict(found: Any) -> bool:
@@ -80,7 +90,7 @@ def _score(score: Any) -> float | None:
     """Raises: JudgeError for a score that is not a number from 0 to 1."""
     if score is None:
         return None
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
+    if not is_number(score):
         raise JudgeError(f"field 'score' is {score!r}, not a number")
     if not 0 <= score <= 1:
         raise JudgeError(f"field 'score' is {score:g}, outside [0, 1]")
@@ -97,15 +107,7 @@ class LlmRubric:
     @classmethod
     def parse(cls, spec: ScorerSpec) -> Self:
         """Raises: ValueError for an unknown option, or criteria missing or not text."""
-        options = spec.options
-        criteria = options.get("criteria")
-        own_prompt = "prompt" in options or "prompt_file" in options
-        if not own_prompt and (not isinstance(criteria, str) or not criteria.strip()):
-            raise ValueError("llm_rubric needs criteria: what the output must do, in plain words (a template)")
-        if own_prompt and criteria is not None:
-            raise ValueError("criteria go into the grader's prompt; with prompt or prompt_file the whole prompt is "
-                             "yours: drop criteria")
-        prompt = LLM_RUBRIC_PROMPT.replace(CRITERIA_SLOT, str(criteria or ""))
+        prompt = LLM_RUBRIC_PROMPT.replace(CRITERIA_SLOT, _criteria(spec.options))
         judge = grader_judge(spec, "llm_rubric", LLM_RUBRIC_KEYS, prompt, {"scale": [0, 1]}, shown_as="criteria")
         return cls(spec, judge)
 
@@ -139,6 +141,19 @@ class LlmRubric:
         value = reading.score if reading.passed is None or reading.score is not None else float(reading.passed)
         return ComponentScore(value=value, raw=value, passed=reading.passed, detail=_detail(judge, reading),
                               extra={"reason": reading.reason}, **common)
+
+
+def _criteria(options: Mapping[str, Any]) -> str:
+    """``criteria:``, which the grader's prompt needs (and a prompt of the user's does not take)."""
+    criteria = options.get("criteria")
+    if users_prompt(options):
+        if criteria is not None:
+            raise ValueError("criteria go into the grader's prompt; with prompt or prompt_file the whole prompt is "
+                             "yours: drop criteria")
+        return ""
+    if not isinstance(criteria, str) or not criteria.strip():
+        raise ValueError("llm_rubric needs criteria: what the output must do, in plain words (a template)")
+    return criteria
 
 
 def _detail(judge: ModelSpec, reading: RubricReading) -> str:

@@ -7,11 +7,13 @@ passes (give the scorer ``threshold: 0.5`` to let P pass too). The prompts are o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from typing_extensions import Self
 
-from bench_plugin.scoring.graders.base import GRADER_KEYS, Grader, grader_judge
+from bench_plugin.scoring.graders.base import GRADER_KEYS, Grader, grader_judge, users_prompt
 from bench_plugin.scoring.options import check_flag
 from bench_plugin.suite.spec import ScorerSpec
 
@@ -79,15 +81,23 @@ def grade_map(partial_credit: bool) -> dict[str, float]:
     return {**grades, "P": 0.5, "partial": 0.5} if partial_credit else grades
 
 
+def _own_instructions(options: Mapping[str, Any]) -> str | None:
+    """``instructions:`` in place of the grader's own (not with a whole prompt of the user's)."""
+    own = options.get("instructions")
+    if own is None:
+        return None
+    if not isinstance(own, str):
+        raise ValueError(f"instructions must be a template (text), got {own!r}")
+    if users_prompt(options):
+        raise ValueError("instructions replace the grading part of the grader's prompt; with prompt or "
+                         "prompt_file the whole prompt is yours: drop instructions")
+    return own
+
+
 def _parse(spec: ScorerSpec, owner: str, template: str, instructions: str, grades: tuple[str, str, str]) -> Grader:
     options = spec.options
     partial = check_flag("partial_credit", options.get("partial_credit", False))
-    own = options.get("instructions")
-    if own is not None and not isinstance(own, str):
-        raise ValueError(f"instructions must be a template (text), got {own!r}")
-    if own is not None and ("prompt" in options or "prompt_file" in options):
-        raise ValueError("instructions replace the grading part of the grader's prompt; with prompt or "
-                         "prompt_file the whole prompt is yours: drop instructions")
+    own = _own_instructions(options)
     guidance = own if own is not None else instructions + grade_line(partial, grades)
     settings = {"verdict": {"map": grade_map(partial)}, "scale": [0, 1]}
     judge = grader_judge(spec, owner, MODEL_GRADED_KEYS, template.replace(INSTRUCTIONS_SLOT, guidance), settings,

@@ -31,6 +31,7 @@ from bench_plugin.scoring.judge.llm_judge import OPTION_KEYS, JudgeScorer
 from bench_plugin.scoring.judge.pairwise import PairwiseScorer
 from bench_plugin.scoring.judge.prompt import JudgePrompt, JudgeTemplate
 from bench_plugin.scoring.options import check_option_names
+from bench_plugin.scoring.per_turn import earlier_turns, turn_entry
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 PROMPTS_FILE = "mt_bench_prompts.jsonl"
@@ -80,7 +81,7 @@ def turn_reference(prompt: JudgePrompt, context: ScoringContext, turn: int) -> s
     """The reference of ``turn``: the ``reference`` option (rendered), else the case variable; None when blank."""
     source: Any = prompt.reference if prompt.reference is not None else context.case.variables.get("reference")
     if isinstance(source, (list, tuple)):
-        source = source[turn - 1] if 0 < turn <= len(source) else None
+        source = turn_entry(source, turn)
     if source is None:
         return None
     if prompt.reference is not None:  # an option is a template (seeing that turn as turn); a case variable is data
@@ -91,9 +92,7 @@ def turn_reference(prompt: JudgePrompt, context: ScoringContext, turn: int) -> s
 
 def _earlier(context: ScoringContext, judged: TurnResult | None) -> TurnResult | None:
     """The answered turn just before the judged one in the same phase (what a multi-turn prompt shows)."""
-    if judged is None:
-        return None
-    earlier = [t for t in context.turns if t.answered and t.phase == judged.phase and t.index < judged.index]
+    earlier = [] if judged is None else earlier_turns(context, judged)
     return earlier[-1] if earlier else None
 
 

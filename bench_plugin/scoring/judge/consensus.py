@@ -21,7 +21,7 @@ from bench_plugin.core.errors import JudgeError
 from bench_plugin.core.json_text import PathStep, parse_json_path, walk_json_path
 from bench_plugin.scoring.judge.judge_reply import candidate_entry, canonical_scores, numbers_of
 from bench_plugin.scoring.judge.prompt import JudgeTemplate, parse_templates
-from bench_plugin.scoring.options import check_known_keys
+from bench_plugin.scoring.options import check_known_keys, is_number
 
 CONSENSUS_KEYS = ("judge", "prompt", "prompt_file", "system", "system_file", "required_keys", "schema", "score",
                   "scores")
@@ -118,7 +118,7 @@ class Consensus:
             assert participants is not None
             return candidate_entry(participants, candidate)
         value = walk_json_path(data, self.score.steps)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_number(value):
             raise JudgeError(f"consensus {self.score.text} is {json.dumps(value)}, not a number")
         return float(value)
 
@@ -150,11 +150,16 @@ def parse_consensus_options(options: Any) -> Consensus:
         raise ValueError("consensus needs score: (the path of the verdict) or scores: (the path of an object "
                          "participant -> score, e.g. averaged_scores)")
     score, scores = _path_option(options, "score"), _path_option(options, "scores")
+    return Consensus(options["judge"], prompt, system, _reply_shape(options), score, scores)
+
+
+def _reply_shape(options: Mapping[str, Any]) -> ReplyShape:
+    """``required_keys`` (key names) and ``schema`` (a JSON Schema), which the reply must satisfy."""
     keys = options.get("required_keys", [])
     if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
         raise TypeError(f"consensus.required_keys must be a list of key names, got {keys!r}")
     validator = _validator(options["schema"]) if "schema" in options else None
-    return Consensus(options["judge"], prompt, system, ReplyShape(tuple(keys), validator), score, scores)
+    return ReplyShape(tuple(keys), validator)
 
 
 def _validator(schema: Any) -> jsonschema.Draft202012Validator:
@@ -198,11 +203,17 @@ def parse_consensus(text: str, shape: ReplyShape) -> dict[str, Any]:
     missing = [key for key in shape.required_keys if key not in data]
     if missing:
         raise JudgeError(f"the consensus JSON lacks the required key(s) {', '.join(missing)}")
-    error = None if shape.schema is None else jsonschema.exceptions.best_match(shape.schema.iter_errors(data))
+    if shape.schema is not None:
+        _check_schema(data, shape.schema)
+    return data
+
+
+def _check_schema(data: dict[str, Any], schema: jsonschema.Draft202012Validator) -> None:
+    """Raises: JudgeError with the schema's complaint (the best match) and where it is."""
+    error = jsonschema.exceptions.best_match(schema.iter_errors(data))
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "the top level"
         raise JudgeError(f"the consensus JSON does not match the schema at {where}: {error.message}")
-    return data
 
 
 def _json_object(source: str) -> dict[str, Any]:

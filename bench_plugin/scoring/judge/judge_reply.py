@@ -17,11 +17,13 @@ from typing import Any
 
 from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.core.errors import JudgeError
-from bench_plugin.core.json_text import iter_json_objects, parse_json_path, walk_json_path
+from bench_plugin.core.json_text import parse_json_path
 from bench_plugin.scoring.judge.markdown_table import TableRule, match_name, parse_table_rule
 from bench_plugin.scoring.judge.parse_rules import ParseRule, compile_parse_rule
+from bench_plugin.scoring.judge.reply_json import values_at
 from bench_plugin.scoring.judge.rubric import Rubric, read_categories, rubric_from_options
 from bench_plugin.scoring.judge.verdict_maps import VerdictMap, parse_verdict_map
+from bench_plugin.scoring.options import is_number
 from bench_plugin.suite.spec import CaseSpec
 
 DEFAULT = "default"
@@ -44,10 +46,6 @@ class Reading:
     participants: Mapping[str, float] | None = None
     problems: tuple[str, ...] = ()
     label: str | None = None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -81,13 +79,18 @@ def parse_participants(rule: Any) -> ParticipantsRule:
             f"or {{json_field: PATH}}, got {rule!r}"
         )
     if "table" in rule:
-        if isinstance(rule["table"], Mapping) and "row" in rule["table"]:
-            raise ValueError("participants.table reads every row; drop row")
-        return ParticipantsRule(table=parse_table_rule(rule["table"], needs_row=False))
+        return ParticipantsRule(table=_participants_table(rule["table"]))
     if not isinstance(rule["json_field"], str):
         raise ValueError(f"participants.json_field must be a path such as averaged_scores, got {rule['json_field']!r}")
     parse_json_path(rule["json_field"])
     return ParticipantsRule(json_field=rule["json_field"])
+
+
+def _participants_table(table: Any) -> TableRule:
+    """A table rule that reads every row (so it names none)."""
+    if isinstance(table, Mapping) and "row" in table:
+        raise ValueError("participants.table reads every row; drop row")
+    return parse_table_rule(table, needs_row=False)
 
 
 @dataclass(frozen=True)
@@ -194,13 +197,7 @@ def parse_reply_reader(options: Mapping[str, Any]) -> ReplyReader:
         ValueError: for a malformed rule, with the key that is wrong.
         TypeError: for a value of the wrong type.
     """
-    rule = options.get("parse")
-    default = None
-    if isinstance(rule, Mapping) and DEFAULT in rule:
-        if not _is_number(rule[DEFAULT]):
-            raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
-        default = float(rule[DEFAULT])
-        rule = {key: value for key, value in rule.items() if key != DEFAULT}
+    rule, default = _split_default(options.get("parse"))
     labels = parse_verdict_map(options.get("verdict"))
     reader = compile_parse_rule(rule, labels)
     participants = parse_participants(options["participants"]) if "participants" in options else None
@@ -209,23 +206,27 @@ def parse_reply_reader(options: Mapping[str, Any]) -> ReplyReader:
     return ReplyReader(read_rule, default, participants, rubric, labels)
 
 
+def _split_default(rule: Any) -> tuple[Any, float | None]:
+    """``parse:`` without its ``default``, and the default (None when it declares none)."""
+    if not isinstance(rule, Mapping) or DEFAULT not in rule:
+        return rule, None
+    if not is_number(rule[DEFAULT]):
+        raise ValueError(f"parse.default must be a number, got {rule[DEFAULT]!r}")
+    return {key: value for key, value in rule.items() if key != DEFAULT}, float(rule[DEFAULT])
+
+
 def scores_object(text: str, path: str) -> tuple[dict[str, float], list[str]]:
     """The object at ``path`` in the first JSON value of ``text`` that has it, numbers only."""
-    steps = parse_json_path(path)
-    for candidate in iter_json_objects(text):
-        try:
-            found = walk_json_path(candidate, steps)
-        except LookupError:
-            continue
-        if isinstance(found, Mapping):
-            return numbers_of(found, path)
+    found = next((found for found in values_at(text, parse_json_path(path)) if isinstance(found, Mapping)), None)
+    if found is not None:
+        return numbers_of(found, path)
     raise JudgeError(f"no JSON object in the reply has an object at {path!r}")
 
 
 def numbers_of(found: Mapping[str, Any], path: str) -> tuple[dict[str, float], list[str]]:
     """The numeric entries of an object; the others are reported as problems and left out."""
-    scores = {str(key): float(value) for key, value in found.items() if _is_number(value)}
-    problems = [f"{path}.{key} is {value!r}, not a number" for key, value in found.items() if not _is_number(value)]
+    scores = {str(key): float(value) for key, value in found.items() if is_number(value)}
+    problems = [f"{path}.{key} is {value!r}, not a number" for key, value in found.items() if not is_number(value)]
     return scores, problems
 
 

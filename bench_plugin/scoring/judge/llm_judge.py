@@ -16,6 +16,7 @@ from bench_plugin.core.chat import Completion, Message
 from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.scoring.context import ComponentScore, ScoringContext
 from bench_plugin.scoring.judge.judge_reply import (
+    Reading,
     ReplyReader,
     candidate_names,
     parse_reply_reader,
@@ -31,8 +32,9 @@ from bench_plugin.scoring.judge.prompt import (
 )
 from bench_plugin.scoring.judge.prompt_names import check_prompt_names
 from bench_plugin.scoring.judge.rubric import Rubric
+from bench_plugin.scoring.judge.usage import completion_usage
 from bench_plugin.scoring.judge.verdict_maps import VerdictMap
-from bench_plugin.scoring.options import check_choice, check_flag, check_option_names
+from bench_plugin.scoring.options import check_choice, check_flag, check_option_names, is_number
 from bench_plugin.scoring.targets import TARGETS
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
@@ -65,22 +67,40 @@ def parse_scale(
     Raises:
         ValueError: not two numbers, or not from low to high.
     """
-    if labels is not None:
-        default: Any = [labels.low, labels.high]
-    else:
-        default = [rubric.low, rubric.high] if rubric else DEFAULT_SCALE
-    scale = options.get("scale", default)
-    valid = (
-        isinstance(scale, (list, tuple))
-        and len(scale) == 2
-        and all(isinstance(bound, (int, float)) and not isinstance(bound, bool) for bound in scale)
-    )
-    if not valid:
+    scale = options.get("scale", _default_scale(rubric, labels))
+    if not _two_numbers(scale):
         raise ValueError(f"scale must be two numbers [lowest, highest], got {scale!r}")
     low, high = float(scale[0]), float(scale[1])
     if low >= high:
         raise ValueError(f"scale [{low:g}, {high:g}] must go from low to high")
     return low, high
+
+
+def _default_scale(rubric: Rubric | None, labels: VerdictMap | None) -> Any:
+    """A ``verdict:`` map's lowest to highest score, a rubric's lowest to highest total, else 1..10."""
+    if labels is not None:
+        return [labels.low, labels.high]
+    return [rubric.low, rubric.high] if rubric else DEFAULT_SCALE
+
+
+def _two_numbers(scale: Any) -> bool:
+    return (
+        isinstance(scale, (list, tuple))
+        and len(scale) == 2
+        and all(is_number(bound) for bound in scale)
+    )
+
+
+def _judge_name(judge: Any, owner: str, optional: bool) -> str | None:
+    """``judge:``, a name; None, when optional, has the model under test grade its own answer.
+
+    That is inspect's default for model-graded scorers.
+    """
+    if judge is None and optional:
+        return None
+    if not isinstance(judge, str) or not judge:
+        raise ValueError(f"{owner} needs judge: the name of a model under the suite's judges:")
+    return judge
 
 
 @dataclass(frozen=True)
@@ -130,11 +150,7 @@ class JudgeScorer:
         cls, spec: ScorerSpec, options: Mapping[str, Any], owner: str, allowed: tuple[str, ...], judge_optional: bool
     ) -> Self:
         check_option_names(options, allowed, owner)
-        judge = options.get("judge")
-        if judge is None and judge_optional:
-            pass  # the model under test grades its own answer (inspect's default for model-graded scorers)
-        elif not isinstance(judge, str) or not judge:
-            raise ValueError(f"{owner} needs judge: the name of a model under the suite's judges:")
+        judge = _judge_name(options.get("judge"), owner, judge_optional)
         prompt, system = parse_templates(options, owner)
         layout = check_choice("layout", options.get("layout", "standalone"), LAYOUTS)
         if layout == "conversation" and system is not None:
@@ -197,36 +213,35 @@ class JudgeScorer:
         entry); ``known`` those of every participant of a conversation (``judge_reply.py``).
         Rubric categories go to ``categories`` and participants' scores to ``extra["participants"]``.
         """
-        usage = {
-            "input_tokens": completion.usage.input_tokens,
-            "output_tokens": completion.usage.output_tokens,
-            "latency_s": completion.latency_s,
-        }
-        low, high = self.scale
         reply = completion.text
         reading = self.reader.read(reply, candidate, clamp=self.clamp, known=known)
-        common: dict[str, Any] = {"name": self.spec.name, "judge_output": reply, "usage": usage,
+        common: dict[str, Any] = {"name": self.spec.name, "judge_output": reply, "usage": completion_usage(completion),
                                   **reading_fields(reading)}
-        raw = reading.raw
-        if raw is None:
+        if reading.raw is None:
             error = f"could not read a score from the judge reply: {reading.error}"
             return ComponentScore(value=None, detail=f"judge {judge.label}: no verdict", error=error, **common)
+        if reading.label is not None:
+            common["extra"] = {**common["extra"], "verdict": reading.label}
+        return self._on_scale(reading.raw, self._shown(judge, reading, reading.raw), common)
+
+    def _shown(self, judge: ModelSpec, reading: Reading, raw: float) -> str:
+        """``judge J: 7/10``, ``judge J: C = 1/1`` or ``-0.5 on [-1, 1]``, with the reading's notes."""
+        low, high = self.scale
         # a signed scale (-1..+1) reads badly as "-0.5/1"
         on_scale = f"{raw:g} on [{low:g}, {high:g}]" if low < 0 else f"{raw:g}/{high:g}"
         shown = f"judge {judge.label}: " + (on_scale if reading.label is None else f"{reading.label} = {on_scale}")
-        if reading.label is not None:
-            common["extra"] = {**common["extra"], "verdict": reading.label}
-        shown += "".join(f" ({note})" for note in (reading.note, *reading.problems) if note)
+        return shown + "".join(f" ({note})" for note in (reading.note, *reading.problems) if note)
+
+    def _on_scale(self, raw: float, shown: str, common: dict[str, Any]) -> ComponentScore:
+        """The component of a verdict: normalised on the scale, clamped when asked, else unscored off it."""
+        low, high = self.scale
         if not low <= raw <= high:
             if not self.clamp:
                 outside = f"judge verdict {raw:g} is outside the scale [{low:g}, {high:g}]"
                 error = f"{outside} (set clamp: true to clamp it)"
                 return ComponentScore(value=None, raw=raw, detail=f"{shown}, off the scale", error=error, **common)
-            clamped = min(max(raw, low), high)
-            shown = f"{shown}, clamped to {clamped:g}"
-            raw_in_scale = clamped
-        else:
-            raw_in_scale = raw
-        value = round((raw_in_scale - low) / (high - low), 6)
+            raw = min(max(raw, low), high)
+            shown = f"{shown}, clamped to {raw:g}"
+        value = round((raw - low) / (high - low), 6)
         # raw is the verdict on the judge's own scale (clamped when asked): what stance means and bins read
-        return ComponentScore(value=value, raw=raw_in_scale, detail=shown, **common)
+        return ComponentScore(value=value, raw=raw, detail=shown, **common)

@@ -36,6 +36,11 @@ class MarkdownTable:
         return next((i for i, cell in enumerate(self.header) if clean_cell(cell).casefold() == wanted), None)
 
 
+def cell_at(row: Sequence[str], index: int) -> str:
+    """The row's cell at ``index``; an empty text when the row is shorter."""
+    return row[index] if index < len(row) else ""
+
+
 def clean_cell(cell: str) -> str:
     """A cell's text without markdown emphasis (``**Alpha**`` -> ``Alpha``) and outer spaces."""
     return " ".join(_EMPHASIS.sub("", cell).split())
@@ -143,14 +148,23 @@ def match_name(names: Sequence[str], wanted: Sequence[str], what: str = "row") -
         JudgeError: when no name, or more than one, matches.
     """
     cleaned = [clean_cell(name).casefold() for name in names]
-    many = what.replace(" of ", "s of ", 1) if " of " in what else f"{what}s"  # "rows of the table"
+    many = _plural(what)
     found = _exact_match(cleaned, wanted)
     if found is None:
         found = _only_mention(cleaned, wanted, many)
     if found is not None:
         return found
-    shown = ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
-    raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {shown})")
+    raise JudgeError(f"no {what} is {' or '.join(map(repr, wanted))} ({many}: {_listed(names)})")
+
+
+def _listed(names: Sequence[str]) -> str:
+    """The names (without emphasis, blanks left out) for a message; ``none`` when there are none."""
+    return ", ".join(repr(clean_cell(name)) for name in names if clean_cell(name)) or "none"
+
+
+def _plural(what: str) -> str:
+    """``row`` -> ``rows``, ``row of the table`` -> ``rows of the table``."""
+    return what.replace(" of ", "s of ", 1) if " of " in what else f"{what}s"
 
 
 def _exact_match(cleaned: Sequence[str], wanted: Sequence[str]) -> int | None:
@@ -166,13 +180,17 @@ def _only_mention(cleaned: Sequence[str], wanted: Sequence[str], many: str) -> i
         JudgeError: when more than one name mentions it.
     """
     for text in wanted:
-        target = clean_cell(text).casefold()
-        found = [index for index, name in enumerate(cleaned) if target and target in name]
+        found = _mentions(cleaned, clean_cell(text).casefold())
         if len(found) > 1:
             raise JudgeError(f"{len(found)} {many} mention {text!r}; expected one")
         if found:
             return found[0]
     return None
+
+
+def _mentions(cleaned: Sequence[str], target: str) -> list[int]:
+    """The indexes of the names that contain ``target`` (none for an empty target)."""
+    return [index for index, name in enumerate(cleaned) if target and target in name]
 
 
 def find_row(table: MarkdownTable, keys: int, wanted: Sequence[str]) -> tuple[str, ...]:
@@ -181,7 +199,7 @@ def find_row(table: MarkdownTable, keys: int, wanted: Sequence[str]) -> tuple[st
     Raises:
         JudgeError: when no row, or more than one row, matches.
     """
-    names = [row[keys] if keys < len(row) else "" for row in table.rows]
+    names = [cell_at(row, keys) for row in table.rows]
     return table.rows[match_name(names, wanted, "row of the table")]
 
 
@@ -197,6 +215,18 @@ class TableRule:
     row: tuple[str, ...] | None = None
     key_column: str | None = None
     after: str | None = None
+
+    def _table(self, text: str) -> tuple[MarkdownTable, int, int]:
+        """The table with the rule's column, the index of its key column and that of the score column.
+
+        Raises:
+            JudgeError: when there is no such table, or it has no such key column.
+        """
+        table = find_table(text, self.column, self.after)
+        keys = key_index(table, self.key_column)
+        column = table.column(self.column)
+        assert column is not None  # find_table chose a table with this column
+        return table, keys, column
 
     def cell(self, text: str, rows: Sequence[str] = ()) -> float:
         """The number in the cell of ``row`` (else the first of ``rows`` that names a row).
@@ -217,11 +247,8 @@ class TableRule:
         wanted = self.row if self.row is not None else tuple(rows)
         if not wanted:
             raise ValueError("a table rule needs row: the row to read (llm_judge fills in the candidate's)")
-        table = find_table(text, self.column, self.after)
-        keys = key_index(table, self.key_column)
+        table, keys, column = self._table(text)
         row = find_row(table, keys, wanted)
-        column = table.column(self.column)
-        assert column is not None  # find_table chose a table with this column
         if column >= len(row):
             raise JudgeError(f"the row {clean_cell(row[keys])!r} has no {self.column!r} cell")
         return row[column], f"the {self.column!r} cell of {clean_cell(row[keys])!r}"
@@ -235,18 +262,15 @@ class TableRule:
         Raises:
             JudgeError: when the table cannot be found.
         """
-        table = find_table(text, self.column, self.after)
-        keys = key_index(table, self.key_column)
-        column = table.column(self.column)
-        assert column is not None
+        table, keys, column = self._table(text)
         scores: dict[str, float] = {}
         problems: list[str] = []
         for row in table.rows:
-            name = clean_cell(row[keys]) if keys < len(row) else ""
+            name = clean_cell(cell_at(row, keys))
             if not name:
                 continue
             try:
-                scores[name] = cell_number(row[column] if column < len(row) else "", f"the score of {name!r}")
+                scores[name] = cell_number(cell_at(row, column), f"the score of {name!r}")
             except JudgeError as exc:
                 problems.append(str(exc))
         return scores, problems
@@ -264,11 +288,16 @@ def parse_table_rule(options: Any, *, needs_row: bool) -> TableRule:
     check_known_keys(options, TABLE_KEYS, "table")
     if not isinstance(options.get("column"), str) or not options["column"].strip():
         raise ValueError("table needs column: the header of the column that holds the score")
-    for key in ("key_column", "after"):
-        if key in options and not isinstance(options[key], str):
-            raise ValueError(f"table.{key} must be text, got {options[key]!r}")
+    wrong = next((key for key in ("key_column", "after") if not isinstance(options.get(key, ""), str)), None)
+    if wrong is not None:
+        raise ValueError(f"table.{wrong} must be text, got {options[wrong]!r}")
     rows = _rows(options.get("row"), needs_row)
     return TableRule(options["column"], rows, options.get("key_column"), options.get("after"))
+
+
+def _is_texts(value: Any) -> bool:
+    """A non-empty list of texts."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, str) for item in value)
 
 
 def _rows(row: Any, needs_row: bool) -> tuple[str, ...] | None:
@@ -279,6 +308,6 @@ def _rows(row: Any, needs_row: bool) -> tuple[str, ...] | None:
         return None
     if isinstance(row, str):
         return (row,)
-    if not (isinstance(row, list) and row and all(isinstance(r, str) for r in row)):
+    if not _is_texts(row):
         raise ValueError(f"table.row must be a text or a list of texts, got {row!r}")
     return tuple(row)

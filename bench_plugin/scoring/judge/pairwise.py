@@ -67,9 +67,14 @@ class ChoiceRule:
         match = self.pattern.search(text)
         if match is None:
             return None
-        found = (match.group(1) if match.re.groups else match.group(0)).strip()
+        found = _matched_label(match)
         labels = {"first": self.first, "second": self.second, "tie": self.tie}
         return next((key for key, label in labels.items() if label == found), None)
+
+
+def _matched_label(match: re.Match[str]) -> str:
+    """The label a match captured: group 1 when the pattern has groups, else the whole match."""
+    return (match.group(1) if match.re.groups else match.group(0)).strip()
 
 
 def parse_choice_rule(rule: Any) -> ChoiceRule:
@@ -83,14 +88,19 @@ def parse_choice_rule(rule: Any) -> ChoiceRule:
         takes = ", ".join(PARSE_KEYS)
         raise ValueError(f"parse has unknown key(s) {', '.join(unknown)}; a pairwise parse takes {takes}")
     merged = {**DEFAULT_PARSE, **rule}
-    try:
-        pattern = re.compile(str(merged["regex"]))
-    except re.error as exc:
-        raise ValueError(f"parse.regex /{merged['regex']}/ does not compile: {exc}") from exc
+    pattern = _choice_pattern(merged["regex"])
     labels = [str(merged[key]) for key in ("first", "second", "tie")]
     if len(set(labels)) != 3:
         raise ValueError(f"parse.first, second and tie must differ, got {labels}")
     return ChoiceRule(pattern, *labels)
+
+
+def _choice_pattern(source: Any) -> re.Pattern[str]:
+    """Raises: ValueError for a ``parse.regex`` that does not compile."""
+    try:
+        return re.compile(str(source))
+    except re.error as exc:
+        raise ValueError(f"parse.regex /{source}/ does not compile: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -107,9 +117,9 @@ def _parse_against(against: Any) -> Against:
         raise ValueError("llm_judge_pairwise needs against: {model: NAME} (a suite model answers the same prompt) "
                          "or {answer: TEMPLATE} (the other answer itself)")
     check_known_keys(against, AGAINST_KEYS, "against")
-    for key in AGAINST_KEYS:
-        if key in against and not isinstance(against[key], str):
-            raise ValueError(f"against.{key} must be text, got {against[key]!r}")
+    wrong = next((key for key in AGAINST_KEYS if not isinstance(against.get(key, ""), str)), None)
+    if wrong is not None:
+        raise ValueError(f"against.{wrong} must be text, got {against[wrong]!r}")
     return Against(against.get("model"), against.get("answer"), against.get("label"))
 
 
@@ -172,10 +182,12 @@ class PairwiseScorer:
 
     def _check_against(self, case: CaseSpec) -> None:
         name = self.against.model
-        if name is not None and name not in case.models:
+        if name is None:
+            return  # the other answer is a template
+        if name not in case.models:
             raise CaseError(f"unknown model {name!r} for against", path=case.path, line=self.spec.line,
                             key=f"{self.spec.key}.against.model", hint=choices_hint(name, case.models, label="models"))
-        if name is not None and (case.turns is not None or case.conversation is not None):
+        if case.turns is not None or case.conversation is not None:
             raise CaseError(_ONE_PROMPT, path=case.path, line=self.spec.line, key=f"{self.spec.key}.against")
 
     def check_case(self, case: CaseSpec) -> None:
@@ -221,6 +233,14 @@ class PairwiseScorer:
         answer = split_thinking(completion.text, model.thinking).answer or ""
         return answer, model.label if against.label is None else against.label, completion_usage(completion)
 
+    async def _both_orders(self, context: ScoringContext, judge: ModelSpec, mine: str, other: str) -> list[Completion]:
+        """The judge's replies with the candidate's answer shown first (order 1), then second (order 2)."""
+        orders = [(1, mine, other), (2, other, mine)]
+        return list(await asyncio.gather(*(
+            self.prompt.call(context, judge, {"answer_a": a, "answer_b": b, "order": order, "other": other})
+            for order, a, b in orders
+        )))
+
     async def score(self, context: ScoringContext) -> ComponentScore:
         """Judge both orders and combine them.
 
@@ -232,11 +252,7 @@ class PairwiseScorer:
         other, other_label, other_usage = await self._other(context)
         mine = TARGETS[self.prompt.target](context)
         label = case.model.label if case.model is not None else case.model_name
-        orders = [(1, mine, other), (2, other, mine)]
-        completions = await asyncio.gather(*(
-            self.prompt.call(context, judge, {"answer_a": a, "answer_b": b, "order": order, "other": other})
-            for order, a, b in orders
-        ))
+        completions = await self._both_orders(context, judge, mine, other)
         choices = [self.rule.read(completion.text) for completion in completions]
         # the candidate's verdicts: as A in order 1; as B in order 2 ("second" then favours it)
         result = outcome_of(choices[0], choices[1])
@@ -246,8 +262,7 @@ class PairwiseScorer:
             "name": spec.name, "judge_output": _judge_output(completions),
             "usage": total_usage([other_usage, *(completion_usage(completion) for completion in completions)]),
         }
-        shown = "; ".join(f"candidate as {_position(order)}: {_chosen(order, choice, label, other_label)}"
-                          for order, choice in enumerate(choices, 1))
+        shown = _shown(choices, label, other_label)
         if result is None:
             return ComponentScore(value=None, detail=f"vs {other_label}: unscored ({shown})",
                                   error=f"no pairwise verdict could be read ({shown})", extra={"pairwise": record},
@@ -255,6 +270,12 @@ class PairwiseScorer:
         participants = {label: result, other_label: 1.0 - result}
         return ComponentScore(value=result, raw=result, detail=f"vs {other_label}: {OUTCOMES[result]} ({shown})",
                               extra={"pairwise": record, "participants": participants}, **common)
+
+
+def _shown(choices: Sequence[str | None], label: str, other_label: str) -> str:
+    """What the judge chose in each order: ``candidate as A: chose X; candidate as B: tie``."""
+    return "; ".join(f"candidate as {_position(order)}: {_chosen(order, choice, label, other_label)}"
+                     for order, choice in enumerate(choices, 1))
 
 
 def _position(order: int) -> str:

@@ -28,16 +28,12 @@ from bench_plugin.scoring.judge.panel_round import gather_round
 from bench_plugin.scoring.judge.prompt import JudgePrompt, check_judges, find_judge
 from bench_plugin.scoring.judge.prompt_names import check_prompt_names
 from bench_plugin.scoring.judge.usage import completion_usage
-from bench_plugin.scoring.options import check_option_names
+from bench_plugin.scoring.options import check_option_names, is_number
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 PANEL_KEYS = ("judges", "aggregate", "pass_at", "min_judges", "max_spread", "consensus")
 JUDGE_KEYS = tuple(key for key in OPTION_KEYS if key != "judge")
 READ_KEYS = ("parse", "participants", "rubric")  # with a consensus, judges' verdicts are read only if asked
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def judge_options(options: Mapping[str, Any], judge: str) -> dict[str, Any]:
@@ -137,11 +133,15 @@ class PanelScorer:
 
 def _judge_names(judges: Any) -> list[str]:
     """``judges:``, two or more different names."""
-    if not isinstance(judges, list) or len(judges) < 2 or not all(isinstance(j, str) and j for j in judges):
+    if not isinstance(judges, list) or len(judges) < 2 or not all(map(_is_name, judges)):
         raise ValueError("llm_judge_panel needs judges: a list of two or more names under the suite's judges:")
     if len(set(judges)) != len(judges):
         raise ValueError(f"judges lists a judge twice: {judges}")
     return judges
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _aggregate(options: Mapping[str, Any]) -> str:
@@ -157,7 +157,7 @@ def _aggregate(options: Mapping[str, Any]) -> str:
 def _pass_at(options: Mapping[str, Any], how: str) -> float:
     """``pass_at:``, a number from 0 to 1 that only a majority takes (0.5 by default)."""
     pass_at = options.get("pass_at", 0.5)
-    if "pass_at" in options and (how != "majority" or not _number(pass_at) or not 0 <= pass_at <= 1):
+    if "pass_at" in options and (how != "majority" or not is_number(pass_at) or not 0 <= pass_at <= 1):
         raise ValueError(
             "pass_at (a number from 0 to 1: a judge's value that votes pass) goes with aggregate: majority"
         )
@@ -171,7 +171,7 @@ def _check_min_judges(least: Any, judges: int) -> None:
 
 def _max_spread(options: Mapping[str, Any]) -> float | None:
     limit: float | None = options.get("max_spread")
-    if "max_spread" in options and (limit is None or not _number(limit) or limit < 0):
+    if "max_spread" in options and (limit is None or not is_number(limit) or limit < 0):
         raise ValueError(f"max_spread must be a number of points on the scale, 0 or more, got {limit!r}")
     return limit
 

@@ -44,7 +44,12 @@ def combine_by_key(maps: Sequence[Mapping[str, float | None]], how: str) -> dict
     keys = list(dict.fromkeys(key for found in maps for key in found))
     out: dict[str, float] = {}
     for key in keys:
-        values = [value for found in maps if (value := found.get(key)) is not None]
+        values = _given(maps, key)
         if values:
             out[key] = round(combine(values, how if how in NUMERIC else "mean"), 6)
     return out
+
+
+def _given(maps: Sequence[Mapping[str, float | None]], key: str) -> list[float]:
+    """The values the maps give for ``key`` (None is no value)."""
+    return [value for found in maps if (value := found.get(key)) is not None]

@@ -146,8 +146,16 @@ def gather_round(
     """
     scored = [entry for entry in entries if entry["value"] is not None]
     panel = _panel_record(how, entries, scored, limit, rubric)
-    categories = combine_by_key([entry.get("categories") or {} for entry in scored], how)
-    participants = combine_by_key([entry["participants"] for entry in scored if entry.get("participants")], how)
     usable = scored if reads else [entry for entry in entries if entry_text(entry).strip()]
-    return PanelRound(how, entries, scored, usable, panel, {"name": name, "categories": categories}, participants,
-                      _shown(entries, reads), _spread_text(panel))
+    return PanelRound(how, entries, scored, usable, panel, {"name": name, "categories": _categories(scored, how)},
+                      _participants(scored, how), _shown(entries, reads), _spread_text(panel))
+
+
+def _categories(scored: Sequence[Entry], how: str) -> dict[str, float]:
+    """Each rubric category's scores combined across the judges that gave a verdict."""
+    return combine_by_key([entry.get("categories") or {} for entry in scored], how)
+
+
+def _participants(scored: Sequence[Entry], how: str) -> dict[str, float]:
+    """Each participant's scores combined across the judges that rated them."""
+    return combine_by_key([entry["participants"] for entry in scored if entry.get("participants")], how)

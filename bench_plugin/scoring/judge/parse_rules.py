@@ -182,10 +182,11 @@ def _group(group: Any, pattern: re.Pattern[str]) -> int | str:
         return 1 if pattern.groups else 0
     if isinstance(group, bool) or not isinstance(group, (int, str)):
         raise TypeError(f"parse.group must be a group number or name, got {group!r}")
-    if isinstance(group, int) and not 0 <= group <= pattern.groups:
+    if isinstance(group, str):
+        if group not in pattern.groupindex:
+            raise ValueError(f"parse.group {group!r} is not a named group of /{pattern.pattern}/")
+    elif not 0 <= group <= pattern.groups:
         raise ValueError(f"parse.group is {group} but /{pattern.pattern}/ has {pattern.groups} group(s)")
-    if isinstance(group, str) and group not in pattern.groupindex:
-        raise ValueError(f"parse.group {group!r} is not a named group of /{pattern.pattern}/")
     return group
 
 

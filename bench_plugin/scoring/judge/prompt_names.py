@@ -50,11 +50,14 @@ def check_prompt_names(prompt: JudgePrompt, case: CaseSpec, extra: Collection[st
                        None)
         if unknown is not None:
             guess = did_you_mean(unknown, sorted(known - set(renderer.env.globals)))
-            raise CaseError(
-                f"template error: {unknown!r} is undefined", path=case.path, line=prompt.line, key=where,
-                hint=(f"{guess} " if guess else "") + "define it under variables:, in the task's vars:, or as "
-                "a matrix or dataset field; judge prompts also see " + ", ".join(sorted(JUDGE_NAMES)),
-            )
+            raise CaseError(f"template error: {unknown!r} is undefined", path=case.path, line=prompt.line, key=where,
+                            hint=_define_hint(guess))
+
+
+def _define_hint(guess: str | None) -> str:
+    """Where an undefined name can be defined (after the did-you-mean, when there is one)."""
+    where = "define it under variables:, in the task's vars:, or as a matrix or dataset field"
+    return f"{guess + ' ' if guess else ''}{where}; judge prompts also see {', '.join(sorted(JUDGE_NAMES))}"
 
 
 def _templates(prompt: JudgePrompt) -> list[JudgeTemplate]:

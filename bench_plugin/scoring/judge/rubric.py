@@ -14,11 +14,12 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from bench_plugin.core.errors import JudgeError
-from bench_plugin.core.json_text import PathStep, iter_json_objects, parse_json_path, walk_json_path
-from bench_plugin.scoring.options import check_known_keys
+from bench_plugin.core.json_text import PathStep, parse_json_path
+from bench_plugin.scoring.judge.reply_json import values_at
+from bench_plugin.scoring.options import check_known_keys, is_number, repeated
 
 RUBRIC_KEYS = ("categories", "scale", "read", "json_field", "default")
 CATEGORY_KEYS = ("name", "max", "scale", "key", "description")
@@ -70,12 +71,8 @@ class Rubric:
         return sum(category.high for category in self.categories)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _scale_of(value: Any, where: str) -> tuple[float, float]:
-    if not (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)):
+    if not (isinstance(value, list) and len(value) == 2 and all(is_number(v) for v in value)):
         raise ValueError(f"{where} must be two numbers [lowest, highest], got {value!r}")
     low, high = float(value[0]), float(value[1])
     if low >= high:
@@ -122,14 +119,19 @@ def _category_scale(
     if "max" in entry and "scale" in entry:
         raise ValueError(f"{where} ({name}): give max or scale, not both")
     if "max" in entry:
-        if not _is_number(entry["max"]) or entry["max"] <= 0:
-            raise ValueError(f"{where}.max must be a number above 0, got {entry['max']!r}")
-        return 0.0, float(entry["max"])
+        return 0.0, _points(entry["max"], where)
     if "scale" in entry:
         return _scale_of(entry["scale"], f"{where}.scale")
     if scale is None:
         raise ValueError(f"{where} ({name}) needs max (its points) or scale, or the rubric a scale")
     return scale
+
+
+def _points(points: Any, where: str) -> float:
+    """A category's ``max``: its points, a number above 0."""
+    if not is_number(points) or points <= 0:
+        raise ValueError(f"{where}.max must be a number above 0, got {points!r}")
+    return float(points)
 
 
 def rubric_from_options(value: Any) -> Rubric | None:
@@ -141,13 +143,7 @@ def rubric_from_options(value: Any) -> Rubric | None:
     if value is None:
         return None
     _check_rubric_keys(value)
-    entries = value.get("categories")
-    if not isinstance(entries, list) or not entries:
-        raise ValueError("rubric needs categories: a list such as [{name: Depth, max: 25}, ...]")
-    scale = _scale_of(value["scale"], "rubric.scale") if "scale" in value else None
-    categories = tuple(_category(entry, index, scale) for index, entry in enumerate(entries))
-    _check_unique(categories, "name")
-    _check_unique(categories, "key")
+    categories = _categories(value)
     read = value.get("read", "text")
     if read not in READS:
         raise ValueError(f"rubric.read must be one of {', '.join(READS)}, got {read!r}")
@@ -155,6 +151,18 @@ def rubric_from_options(value: Any) -> Rubric | None:
     steps = _json_steps(json_field, read)
     return Rubric(categories, read=read, json_field=json_field, default=_default(value.get("default")),
                   json_steps=steps)
+
+
+def _categories(value: Mapping[str, Any]) -> tuple[Category, ...]:
+    """``categories:``, each over the rubric's ``scale`` when it gives none, names and keys unique."""
+    entries = value.get("categories")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError("rubric needs categories: a list such as [{name: Depth, max: 25}, ...]")
+    scale = _scale_of(value["scale"], "rubric.scale") if "scale" in value else None
+    categories = tuple(_category(entry, index, scale) for index, entry in enumerate(entries))
+    _check_unique(categories, "name")
+    _check_unique(categories, "key")
+    return categories
 
 
 def _check_rubric_keys(value: Any) -> None:
@@ -165,10 +173,9 @@ def _check_rubric_keys(value: Any) -> None:
 
 def _check_unique(categories: tuple[Category, ...], attribute: str) -> None:
     """Raises: ValueError when two categories share a name (or key), ignoring case."""
-    seen = [getattr(category, attribute).casefold() for category in categories]
-    repeated = sorted({item for item in seen if seen.count(item) > 1})
-    if repeated:
-        raise ValueError(f"rubric has two categories with the {attribute} {repeated[0]!r}")
+    twice = repeated([getattr(category, attribute).casefold() for category in categories])
+    if twice:
+        raise ValueError(f"rubric has two categories with the {attribute} {twice[0]!r}")
 
 
 def _json_steps(json_field: Any, read: str) -> tuple[PathStep, ...]:
@@ -183,7 +190,7 @@ def _json_steps(json_field: Any, read: str) -> tuple[PathStep, ...]:
 def _default(default: Any) -> float | None:
     if default is None:
         return None
-    if not _is_number(default):
+    if not is_number(default):
         raise ValueError(f"rubric.default must be a number, got {default!r}")
     return float(default)
 
@@ -195,13 +202,15 @@ def rubric_variables(rubric: Rubric | None) -> dict[str, Any]:
     """
     if rubric is None:
         return {}
-    lines = []
-    for number, category in enumerate(rubric.categories, 1):
-        points = f"{category.high:g} points" if category.low == 0 else f"{category.low:g} to {category.high:g}"
-        lines.append(f"{number}. {category.name} ({points})")
-        lines += [f"   {line}" for line in category.description.splitlines()]
+    lines = [line for number, category in enumerate(rubric.categories, 1) for line in _lines(number, category)]
     return {"rubric": [category.to_dict() for category in rubric.categories], "rubric_text": "\n".join(lines),
             "rubric_total": rubric.high}
+
+
+def _lines(number: int, category: Category) -> list[str]:
+    """``2. Clarity (1 to 5)`` (or ``(25 points)``), then its description indented."""
+    points = f"{category.high:g} points" if category.low == 0 else f"{category.low:g} to {category.high:g}"
+    return [f"{number}. {category.name} ({points})", *(f"   {line}" for line in category.description.splitlines())]
 
 
 def _name_pattern(name: str) -> str:
@@ -226,24 +235,29 @@ def _score_from_text(text: str, category: Category) -> float:
 
 
 def _object_with_categories(text: str, rubric: Rubric) -> Mapping[str, Any]:
-    steps = rubric.json_steps
-    keys = {key for category in rubric.categories for key in (category.key, category.name)}
-    for candidate in iter_json_objects(text):
-        try:
-            found = walk_json_path(candidate, steps)
-        except LookupError:
-            continue
-        if isinstance(found, Mapping) and keys & set(found):
-            return found
+    keys = _field_names(rubric)
+    found = next((found for found in values_at(text, rubric.json_steps) if _has_any(found, keys)), None)
+    if found is not None:
+        return found
     where = f" at {rubric.json_field!r}" if rubric.json_field else ""
     raise JudgeError(f"no JSON object{where} has a field named after a rubric category")
+
+
+def _field_names(rubric: Rubric) -> set[str]:
+    """The fields a category may be written under in JSON: its key or its name."""
+    return {key for category in rubric.categories for key in (category.key, category.name)}
+
+
+def _has_any(found: Any, keys: set[str]) -> TypeGuard[Mapping[str, Any]]:
+    """An object with a field of one of ``keys``."""
+    return isinstance(found, Mapping) and bool(keys & set(found))
 
 
 def _score_from_json(found: Mapping[str, Any], category: Category) -> float:
     for key in (category.key, category.name):
         if key in found:
             value = found[key]
-            if not _is_number(value):
+            if not is_number(value):
                 raise JudgeError(f"{category.name!r} is {json.dumps(value)}, not a number")
             return float(value)
     raise JudgeError(f"no field {category.key!r}")

@@ -160,12 +160,17 @@ def _named_map(name: str) -> VerdictMap:
     return VerdictMap(name, NAMED_VERDICTS[name])
 
 
-def _own_map(value: Mapping[str, Any]) -> VerdictMap:
-    """``{map: {LABEL: SCORE, ...}, ignore_case: true}``: labels that differ, scores that tell cases apart."""
+def _check_map_keys(value: Mapping[str, Any]) -> None:
+    """Raises: ValueError for an unknown key, or no ``map``."""
     unknown = sorted(str(key) for key in value if key not in MAP_KEYS)
     if unknown or "map" not in value:
         problem = f"unknown key(s) {', '.join(unknown)}" if unknown else "no map"
         raise ValueError(f"verdict has {problem}; it takes map (labels to scores) and ignore_case")
+
+
+def _own_map(value: Mapping[str, Any]) -> VerdictMap:
+    """``{map: {LABEL: SCORE, ...}, ignore_case: true}``: labels that differ, scores that tell cases apart."""
+    _check_map_keys(value)
     ignore_case = value.get("ignore_case", True)
     if not isinstance(ignore_case, bool):
         raise ValueError(f"verdict.ignore_case must be true or false, got {ignore_case!r}")
