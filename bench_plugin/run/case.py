@@ -247,6 +247,7 @@ def build_record(
         error=error,
         case_index=case.index,
         asked=asked_digest(case),
+        cluster=case.cluster or case.task,
     )
 
 

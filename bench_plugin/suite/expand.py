@@ -155,6 +155,7 @@ def _expand_task(
                     agent=parts.agent,
                     task_index=task.index,
                     scorer_vars=scoring.variables,
+                    cluster=variant.cluster or variant.task_id,
                     index=next(indexes),
                 )
                 yield _with_judges_checked(case, suite)

@@ -12,6 +12,7 @@ from jinja2 import meta
 
 from bench_plugin.core.errors import CaseError
 from bench_plugin.core.frozen import freeze_fields
+from bench_plugin.suite.clusters import render_cluster
 from bench_plugin.suite.datasets import ROW_INDEX, select_rows
 from bench_plugin.suite.row_scorers import row_scorers
 from bench_plugin.suite.spec import PromptSpec, ScorerSpec, SuiteSpec, TaskSpec, safe_id
@@ -36,6 +37,7 @@ class Variant:
     problem: CaseError | None = None
     prompt: PromptSpec | None = None
     scorers: tuple[ScorerSpec, ...] = ()
+    cluster: str = ""  # what its cases belong with for the statistics (suite/clusters.py)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables")
@@ -78,6 +80,7 @@ def _variant(
     try:
         variables = _variables(task, suite, renderer, layer)
         task_id = safe_id(task.id.render(renderer, variables))
+        cluster = render_cluster(renderer, task.cluster, variables, task_id)  # before a prompt's suffix
     except CaseError as exc:
         return Variant(f"{fallback_id(task)}-{number}", layer, problem=exc, prompt=prompt)
     if prompt is not None and suffix:
@@ -93,7 +96,7 @@ def _variant(
         return Variant(task_id, variables, tags, problem=prompt.problem, prompt=prompt)
     if isinstance(scorers, CaseError):
         return Variant(task_id, variables, tags, problem=scorers, prompt=prompt)
-    return Variant(task_id, variables, tags, prompt=prompt, scorers=scorers)
+    return Variant(task_id, variables, tags, prompt=prompt, scorers=scorers, cluster=cluster)
 
 
 def _row_scorers(task: TaskSpec, suite: SuiteSpec, row: Mapping[str, Any]) -> tuple[ScorerSpec, ...] | CaseError:
