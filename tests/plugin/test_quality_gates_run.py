@@ -1,5 +1,7 @@
-"""Quality gates in a run: items after the cases, in junitxml, selectable, judged alike in one process and under
-xdist, and, with --bench-exit-on-gates, the exit status."""
+"""Quality gates in a run: items after the cases, in junitxml, selectable, the same in one process and under xdist.
+
+With --bench-exit-on-gates they alone decide the exit status.
+"""
 
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ def shows(result: pytest.RunResult, *lines: str) -> None:
 
 
 def gate_cases(path: Path) -> dict[str, tuple[str, dict[str, str]]]:
-    """junitxml's gate test cases: name -> (outcome, properties)."""
+    """The gate test cases of a junitxml file: name -> (outcome, properties)."""
     found = {}
     for case in ET.parse(path).getroot().iter("testcase"):
         if case.get("name", "").startswith("gate["):

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bench_plugin.report.quality_gates.figures import CaseValue
-from bench_plugin.report.statistics import PairedDifference, holm_adjust, paired_difference
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.suite.quality_gates import LOWER_IS_BETTER, QualityGateSpec
+
+if TYPE_CHECKING:
+    from bench_plugin.report.statistics import PairedDifference
 
 REGRESSED, UNCHANGED, INCONCLUSIVE = "regressed", "unchanged", "inconclusive"
 
@@ -48,6 +51,9 @@ def paired_drops(
 
     None for a model no case of which is in the baseline with a value on both sides.
     """
+    # start-up: numpy, only in a session that judges a relative gate (the plugin loads this room in every run)
+    from bench_plugin.report.statistics import holm_adjust
+
     sign = -1.0 if gate.figure in LOWER_IS_BETTER else 1.0
     compared = {model: _difference(gate, value, records, baseline) for model, records in current.items()}
     tested = [model for model, found in compared.items() if found is not None]
@@ -62,6 +68,8 @@ def paired_drops(
 def _difference(
     gate: QualityGateSpec, value: CaseValue, records: Sequence[CaseRecord], baseline: Mapping[str, CaseRecord]
 ) -> PairedDifference | None:
+    from bench_plugin.report.statistics import paired_difference  # start-up: see paired_drops
+
     matched = [(record, baseline[record.nodeid]) for record in records if record.nodeid in baseline]
     if not matched:
         return None
