@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import yaml
+
 from bench_plugin.core.errors import SuiteError
 from bench_plugin.core.hints import choices_hint
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
@@ -115,6 +117,22 @@ def parse_gate(entry: Any, *, origin: str, key: str = "", line: int | None = Non
         raise ValueError(f"expected an expression ({_EXPRESSION_HELP}) or a mapping with 'figure', got {entry!r}")
     _check_figure(gate)
     return replace(gate, origin=origin, key=key, line=line)
+
+
+def parse_gate_text(text: str, *, origin: str) -> QualityGateSpec:
+    """A gate given on a command line: an expression, or a YAML mapping (``{figure: mean, max_drop: 0.02}``).
+
+    Raises:
+        ValueError: naming the text and what is wrong with it.
+    """
+    try:
+        entry = yaml.safe_load(text)
+    except yaml.YAMLError:
+        entry = text
+    try:
+        return parse_gate(entry if isinstance(entry, dict) else text, origin=origin)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{origin} {text!r}: {exc}") from None
 
 
 def _from_expression(text: str) -> QualityGateSpec:

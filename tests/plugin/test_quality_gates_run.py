@@ -148,9 +148,20 @@ def test_without_a_baseline_a_relative_gate_is_skipped_and_a_missing_one_breaks_
     shows(missing, "--bench-baseline nowhere: no results found")
 
 
-def test_in_a_shard_the_gates_wait_for_the_merged_results(suite: pytest.Pytester) -> None:
-    result = run(suite, "--bench-shard", "1/2", "-rs")
-    shows(result, "a shard (--bench-shard) holds part of the cases")
+def test_in_a_shard_the_gates_wait_for_the_merged_results(
+    suite: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for shard in (1, 2):
+        result = run(suite, "--bench-shard", f"{shard}/2", "--bench-output", f"s{shard}", "-rs")
+        shows(result, "a shard (--bench-shard) holds part of the cases")
+    assert bench(["gates", "s1/results.jsonl", "s2"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert "HELD suites/demo.yaml::gate[pass_rate>=0.7]: pass_rate>=0.7 holds" in printed
+    assert printed[-1] == "2 gates: 2 hold, 0 broken, 0 skipped"
+    assert bench(["gates", "s1", "s2", "--gate", "pass_rate>=0.9"]) == 1
+    assert "    bot: pass_rate = 0.8 over 10 cases: below 0.9" in capsys.readouterr().out
+    assert bench(["gates", "s1", "s2", "--baseline", "nowhere"]) == 2
+    assert "bench: --bench-baseline nowhere: no results found" in capsys.readouterr().err
 
 
 @pytest.mark.slow

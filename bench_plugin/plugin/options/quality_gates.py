@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
-from bench_plugin.suite.quality_gates import QualityGateSpec, parse_gate
+from bench_plugin.suite.quality_gates import QualityGateSpec, parse_gate_text
 
 GATE_OPTION = "--bench-gate"
 
@@ -78,14 +77,7 @@ def option_gates(texts: Iterable[str]) -> list[QualityGateSpec]:
     Raises:
         pytest.UsageError: naming the value and what is wrong with it.
     """
-    gates = []
-    for text in texts:
-        try:
-            entry = yaml.safe_load(text)
-        except yaml.YAMLError:
-            entry = text
-        try:
-            gates.append(parse_gate(entry if isinstance(entry, dict) else text, origin=GATE_OPTION))
-        except (TypeError, ValueError) as exc:
-            raise pytest.UsageError(f"{GATE_OPTION} {text!r}: {exc}") from None
-    return gates
+    try:
+        return [parse_gate_text(text, origin=GATE_OPTION) for text in texts]
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
