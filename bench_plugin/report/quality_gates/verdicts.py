@@ -89,10 +89,19 @@ def _relative(
         return GateVerdict(gate, BROKEN, str(baseline))
     drops = paired_drops(gate, value, scoped, baseline)
     figures = tuple(_drop_figure(gate, model, drop) for model, drop in drops.items())
-    failing = {REGRESSED} | ({INCONCLUSIVE} if gate.on_inconclusive == "fail" else set())
-    if figures and all(figure.outcome != REGRESSED and figure.value is None for figure in figures):
-        failing.add(NO_DATA)  # cases ran, and not one matches the baseline: another suite version
+    failing = _failing(gate, figures)
     return _overall(gate, figures, [figure for figure in figures if figure.outcome in failing])
+
+
+def _failing(gate: QualityGateSpec, figures: Sequence[ModelFigure]) -> set[str]:
+    """What breaks a relative gate: a regression, an inconclusive model when the gate says so, and no data.
+
+    No data breaks it only when cases ran and not one matches the baseline's: another suite version.
+    """
+    failing = {REGRESSED, INCONCLUSIVE} if gate.on_inconclusive == "fail" else {REGRESSED}
+    if figures and all(figure.outcome == NO_DATA for figure in figures):
+        failing.add(NO_DATA)
+    return failing
 
 
 def _drop_figure(gate: QualityGateSpec, model: str, drop: Drop | None) -> ModelFigure:
