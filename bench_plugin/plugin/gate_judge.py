@@ -123,19 +123,14 @@ class GateJudge:
         return {gate_nodeid(path, gate): gate for path, gates in found.items() for gate in gates}
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """With ``--bench-exit-on-gates``: exit 0 when every gate judged holds, 1 when one is broken."""
-        if not self.settings.exit_on_gates or session.exitstatus not in (pytest.ExitCode.OK,
-                                                                          pytest.ExitCode.TESTS_FAILED):
-            return
-        judged = [verdict for verdict in self.verdicts.values() if verdict.outcome in (HELD, BROKEN)]
-        if not judged:
-            self.exit_note = "no quality gate was judged: the exit status is pytest's (--bench-exit-on-gates)"
-            return
-        broken = sum(verdict.outcome == BROKEN for verdict in judged)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED if broken else pytest.ExitCode.OK
-        self.exit_note = (f"exit status {int(session.exitstatus)} from the quality gates (--bench-exit-on-gates): "
-                          + (f"{broken} of {len(judged)} broken" if broken else f"all {len(judged)} hold")
-                          + "; failed cases do not decide it")
+        """With ``--bench-exit-on-gates``: exit 0 when every gate judged holds, 1 when one is broken.
+
+        A collection error, an interrupted run or a usage error keeps its own status.
+        """
+        if self.settings.exit_on_gates and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            status, self.exit_note = gates_exit_status(list(self.verdicts.values()), bool(self.selected))
+            if status is not None:
+                session.exitstatus = status
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Each gate's verdict and why, and what decided the exit status."""
@@ -150,6 +145,19 @@ class GateJudge:
                 terminalreporter.write_line(f"    {line.strip()}")
         if self.exit_note is not None:
             terminalreporter.write_line(self.exit_note, bold=True)
+
+
+def gates_exit_status(verdicts: list[GateVerdict], selected: bool) -> tuple[pytest.ExitCode | None, str | None]:
+    """The exit status the gates give (None: pytest's stays, no gate was judged), and the line that says so."""
+    judged = [verdict for verdict in verdicts if verdict.outcome in (HELD, BROKEN)]
+    if not judged:  # when gates were selected and none could read a case, say why the status is pytest's
+        note = "no quality gate was judged: the exit status is pytest's (--bench-exit-on-gates)"
+        return None, note if selected else None
+    broken = sum(verdict.outcome == BROKEN for verdict in judged)
+    status = pytest.ExitCode.TESTS_FAILED if broken else pytest.ExitCode.OK
+    verdict = f"{broken} of {len(judged)} broken" if broken else f"all {len(judged)} hold"
+    return status, (f"exit status {int(status)} from the quality gates (--bench-exit-on-gates): {verdict}; "
+                    "failed cases do not decide it")
 
 
 def send_gate_reports(config: pytest.Config, nodeid: str, verdict: GateVerdict) -> None:
