@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bench_plugin.core.errors import SuiteError
+from bench_plugin.plugin.gate_judge import gates_exit_status
 from bench_plugin.report.quality_gates import (
     BROKEN,
     HELD,
@@ -232,3 +233,15 @@ def test_the_baseline_is_a_results_file_an_output_folder_or_a_named_run(tmp_path
     (tmp_path / "bad.jsonl").write_text("{}\n[]\n")
     with pytest.raises(BaselineError, match=r"cannot read .*bad.jsonl.*:1: expected a case record"):
         read_baseline(tmp_path / "bad.jsonl")
+
+
+def test_the_exit_status_the_gates_give() -> None:
+    gate = parse_gate("pass_rate >= 0.5", origin="x")
+    held, broken, skipped = (judge_gate(gate, [record("a", status)]) for status in (PASSED, FAILED, UNSCORED))
+    assert gates_exit_status([held, skipped], selected=True)[0] == pytest.ExitCode.OK
+    assert gates_exit_status([held, broken], selected=True) == (
+        pytest.ExitCode.TESTS_FAILED,
+        "exit status 1 from the quality gates (--bench-exit-on-gates): 1 of 2 broken; failed cases do not decide it")
+    assert gates_exit_status([skipped], selected=True) == (
+        None, "no quality gate was judged: the exit status is pytest's (--bench-exit-on-gates)")
+    assert gates_exit_status([], selected=False) == (None, None)  # a session without gates says nothing
