@@ -176,3 +176,6 @@ def test_gates_under_xdist_are_judged_by_the_controller_as_in_one_process(suite:
     assert one.ret == two.ret == 1
     assert gate_cases(suite.path / "one.xml") == gate_cases(suite.path / "two.xml")
     assert len(gate_cases(suite.path / "two.xml")) == 4
+    holding = run(suite, "-n", "2", "--bench-exit-on-gates")
+    holding.assert_outcomes(passed=10, failed=2)
+    assert holding.ret == 0
