@@ -90,6 +90,7 @@ def test_an_expression_and_a_mapping_read_as_gates_with_readable_labels() -> Non
     ({"figure": "mean"}, "a gate needs a bound: 'min', 'max' or 'max_drop'"),
     ({"figure": "mean", "min": 0.5, "max_drop": 0.1}, "a gate is absolute ('min', 'max') or relative"),
     ({"figure": "mean", "max_drop": 0.1, "on_inconclusive": "maybe"}, "on_inconclusive: expected pass or fail"),
+    ({"figure": "mean", "min": 0.1, "modle": "x"}, "unknown key 'modle'; did you mean 'model'?"),
 ])
 def test_a_gate_that_cannot_be_read_says_how_to_write_it(entry: Any, message: str) -> None:
     with pytest.raises(ValueError) as info:

@@ -145,21 +145,33 @@ def _from_expression(text: str) -> QualityGateSpec:
                            maximum=None if at_least else bound)
 
 
+_MAPPING_KEYS = ("figure", "component", "min", "max", "max_drop", "confidence", "on_inconclusive", "model", "tag")
+
+
 def _from_mapping(entry: Mapping[str, Any]) -> QualityGateSpec:
+    unknown = [str(key) for key in entry if key not in _MAPPING_KEYS]  # a suite's are refused by the schema first
+    if unknown:
+        raise ValueError(f"unknown key '{unknown[0]}'; {choices_hint(unknown[0], _MAPPING_KEYS, label='keys')}")
     if "figure" not in entry:
         raise ValueError(f"a gate written as a mapping names its 'figure' ({', '.join(FIGURES)})")
-    numbers = {name: None if entry.get(written) is None else float(entry[written])
-               for name, written in (("minimum", "min"), ("maximum", "max"), ("max_drop", "max_drop"))}
-    if all(value is None for value in numbers.values()):
-        raise ValueError("a gate needs a bound: 'min', 'max' or 'max_drop' (relative to --bench-baseline)")
-    if numbers["max_drop"] is not None and (numbers["minimum"] is not None or numbers["maximum"] is not None):
-        raise ValueError("a gate is absolute ('min', 'max') or relative ('max_drop'), not both: write two gates")
+    minimum, maximum, max_drop = _bounds(entry)
     return QualityGateSpec(
-        figure=str(entry["figure"]), component=entry.get("component"), minimum=numbers["minimum"],
-        maximum=numbers["maximum"], max_drop=numbers["max_drop"], confidence=float(entry.get("confidence", 0.95)),
+        figure=str(entry["figure"]), component=entry.get("component"), minimum=minimum, maximum=maximum,
+        max_drop=max_drop, confidence=float(entry.get("confidence", 0.95)),
         on_inconclusive=str(entry.get("on_inconclusive", "pass")), model=str(entry.get("model", EVERY_MODEL)),
         tag=None if entry.get("tag") is None else str(entry["tag"]),
     )
+
+
+def _bounds(entry: Mapping[str, Any]) -> tuple[float | None, float | None, float | None]:
+    """``min``, ``max`` and ``max_drop``: at least one, and not an absolute bound with a relative one."""
+    minimum, maximum, max_drop = (None if entry.get(key) is None else float(entry[key])
+                                  for key in ("min", "max", "max_drop"))
+    if minimum is None and maximum is None and max_drop is None:
+        raise ValueError("a gate needs a bound: 'min', 'max' or 'max_drop' (relative to --bench-baseline)")
+    if max_drop is not None and (minimum is not None or maximum is not None):
+        raise ValueError("a gate is absolute ('min', 'max') or relative ('max_drop'), not both: write two gates")
+    return minimum, maximum, max_drop
 
 
 def _check_figure(gate: QualityGateSpec) -> None:
