@@ -5,6 +5,7 @@ bench report RESULTS.jsonl ...   rebuild every report from one or more stored re
 bench audit RESULTS.jsonl ...    print the audit: cases to look at before trusting the numbers
 bench merge RESULTS.jsonl ...    combine shards' results into one results.jsonl (each case once) and every report
 bench compare BASELINE CURRENT   compare a run with a baseline: compare.md, compare.json; exit 1 on a regression
+bench gates RESULTS.jsonl ...    judge the suites' quality gates over stored results (merged shards, exit 1: broken)
 bench schema                     print the suite JSON Schema (for editors)
 bench mock-server [...]          the OpenAI/Anthropic-compatible mock server
 """
@@ -32,6 +33,8 @@ from bench_plugin.report.compare.text import headline_lines
 from bench_plugin.report.compare.verdicts import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, CompareSettings
 from bench_plugin.report.compare.write import write_comparison
 from bench_plugin.report.conversation_log import ConversationLogWriter
+from bench_plugin.report.quality_gates import read_baseline, resolve_baseline
+from bench_plugin.report.quality_gates.stored import judge_stored_results, verdict_lines
 from bench_plugin.report.write import in_case_order, write_reports
 from bench_plugin.results.journal import journals
 from bench_plugin.results.record import CaseRecord
@@ -39,6 +42,7 @@ from bench_plugin.results.store import encode_record, read_result_sets, write_at
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
 from bench_plugin.suite.discover import find_suites
 from bench_plugin.suite.leaderboard import read_suite_leaderboards
+from bench_plugin.suite.quality_gates import parse_gate_text
 from bench_plugin.suite.schema import suite_schema
 
 
@@ -83,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     audit_command.set_defaults(run=_audit)
     _add_merge_command(commands)
     _add_compare_command(commands)
+    _add_gates_command(commands)
     schema = commands.add_parser("schema", help="print the suite JSON Schema")
     schema.set_defaults(run=_schema)
     commands.add_parser("mock-server", help="run the mock LLM server (bench mock-server --help)")
@@ -298,6 +303,33 @@ def _side(results: Path) -> Side | None:
     """One side's cases, read as ``bench report`` reads results; None (the reason printed) when they cannot be."""
     records = _read([results])
     return None if records is None else Side(str(results), [facts_of(record) for record in records])
+def _add_gates_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    gates = commands.add_parser("gates", help="judge the suites' quality gates over stored results (merged shards)")
+    gates.add_argument("results", type=Path, nargs="+", help="results.jsonl files, as for bench report")
+    gates.add_argument("--gate", action="append", default=[], metavar="GATE",
+                       help="a gate for every suite, as --bench-gate takes it (repeatable)")
+    gates.add_argument("--baseline", default=None, metavar="PATH",
+                       help="the run relative gates compare with: a results.jsonl or an output folder")
+    gates.set_defaults(run=_gates)
+
+
+def _gates(options: argparse.Namespace) -> int:
+    """Print each gate's verdict; exit 1 when one is broken, 2 when the input cannot be read."""
+    records = _read(options.results)
+    if records is None:
+        return 2
+    try:
+        extra = [parse_gate_text(text, origin="--gate") for text in options.gate]
+        baseline = None
+        if options.baseline is not None:
+            baseline = read_baseline(resolve_baseline(options.baseline, Path.cwd(), Path.cwd()))
+    except ValueError as exc:  # a gate that cannot be read, or a baseline (BaselineError)
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    # suites are named relative to the directory pytest ran in; run bench gates from there
+    verdicts = judge_stored_results(records, Path.cwd(), extra, baseline)
+    print("\n".join(verdict_lines(verdicts)))
+    return 1 if any(verdict.outcome == "broken" for verdict in verdicts.values()) else 0
 
 
 def _schema(options: argparse.Namespace) -> int:

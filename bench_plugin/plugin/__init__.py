@@ -22,6 +22,8 @@ from bench_plugin import __version__
 from bench_plugin.calls.cache import cache_problem
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.plugin import hookspecs
+from bench_plugin.plugin.gate_items import GATE_MARKER, JUDGE_KEY, gates_last
+from bench_plugin.plugin.gate_judge import GateJudge
 from bench_plugin.plugin.nodes import CaseItem, SuiteFile
 from bench_plugin.plugin.options import args_name_suites, check_names, read_options, wants_html_report
 from bench_plugin.plugin.options.baseline import add_baseline_options
@@ -29,6 +31,7 @@ from bench_plugin.plugin.options.calls import add_call_options
 from bench_plugin.plugin.options.controls import ControlOptions, add_control_options
 from bench_plugin.plugin.options.env_file import ENV_FILE_KEY, env_file_path, load_env_file
 from bench_plugin.plugin.options.first_cases import first_cases
+from bench_plugin.plugin.options.quality_gates import GATE_SETTINGS_KEY, add_gate_options, read_gate_settings
 from bench_plugin.plugin.options.runs import add_run_options, load_history
 from bench_plugin.plugin.progress import register_progress
 from bench_plugin.plugin.sandbox_notice import SandboxNotice
@@ -84,6 +87,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_control_options(group)
     add_run_options(group)
     add_baseline_options(group, parser)
+    add_gate_options(group, parser)
     parser.addini("bench_output", "folder for benchmark results", default="bench-results")
     parser.addini("bench_allow_paths", "folders suites may read besides their own (like --bench-allow-path)",
                   type="paths", default=[])
@@ -131,6 +135,10 @@ def pytest_configure(config: pytest.Config) -> None:
                                          shard=options.shard, calls=calls, history=history)
     config.stash[CONTROLS_KEY] = options.controls
     config.addinivalue_line("markers", "bench: every case collected from a bench_plugin suite")
+    config.addinivalue_line("markers", f"{GATE_MARKER}: every quality gate of a bench_plugin suite")
+    # relative gates compare with the baseline --bench-baseline (or the ini key) names, as bench compare does
+    given = str(options.baseline) if options.baseline is not None else None
+    config.stash[GATE_SETTINGS_KEY] = replace(read_gate_settings(config), baseline=given)
     too_few_files = allow_open_files(options.concurrency)  # each process: an xdist worker holds its own sockets
     if too_few_files is not None:
         raise pytest.UsageError(too_few_files)
@@ -157,6 +165,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(BenchReporter(config, options.output_dir, cache_problem=problem, baseline=baseline),
                                   "bench_reporter")
     config.pluginmanager.register(SandboxNotice(), "bench_sandbox_notice")
+    judge = GateJudge(config, config.stash[GATE_SETTINGS_KEY])  # the controller sees every record (gate_judge.py)
+    if not config.option.collectonly:
+        judge.baseline()  # read now, like the comparison's: the run may write over the baseline's folder
+    config.stash[JUDGE_KEY] = judge
+    config.pluginmanager.register(judge, "bench_gate_judge")
     if getattr(config.option, "htmlpath", None):
         from bench_plugin.report.html import HtmlReportHooks  # start-up: only when an HTML report is written
 
@@ -276,7 +289,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--bench-limit, then --bench-shard: deselect the cases past the limit, then those of other shards.
+    """--bench-limit, then --bench-shard: deselect the cases past the limit, then those of other shards; gates last.
 
     Both run after -k/-m/--lf, so the limit counts the selected cases and the shards split what is left.
     """
@@ -291,6 +304,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:], deselected = split_shard(items, shard, lambda i: i.nodeid, lambda i: isinstance(i, CaseItem))
         if deselected:
             config.hook.pytest_deselected(items=deselected)
+    items[:] = gates_last(items)  # a quality gate reads the cases: in one process it runs after them all
 
 
 @pytest.hookimpl(trylast=True)

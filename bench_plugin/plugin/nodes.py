@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from bench_plugin.core.errors import CaseFailed, SuiteError
+from bench_plugin.plugin.gate_items import gate_items
+from bench_plugin.plugin.options.quality_gates import GATE_SETTINGS_KEY
 from bench_plugin.plugin.session import STATE_KEY, BenchState
 from bench_plugin.providers.offline_checks import check_offline_models
 from bench_plugin.results import record as rec
@@ -25,6 +27,7 @@ from bench_plugin.suite.asked import scoring_digest
 from bench_plugin.suite.build import build_suite
 from bench_plugin.suite.expand import expand_suite
 from bench_plugin.suite.loader import load_suite_file
+from bench_plugin.suite.quality_gates import suite_quality_gates
 from bench_plugin.suite.spec import CaseSpec
 
 RECORD_KEY = pytest.StashKey[CaseRecord]()
@@ -37,9 +40,9 @@ _MARKER_UNSAFE = re.compile(r"\W+")
 
 
 class SuiteFile(pytest.File):
-    """A YAML suite: one item per model x task x run."""
+    """A YAML suite: one item per model x task x run, then one per quality gate."""
 
-    def collect(self) -> Iterator[CaseItem]:
+    def collect(self) -> Iterator[pytest.Item]:
         """Load, build and expand the suite; a broken file is one collection error with its message."""
         state: BenchState = self.config.stash[STATE_KEY]
         try:
@@ -53,6 +56,7 @@ class SuiteFile(pytest.File):
             # all suites write into one output folder: a second suite naming a file stops here
             self.config.stash.setdefault(OUTPUTS_KEY, OutputClaims()).claim(self.nodeid, suite.outputs)
             state.note_tasks(self.nodeid, cases)
+            gates = suite_quality_gates(loaded, cases, suite.models, self.config.stash[GATE_SETTINGS_KEY].gates)
         except SuiteError as exc:
             raise self.CollectError(collection_message(exc, self.config)) from None
         preparer = CasePreparer(catalog)
@@ -73,6 +77,7 @@ class SuiteFile(pytest.File):
                     marks[marker] = getattr(pytest.mark, marker)
                 item.add_marker(marks[marker])
             yield item
+        yield from gate_items(self, gates)
 
 
 def collection_message(error: SuiteError, config: pytest.Config) -> str:

@@ -20,6 +20,7 @@ import pytest
 from xdist.scheduler import LoadScheduling
 
 from bench_plugin.run.shards import SHARE_KEY, share_from_workerinput, worker_share
+from bench_plugin.suite.quality_gates import is_gate_nodeid
 
 
 def wants_bench_distribution(config: pytest.Config) -> bool:
@@ -64,7 +65,7 @@ class BenchDistribution:
 
 
 class BenchScheduling(LoadScheduling):  # type: ignore[misc]  # xdist ships no type information
-    """``--dist load`` for ordinary tests; every bench case goes to the worker whose share it is.
+    """``--dist load`` for ordinary tests; every bench case goes to the worker whose share it is; gates to none.
 
     A run without bench cases is scheduled exactly as ``--dist load`` schedules it.
 
@@ -101,14 +102,16 @@ class BenchScheduling(LoadScheduling):  # type: ignore[misc]  # xdist ships no t
         if self.collection is None and self.collection_is_completed:
             collection: list[str] = next(iter(self.node2collection.values()))
             shares = self._shares(collection)
-            if any(shares.values()):
+            # no worker runs a quality gate: the controller judges it once every record arrived (gate_judge.py)
+            gates = {index for index, nodeid in enumerate(collection) if is_gate_nodeid(nodeid)}
+            if any(shares.values()) or gates:
                 if not self._check_nodes_have_same_collection():
                     self.log("**Different tests collected, aborting run**")
                     return
                 self.collection = collection
                 if self.maxschedchunk is None:
                     self.maxschedchunk = len(collection)
-                assigned = {index for share in shares.values() for index in share}
+                assigned = gates.union(*shares.values())
                 self.pending[:] = [index for index in range(len(collection)) if index not in assigned]
                 self.node2share = {node: deque(share) for node, share in shares.items() if share}
         super().schedule()  # with a collection set: check_schedule on every node

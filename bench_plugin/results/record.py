@@ -86,6 +86,9 @@ class CaseRecord:
             for other tasks.
         scored_by: in a named run, a digest of how the case was scored (scorers, composite, threshold, judges:
             ``suite.asked.scoring_digest``): a reused record scored otherwise than the suite now says is noted.
+        cluster: which cases it belongs with for the statistics (one resampling unit): the suite's ``cluster:``
+            rendered for the case, by default its task's id without a prompt variant's suffix; None in records
+            written before clusters existed (read them as the task).
     """
 
     nodeid: str
@@ -124,6 +127,7 @@ class CaseRecord:
     model_params: dict[str, Any] = field(default_factory=dict)
     asked: str | None = None
     scored_by: str | None = None
+    cluster: str | None = None
     version: int = RECORD_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -263,7 +267,7 @@ _FIELD_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "duration_s": ((*_NUMBER, type(None)), "a number"), "started_at": ((str, type(None)), "text"),
     "error": ((dict, type(None)), "an object or null"), "case_index": ((int, type(None)), "a whole number"),
     "judgments": ((list,), "a list"), "asked": ((str, type(None)), "text"),
-    "scored_by": ((str, type(None)), "text"),
+    "scored_by": ((str, type(None)), "text"), "cluster": ((str, type(None)), "text"),
 }
 _USAGE_NUMBERS = ("input_tokens", "output_tokens", "cost_usd", "calls")
 

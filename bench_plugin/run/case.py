@@ -223,6 +223,7 @@ def build_record(
         messages=[m.to_dict() for m in case.messages], scores=scores.to_dict() if scores else None,
         composite=scores.composite if scores else None, threshold=case.pass_threshold, duration_s=duration_s,
         started_at=started_at, error=error, case_index=case.index, asked=asked_digest(case),
+        cluster=case.cluster or case.task,
         turns=turn_entries(transcript, scores, case),
         **_model_fields(case), **_transcript_fields(transcript), **_call_fields(case.model, transcript),
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from bench_plugin.suite.discover import SUITE_SUFFIXES
+from bench_plugin.suite.quality_gates import is_gate_nodeid
 from bench_plugin.suite.spec import parse_case_nodeid
 
 ItemT = TypeVar("ItemT")
@@ -88,7 +89,7 @@ def worker_share(nodeids: Sequence[str], worker: int, workers: int) -> list[int]
     """
     models: dict[tuple[str, str], list[int]] = {}
     for index, nodeid in enumerate(nodeids):
-        if is_suite_nodeid(nodeid):
+        if is_suite_nodeid(nodeid) and not is_gate_nodeid(nodeid):  # gates: the controller judges them
             parsed = parse_case_nodeid(nodeid)
             models.setdefault((parsed[0], parsed[2]) if parsed else (nodeid.partition("::")[0], ""), []).append(index)
     dealt = (index for positions in models.values() for index in positions)

@@ -201,6 +201,7 @@ class _TaskCases:
             agent=parts.agent,
             task_index=task.index,
             scorer_vars=scoring.variables,
+            cluster=variant.cluster or variant.task_id,
             index=next(self.indexes),
         )
 

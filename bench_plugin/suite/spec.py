@@ -201,6 +201,7 @@ class TaskSpec:
     models: tuple[str, ...] | None = None
     models_key: str = ""
     models_line: int | None = None
+    cluster: TemplateSpec | None = None  # ``cluster:`` (the task's, its dataset's or the suite's): suite/clusters.py
 
     def __post_init__(self) -> None:
         freeze_fields(self, "grid")
@@ -245,6 +246,7 @@ class CaseSpec:
     agent: AgentSpec | None = None  # a tool-using agent task (the task's tools:)
     task_index: int | None = None  # the task's place under tasks: (messages name tasks[N].engine)
     scorer_vars: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # scorer name -> its rendered vars
+    cluster: str = ""  # the cases it belongs with for the statistics (``cluster:``, default the task's id)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables", "judges", "models", "scorer_vars")

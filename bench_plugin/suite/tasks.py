@@ -8,6 +8,7 @@ from typing import Any
 
 from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.spec import AgentSpec, SandboxOverride
+from bench_plugin.suite.clusters import cluster_template
 from bench_plugin.suite.datasets import DatasetSpec
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.messages import build_messages
@@ -105,6 +106,7 @@ class _TaskBuilder:
             models=tuple(entry["models"]) if "models" in entry else None,
             models_key=format_key_path((*base, "models")),
             models_line=loaded.lines.line_of((*base, "models")),
+            cluster=cluster_template(loaded, entry, base),
         )
 
     def _scorers(self, entry: Mapping[str, Any], base: KeyPath) -> tuple[ScorerSpec, ...]:

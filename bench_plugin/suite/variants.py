@@ -12,6 +12,7 @@ from jinja2 import meta
 
 from bench_plugin.core.errors import CaseError
 from bench_plugin.core.frozen import freeze_fields
+from bench_plugin.suite.clusters import render_cluster
 from bench_plugin.suite.datasets import ROW_INDEX, select_rows
 from bench_plugin.suite.row_scorers import row_scorers
 from bench_plugin.suite.spec import PromptSpec, ScorerSpec, SuiteSpec, TaskSpec, safe_id
@@ -36,6 +37,7 @@ class Variant:
     problem: CaseError | None = None
     prompt: PromptSpec | None = None
     scorers: tuple[ScorerSpec, ...] = ()
+    cluster: str = ""  # what its cases belong with for the statistics (suite/clusters.py)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables")
@@ -89,7 +91,9 @@ def _variant(
     layer = _layer(combo, row, prompt)
     try:
         variables = _variables(task, suite, renderer, layer)
-        task_id = _task_id(task, renderer, variables, prompt if suffix else None)
+        base_id = safe_id(task.id.render(renderer, variables))
+        cluster = render_cluster(renderer, task.cluster, variables, base_id)  # before a prompt's suffix
+        task_id = f"{base_id}-{prompt.id}" if suffix and prompt is not None else base_id
     except CaseError as exc:
         return Variant(f"{fallback_id(task)}-{number}", layer, problem=exc, prompt=prompt)
     try:
@@ -100,20 +104,12 @@ def _variant(
         return Variant(task_id, variables, tags, problem=prompt.problem, prompt=prompt)
     if isinstance(scorers, CaseError):
         return Variant(task_id, variables, tags, problem=scorers, prompt=prompt)
-    return Variant(task_id, variables, tags, prompt=prompt, scorers=scorers)
+    return Variant(task_id, variables, tags, prompt=prompt, scorers=scorers, cluster=cluster)
 
 
 def _layer(combo: Mapping[str, Any], row: Mapping[str, Any], prompt: PromptSpec | None) -> dict[str, Any]:
     """What a variant sets over the suite's variables: its matrix values, its dataset row, its prompt's id."""
     return {**combo, **row, **({PROMPT_VARIABLE: prompt.id} if prompt is not None else {})}
-
-
-def _task_id(
-    task: TaskSpec, renderer: TemplateRenderer, variables: Mapping[str, Any], suffixed: PromptSpec | None
-) -> str:
-    """The variant's id: the task's, rendered, with ``-<prompt id>`` added for a prompt that is ``suffixed``."""
-    task_id = safe_id(task.id.render(renderer, variables))
-    return f"{task_id}-{suffixed.id}" if suffixed is not None else task_id
 
 
 def _tags(
