@@ -162,7 +162,11 @@ def rating_sets(suite: Mapping[str, Any]) -> list[RatingSet]:
     return out
 
 
-def elo_rows(suite: Mapping[str, Any]) -> list[tuple[str, float, float | None, int]]:
+EloRow = tuple[str, float, float | None, int]
+"""A model's saved Elo: ``(name, elo, change, sessions)``."""
+
+
+def elo_rows(suite: Mapping[str, Any]) -> list[EloRow]:
     """The suite's saved Elo leaderboard (``leaderboard:``) as ``(name, elo, change, sessions)``, best first."""
     board = suite.get("leaderboard")
     if not isinstance(board, Mapping):
