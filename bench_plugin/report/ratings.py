@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from bench_plugin.record import CaseRecord
-from bench_plugin.report.bootstrap import N_BOOT, rounded, seed_for
+from bench_plugin.report.bootstrap import N_BOOT, FloatArray, IntArray, rounded, seed_for
 from bench_plugin.report.case_data import CaseKey, case_key, runs_repeat, score_of
 from bench_plugin.report.statistics import (
     BradleyTerryResult,
@@ -60,6 +60,55 @@ def score_tallies(records: Sequence[CaseRecord], models: Sequence[str]) -> list[
 
     The higher composite wins, equal composites tie; each case is one game.
     """
+    grid = _ScoreGrid.of(records, models)
+    tallies: list[Tally] = []
+    for first, second in itertools.combinations(range(len(models)), 2):
+        tallies += grid.tallies(first, second)
+    return tallies
+
+
+@dataclass(frozen=True)
+class _ScoreGrid:
+    """The scores of a suite's cases: a row per case some model scored, a column per model (NaN: no score).
+
+    Attributes:
+        models: the models, in column order.
+        scores: the grid.
+        unit_of: each row's resampling unit, as an index into ``units``.
+        units: the resampling units, first seen first.
+    """
+
+    models: Sequence[str]
+    scores: FloatArray
+    unit_of: IntArray
+    units: list[Hashable]
+
+    @classmethod
+    def of(cls, records: Sequence[CaseRecord], models: Sequence[str]) -> _ScoreGrid:
+        found, row_units = _scored_cells(records, models)
+        grid = np.full((len(row_units), len(models)), np.nan)
+        for row, column, score in reversed(found):  # the first record of a case wins, as everywhere else
+            grid[row, column] = score
+        unit_keys = list(dict.fromkeys(row_units))
+        unit_index = {unit: index for index, unit in enumerate(unit_keys)}
+        return cls(models, grid, np.array([unit_index[unit] for unit in row_units], dtype=np.int64), unit_keys)
+
+    def tallies(self, first: int, second: int) -> list[Tally]:
+        """The wins, losses and ties of model ``first`` against model ``second`` on each unit where both scored."""
+        grid = self.scores
+        both = ~np.isnan(grid[:, first]) & ~np.isnan(grid[:, second])
+        mine, theirs, at = grid[both, first], grid[both, second], self.unit_of[both]
+        wins, losses, games = (np.bincount(at, weights=weights, minlength=len(self.units)).astype(np.int64)
+                               for weights in ((mine > theirs).astype(float), (mine < theirs).astype(float), None))
+        return [(self.models[first], self.models[second], int(wins[unit]), int(losses[unit]),
+                 int(games[unit] - wins[unit] - losses[unit]), self.units[unit])
+                for unit in np.flatnonzero(games).tolist()]
+
+
+def _scored_cells(
+    records: Sequence[CaseRecord], models: Sequence[str]
+) -> tuple[list[tuple[int, int, float]], list[Hashable]]:
+    """Each score of ``models`` as ``(row, column, score)``, a row per case first seen first; each row's unit."""
     order = {model: index for index, model in enumerate(models)}
     by_task = runs_repeat(records)
     keys: dict[CaseKey, int] = {}
@@ -71,22 +120,7 @@ def score_tallies(records: Sequence[CaseRecord], models: Sequence[str]) -> list[
             row = keys.setdefault(case_key(record), len(keys))
             units.setdefault(row, resampling_unit(record, by_task))
             found.append((row, order[record.model], score))
-    grid = np.full((len(keys), len(models)), np.nan)
-    for row, column, score in reversed(found):  # the first record of a case wins, as everywhere else
-        grid[row, column] = score
-    unit_keys = list(dict.fromkeys(units[row] for row in range(len(keys))))
-    unit_index = {unit: index for index, unit in enumerate(unit_keys)}
-    unit_of = np.array([unit_index[units[row]] for row in range(len(keys))], dtype=np.int64)
-    tallies: list[Tally] = []
-    for first, second in itertools.combinations(range(len(models)), 2):
-        both = ~np.isnan(grid[:, first]) & ~np.isnan(grid[:, second])
-        mine, theirs, at = grid[both, first], grid[both, second], unit_of[both]
-        wins, losses, games = (np.bincount(at, weights=weights, minlength=len(unit_keys)).astype(np.int64)
-                               for weights in ((mine > theirs).astype(float), (mine < theirs).astype(float), None))
-        tallies += [(models[first], models[second], int(wins[unit]), int(losses[unit]),
-                     int(games[unit] - wins[unit] - losses[unit]), unit_keys[unit])
-                    for unit in np.flatnonzero(games).tolist()]
-    return tallies
+    return found, [units[row] for row in range(len(keys))]
 
 
 def rate_tallies(tallies: Sequence[Tally], seed: int, n_boot: int = N_BOOT) -> dict[str, Any]:
@@ -108,16 +142,18 @@ def rate_tallies(tallies: Sequence[Tally], seed: int, n_boot: int = N_BOOT) -> d
             row[0], row[1], row[2] = row[0] + won, row[1] + lost, row[2] + ties
     fitted = bradley_terry(comparisons, n_boot=n_boot, seed=seed, counts=counts, clusters=units,
                            prior_games=PRIOR_GAMES)
-    rows: list[dict[str, Any]] = []
-    for model, (win, loss, tie) in tally.items():
-        total = win + loss + tie
-        if total:  # FastChat's show_result.py: each rate over the model's games, a tie half a win when adjusted
-            rows.append({"model": model, "win": win, "loss": loss, "tie": tie, "win_rate": rounded(win / total),
-                         "loss_rate": rounded(loss / total), "win_rate_adjusted": rounded((win + 0.5 * tie) / total)})
+    rows = [_win_rates(model, win, loss, tie) for model, (win, loss, tie) in tally.items() if win + loss + tie]
     rows.sort(key=lambda row: (-(row["win_rate_adjusted"] or 0.0), row["model"]))
     games = sum(counts)
     return {"games": games, "dropped": 0, "comparisons": fitted.n_comparisons, "n_boot": n_boot,
             "units": len(set(units)), "bradley_terry": _ratings(fitted), "win_rates": rows}
+
+
+def _win_rates(model: str, win: int, loss: int, tie: int) -> dict[str, Any]:
+    """FastChat's show_result.py: each rate over the model's games, a tie half a win when adjusted."""
+    total = win + loss + tie
+    return {"model": model, "win": win, "loss": loss, "tie": tie, "win_rate": rounded(win / total),
+            "loss_rate": rounded(loss / total), "win_rate_adjusted": rounded((win + 0.5 * tie) / total)}
 
 
 def pairwise_games(records: Sequence[CaseRecord]) -> dict[str, list[tuple[PairwiseGame, Hashable]]]:
@@ -131,17 +167,22 @@ def pairwise_games(records: Sequence[CaseRecord]) -> dict[str, list[tuple[Pairwi
     games: dict[str, list[tuple[PairwiseGame, Hashable]]] = {}
     for record in records:
         for name, component in record.components.items():
-            found = component.get("pairwise")
-            if not isinstance(found, Mapping):
-                continue
-            other = by_label.get(str(found.get("against")), str(found.get("against")))
-            verdicts = {order.get("order"): order.get("verdict") for order in found.get("orders") or []}
-            if other == record.model:
-                continue
-            game = PairwiseGame(record.model, other, _ORDER_1.get(verdicts.get(1), "error"),
-                                _ORDER_2.get(verdicts.get(2), "error"))
-            games.setdefault(name, []).append((game, resampling_unit(record, by_task)))
+            game = _pairwise_game(record, component.get("pairwise"), by_label)
+            if game is not None:
+                games.setdefault(name, []).append((game, resampling_unit(record, by_task)))
     return games
+
+
+def _pairwise_game(record: CaseRecord, found: Any, by_label: Mapping[str, str]) -> PairwiseGame | None:
+    """The game of a case's pairwise judgment (``found``); None when there is none, or it is against its own model."""
+    if not isinstance(found, Mapping):
+        return None
+    other = by_label.get(str(found.get("against")), str(found.get("against")))
+    verdicts = {order.get("order"): order.get("verdict") for order in found.get("orders") or []}
+    if other == record.model:
+        return None
+    return PairwiseGame(record.model, other, _ORDER_1.get(verdicts.get(1), "error"),
+                        _ORDER_2.get(verdicts.get(2), "error"))
 
 
 def rate_games(games: Sequence[PairwiseGame], seed: int, n_boot: int = N_BOOT,
@@ -165,9 +206,13 @@ def rate_games(games: Sequence[PairwiseGame], seed: int, n_boot: int = N_BOOT,
         "n_boot": n_boot,
         "units": len(set(clusters)),
         "bradley_terry": _ratings(fitted),
-        "win_rates": [{key: rounded(value) if isinstance(value, float) else value for key, value in asdict(row).items()}
-                      for row in fastchat_win_rates(games)],
+        "win_rates": [_rounded(asdict(row)) for row in fastchat_win_rates(games)],
     }
+
+
+def _rounded(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row with its floats rounded as the summary keeps them."""
+    return {key: rounded(value) if isinstance(value, float) else value for key, value in row.items()}
 
 
 def _outcome(game: PairwiseGame) -> float | None:
@@ -195,15 +240,18 @@ def summarize_ratings(path: str, records: Sequence[CaseRecord], models: Sequence
         None when there is nothing to rate (fewer than two models and no pairwise judgment).
     """
     tallies = score_tallies(records, models) if len(models) >= 2 else []
-    pairwise = []
-    for name, found in pairwise_games(records).items():
-        games = [game for game, _ in found]
-        rated = rate_games(games, seed_for(path, "pairwise", name), units=[unit for _, unit in found])
-        bias = position_bias(games)
-        rated.update(component=name, position_bias={
-            "first": bias.first, "second": bias.second, "n": bias.n, "rate": rounded(bias.rate),
-            "p_value": rounded(bias.p_value)})
-        pairwise.append(rated)
+    pairwise = [_rate_judge(path, name, found) for name, found in pairwise_games(records).items()]
     if not tallies and not pairwise:
         return None
     return {"scores": rate_tallies(tallies, seed_for(path, "scores")) if tallies else None, "pairwise": pairwise}
+
+
+def _rate_judge(path: str, name: str, found: Sequence[tuple[PairwiseGame, Hashable]]) -> dict[str, Any]:
+    """The ratings of one pairwise component's games, with how often its judge picked the answer shown first."""
+    games = [game for game, _ in found]
+    rated = rate_games(games, seed_for(path, "pairwise", name), units=[unit for _, unit in found])
+    bias = position_bias(games)
+    rated.update(component=name, position_bias={
+        "first": bias.first, "second": bias.second, "n": bias.n, "rate": rounded(bias.rate),
+        "p_value": rounded(bias.p_value)})
+    return rated
