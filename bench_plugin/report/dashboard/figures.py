@@ -111,7 +111,9 @@ def _scored_composites(records: Sequence[CaseRecord]) -> dict[str, list[float]]:
     return scores
 
 
-def _model_figures(row: Mapping[str, Any], components: Sequence[Any], scores: Mapping[str, list[float]]) -> ModelFigures:
+def _model_figures(
+    row: Mapping[str, Any], components: Sequence[Any], scores: Mapping[str, list[float]]
+) -> ModelFigures:
     """One leaderboard row of the summary, with its intervals, its components' and its scored composites."""
     model = str(row.get("model"))
     intervals = _mapping(row.get("intervals"))
