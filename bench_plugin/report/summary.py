@@ -263,10 +263,8 @@ def describe_spend(records: Sequence[CaseRecord]) -> str:
 
     "" when no call had a price nor lacked one (offline providers cost nothing to call).
     """
-    own = total(usage_number(record, "cost_usd") for record in records)
-    judges = total(judge_usage(record.usage or {}, record.components)["cost_usd"] for record in records)
     unpriced = [note for record in records if (note := cost_note(record))]
-    parts = _priced_parts(own, judges)
+    parts = _priced_parts(records)
     if not parts and not unpriced:
         return ""
     spend = "cost " + (" + ".join(parts) if parts else "unknown")
@@ -275,8 +273,10 @@ def describe_spend(records: Sequence[CaseRecord]) -> str:
     return f"{spend} ({_unpriced_cases(records, len(unpriced))}: {unpriced[0]})"
 
 
-def _priced_parts(own: float | None, judges: float | None) -> list[str]:
+def _priced_parts(records: Sequence[CaseRecord]) -> list[str]:
     """The model's cost and its judges', those that are known."""
+    own = total(usage_number(record, "cost_usd") for record in records)
+    judges = total(judge_usage(record.usage or {}, record.components)["cost_usd"] for record in records)
     parts = [] if own is None else [f"${own:.4f}"]
     return parts + ([] if judges is None else [f"judges ${judges:.4f}"])
 
