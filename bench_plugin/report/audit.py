@@ -211,12 +211,16 @@ def judge_spread(record: CaseRecord) -> tuple[float | None, bool]:
     Spreads are taken within each panel (its judges' values) and across the case's other judge
     components; per-turn components are turns, not judges of the same thing, and do not count.
     """
-    judges = [c for c in _plain_components(record).values() if is_judge_component(c)]
+    judges = _judge_components(record)
     panels = [c["panel"] for c in judges if _has_panel(c)]
     plain = [number(c.get("value")) for c in judges if not _has_panel(c)]
     spreads = [_spread(_panel_values(panel)) for panel in panels] + [_spread(plain)]
     flagged = any(bool(panel.get("flagged")) for panel in panels)
     return max(_known(spreads), default=None), flagged
+
+
+def _judge_components(record: CaseRecord) -> list[Mapping[str, Any]]:
+    return [c for c in _plain_components(record).values() if is_judge_component(c)]
 
 
 def _has_panel(component: Mapping[str, Any]) -> bool:

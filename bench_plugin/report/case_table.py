@@ -96,7 +96,7 @@ def build_case_table(
         expected_of=expected_of,
         path=path,
         model_rows=_model_rows(rows, model_order),
-        components=tuple({} if record is None else record.components for record, _, _ in rows),
+        components=_components(rows),
     )
 
 
@@ -146,6 +146,11 @@ def _scores(rows: Sequence[_Row]) -> FloatArray:
                     dtype=np.float64)
 
 
+def _components(rows: Sequence[_Row]) -> tuple[Mapping[str, Mapping[str, Any]], ...]:
+    """Each row's components, read once (none for a case the model lacks)."""
+    return tuple({} if record is None else record.components for record, _, _ in rows)
+
+
 def _model_rows(rows: Sequence[_Row], models: Sequence[str]) -> dict[str, IntArray]:
     found: dict[str, list[int]] = {model: [] for model in models}
     for row, (_, model, _) in enumerate(rows):
@@ -165,12 +170,18 @@ def unfinished_cells(nodeids: Iterable[str], records: Sequence[CaseRecord]) -> d
     finished = {record.nodeid for record in records}
     cells: dict[str, list[CaseCell]] = {}
     for nodeid in nodeids:
-        if nodeid in finished:
-            continue
-        parsed = parse_case_nodeid(nodeid)
-        if parsed is not None and (model := names.get((parsed[0], parsed[2]))) is not None:
-            cells.setdefault(parsed[0], []).append((model, parsed[1], parsed[3]))
+        found = None if nodeid in finished else _cell_of(nodeid, names)
+        if found is not None:
+            cells.setdefault(found[0], []).append(found[1])
     return cells
+
+
+def _cell_of(nodeid: str, names: Mapping[tuple[str, str], str]) -> tuple[str, CaseCell] | None:
+    """A case's suite path and cell, from its node id; None when no record names its model."""
+    parsed = parse_case_nodeid(nodeid)
+    if parsed is None or (model := names.get((parsed[0], parsed[2]))) is None:
+        return None
+    return parsed[0], (model, parsed[1], parsed[3])
 
 
 def math_nan(value: float | None) -> float:

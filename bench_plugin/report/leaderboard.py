@@ -155,8 +155,7 @@ class _BoardChange:
         known = {session.get("id"): session for session in board.get("sessions", [])}
         new = [session for session in ours if session["id"] not in known]
         rescored = {s["id"]: s["scores"] for s in ours if _rescored(known.get(s["id"]), s)}
-        replaced = ({s["id"] for s in before} - {s["id"] for s in ours}) & known.keys()
-        return cls(new, rescored, replaced)
+        return cls(new, rescored, (_ids(before) - _ids(ours)) & known.keys())
 
     def played(self) -> set[Any]:
         """The ids of this session's sessions: played, or judged again."""
@@ -182,6 +181,10 @@ class _BoardChange:
         return successors.pop(_slot(str(old["id"])), None)
 
 
+def _ids(sessions: Sequence[Mapping[str, Any]]) -> set[Any]:
+    return {session["id"] for session in sessions}
+
+
 def _rescored(saved: Mapping[str, Any] | None, session: Mapping[str, Any]) -> bool:
     """Whether a session the board holds comes back with other scores."""
     return saved is not None and saved.get("scores") != session["scores"]
@@ -192,10 +195,15 @@ def _ratings(board: Mapping[str, Any], played: set[Any], decimals: int) -> list[
     ratings = []
     for model, elo in sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True):
         history = board["model_history"].get(model, [])
-        changes = [entry["elo_change"] for entry in history if entry.get("session") in played]
-        change = round(sum(changes), decimals) if changes else None
+        change = _change(history, played, decimals)
         ratings.append({"model": model, "elo": elo, "change": change, "sessions": len(history)})
     return ratings
+
+
+def _change(history: Sequence[Mapping[str, Any]], played: set[Any], decimals: int) -> float | None:
+    """A model's Elo change over the ``played`` sessions; None when it played none of them."""
+    changes = [entry["elo_change"] for entry in history if entry.get("session") in played]
+    return round(sum(changes), decimals) if changes else None
 
 
 def _trend(change: float) -> str:
