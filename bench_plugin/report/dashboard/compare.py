@@ -187,9 +187,14 @@ def rating_sets(suite: Mapping[str, Any]) -> list[RatingSet]:
     if not isinstance(found, Mapping):
         return []
     sets = [_rating_set("From per-case scores", found["scores"])] if isinstance(found.get("scores"), Mapping) else []
-    sets += [_rating_set(f"From pairwise judge {entry.get('component')}", entry)
-             for entry in found.get("pairwise") or [] if isinstance(entry, Mapping)]
+    sets += _judge_rating_sets(found)
     return [rated for rated in sets if rated is not None]
+
+
+def _judge_rating_sets(found: Mapping[str, Any]) -> list[RatingSet | None]:
+    """The ratings of each pairwise judge (None: it rated no model)."""
+    return [_rating_set(f"From pairwise judge {entry.get('component')}", entry)
+            for entry in found.get("pairwise") or [] if isinstance(entry, Mapping)]
 
 
 EloRow = tuple[str, float, float | None, int]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from bench_plugin.record import FAILED, PASSED, CaseRecord
 
@@ -141,10 +142,14 @@ def heat_rows(suite: Mapping[str, Any]) -> tuple[list[str], list[list[float | No
         ``(tasks, values)`` with ``values[model index][task index]``, models in the summary's order.
     """
     models = [str(row.get("model")) for row in suite.get("models") or []]
-    tasks = list(suite.get("tasks") or [])
+    tasks = _easiest_first(list(suite.get("tasks") or []))
+    return [str(task.get("task")) for task in tasks], [[_task_mean(task, model) for task in tasks] for model in models]
+
+
+def _easiest_first(tasks: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The task rows by their mean over all models, best first (a task without one last); ties keep their order."""
     order = sorted(range(len(tasks)), key=lambda i: -(number(tasks[i].get("mean_composite")) or -1.0))
-    names = [str(tasks[i].get("task")) for i in order]
-    return names, [[_task_mean(tasks[i], model) for i in order] for model in models]
+    return [tasks[i] for i in order]
 
 
 def _task_mean(task: Mapping[str, Any], model: str) -> float | None:
@@ -156,8 +161,13 @@ def score_bins(models: Sequence[ModelFigures], bins: int = 10) -> tuple[list[flo
     """Shared histogram bins over every model's scored composites (``[0, 1]`` unless scores leave it)."""
     everything = [score for figures in models for score in figures.scores]
     edges = np.linspace(min([0.0, *everything]), max([1.0, *everything]), bins + 1)
-    counts = [np.histogram(np.asarray(figures.scores, dtype=np.float64), bins=edges)[0] for figures in models]
-    return [float(edge) for edge in edges], [[int(count) for count in row] for row in counts]
+    counts = [_histogram(figures.scores, edges) for figures in models]
+    return [float(edge) for edge in edges], counts
+
+
+def _histogram(scores: Sequence[float], edges: npt.NDArray[np.float64]) -> list[int]:
+    """How many ``scores`` fall in each bin."""
+    return [int(count) for count in np.histogram(np.asarray(scores, dtype=np.float64), bins=edges)[0]]
 
 
 @dataclass(frozen=True)

@@ -190,9 +190,13 @@ def _audit_entry(item: Mapping[str, Any]) -> str:
     """One finding, folded: its title and detail, then the cases it names."""
     listed = _listed_cases([str(case) for case in item.get("cases") or []])
     detail = "; ".join(str(item[key]) for key in ("detail", "why") if item.get(key))
-    title = item.get("title") or item.get("kind") or "finding"
     return (f'<li class="audit-item" data-kind="{esc(item.get("kind") or "")}"><details><summary>'
-            f'{esc(title)} <span class="muted">({esc(detail)})</span></summary><ul>{listed}</ul></details></li>')
+            f'{esc(_finding_title(item))} <span class="muted">({esc(detail)})</span></summary><ul>{listed}</ul>'
+            "</details></li>")
+
+
+def _finding_title(item: Mapping[str, Any]) -> str:
+    return str(item.get("title") or item.get("kind") or "finding")
 
 
 def _listed_cases(cases: Sequence[str]) -> str:
