@@ -27,11 +27,15 @@ def render_breakdowns(suite: Mapping[str, Any]) -> list[str]:
         "",
     ]
     for dimension in found:
-        lines += [_dimension_heading(dimension), ""]
-        lines += header([markdown_cell(dimension["dimension"]), "Cases", *(labels[model] for model in models)])
-        lines += [_group_row(group, models) for group in dimension["groups"]]
-        lines.append("")
+        lines += _dimension_table(dimension, models, labels)
     return lines
+
+
+def _dimension_table(dimension: Mapping[str, Any], models: Sequence[str], labels: Mapping[str, str]) -> list[str]:
+    """A dimension's heading, then a row per group and a column per model."""
+    lines = [_dimension_heading(dimension), ""]
+    lines += header([markdown_cell(dimension["dimension"]), "Cases", *(labels[model] for model in models)])
+    return [*lines, *(_group_row(group, models) for group in dimension["groups"]), ""]
 
 
 def _dimension_heading(dimension: Mapping[str, Any]) -> str:

@@ -42,9 +42,7 @@ def summarize_repeats(records: Sequence[CaseRecord], models: Sequence[str]) -> d
         "label"}]}``: ``excluded`` names the runs left out of ``n``; ``pass_at_k`` and ``pass_hat_k`` are lists
         of ``{"k", "value", "tasks"}`` (``tasks``: how many tasks had ``n >= k``; ``value`` None when none had).
     """
-    groups: dict[tuple[str, str], list[CaseRecord]] = {}
-    for record in records:
-        groups.setdefault((record.model, record.task), []).append(record)
+    groups = _by_model_and_task(records)
     runs = max((len(group) for group in groups.values()), default=0)
     if runs < 2:
         return None
@@ -56,6 +54,13 @@ def summarize_repeats(records: Sequence[CaseRecord], models: Sequence[str]) -> d
     order = {model: index for index, model in enumerate(models)}
     cases.sort(key=lambda case: order.get(case["model"], len(order)))  # stable: tasks keep suite order
     return {"runs": runs, "ks": ks, "models": rows, "cases": cases}
+
+
+def _by_model_and_task(records: Sequence[CaseRecord]) -> dict[tuple[str, str], list[CaseRecord]]:
+    groups: dict[tuple[str, str], list[CaseRecord]] = {}
+    for record in records:
+        groups.setdefault((record.model, record.task), []).append(record)
+    return groups
 
 
 def _by_model(cases: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

@@ -33,6 +33,11 @@ def _spent_usage(record: Mapping[str, Any], rejudged: bool) -> list[Mapping[str,
     return [part for part in spent if isinstance(part, Mapping)]
 
 
+def _first_cost_note(parts: list[Mapping[str, Any]]) -> str | None:
+    """Why the first of the parts with an unpriced call has no price; None when every part is priced."""
+    return next((note for part in parts if (note := cost_note_of(part))), None)
+
+
 class SessionSpend:
     """Dollars, tokens, unpriced cases and cache use of the records this session wrote, judges included."""
 
@@ -63,7 +68,7 @@ class SessionSpend:
         """Add the cost of a case's usage parts (its model's, its judges'); note a case with an unpriced call."""
         for part in parts:
             self.usd += number(part.get("cost_usd")) or 0.0
-        unpriced = next((note for part in parts if (note := cost_note_of(part))), None)
+        unpriced = _first_cost_note(parts)
         if unpriced is not None:
             self.unpriced += 1
             self.note = self.note or unpriced

@@ -359,7 +359,11 @@ def reason_of(record: CaseRecord) -> str:
         return record.reason
     if record.error and record.error.get("message"):
         return _error_reason(record.error)
-    scores = record.scores or {}
+    return _score_reason(record.scores or {})
+
+
+def _score_reason(scores: Mapping[str, Any]) -> str:
+    """Why the case has no score, or the composite's detail; "" when the scores say neither."""
     return str(scores.get("unscored_reason") or scores.get("composite_detail") or "")
 
 

@@ -33,10 +33,15 @@ def summarize_turns(records: Sequence[CaseRecord]) -> dict[str, Any]:
     turns = range(1, max(_turn_numbers(components, checked), default=0) + 1)
     scores, formats = [], []
     for model, group in _by_model(records).items():
-        label = group[0].model_label or model
+        label = _label(group, model)
         scores += _score_rows(model, label, group, scorers, turns)
         formats += _format_rows(model, label, group, turns) if checked else []
     return {"count": len(turns) if scores or formats else 0, "scores": scores, "format_valid": formats}
+
+
+def _label(records: Sequence[CaseRecord], model: str) -> str:
+    """The model's display label, from its first record."""
+    return records[0].model_label or model
 
 
 def _turn_components(records: Sequence[CaseRecord]) -> list[Mapping[str, Any]]:
