@@ -149,7 +149,12 @@ def _check_and_judge_at_odds(record: CaseRecord) -> list[tuple[str, str]]:
     plain = _plain_components(record)
     failed = [name for name, c in plain.items() if _is_failed_check(c)]
     passed = [name for name, c in plain.items() if _is_passing_judge(record, c)]
-    return [(check, judge) for check in failed for judge in passed]
+    return _pairs(failed, passed)
+
+
+def _pairs(checks: Sequence[str], judges: Sequence[str]) -> list[tuple[str, str]]:
+    """Every check with every judge, checks first."""
+    return [(check, judge) for check in checks for judge in judges]
 
 
 def _plain_components(record: CaseRecord) -> dict[str, Mapping[str, Any]]:

@@ -152,6 +152,16 @@ def _exact_sign_flip(units: FloatArray) -> float:
     return float(int(np.count_nonzero(np.abs(signs @ units) >= observed - tolerance)) / 2**units.size)
 
 
+def _random_sign_flips(chosen: FloatArray, n_perm: int, seed: int) -> list[float]:
+    """The sign-flip p-values of the columns' totals over ``n_perm`` random patterns of signs, shared by all."""
+    observed = np.abs(chosen.sum(axis=0))
+    tolerance = 1e-9 * np.maximum(1.0, np.abs(chosen).sum(axis=0))
+    rng = np.random.default_rng(seed)
+    signs = 1.0 - 2.0 * rng.integers(0, 2, size=(n_perm, chosen.shape[0])).astype(np.float64)
+    extreme = np.count_nonzero(np.abs(signs @ chosen) >= observed - tolerance, axis=0)
+    return [float((1 + count) / (1 + n_perm)) for count in extreme]
+
+
 def sign_flip_p_values(sums: FloatArray, counts: FloatArray, n_perm: int, seed: int) -> list[float | None]:
     """Two-sided sign-flip p-values of each column's total (one column per pair, one row per unit).
 
@@ -170,12 +180,7 @@ def sign_flip_p_values(sums: FloatArray, counts: FloatArray, n_perm: int, seed: 
         else:
             random_columns.append(column)
     if random_columns:
-        chosen = sums[:, random_columns]
-        observed = np.abs(chosen.sum(axis=0))
-        tolerance = 1e-9 * np.maximum(1.0, np.abs(chosen).sum(axis=0))
-        rng = np.random.default_rng(seed)
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(n_perm, sums.shape[0])).astype(np.float64)
-        extreme = np.count_nonzero(np.abs(signs @ chosen) >= observed - tolerance, axis=0)
+        found = _random_sign_flips(sums[:, random_columns], n_perm, seed)
         for position, column in enumerate(random_columns):
-            out[column] = float((1 + extreme[position]) / (1 + n_perm))
+            out[column] = found[position]
     return out

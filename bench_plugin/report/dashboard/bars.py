@@ -48,8 +48,7 @@ def histograms(series: Sequence[Histogram], edges: Sequence[float], *, chart: st
     """Small multiples: one histogram row per model over the same bins, bar heights as shares of its cases."""
     left = label_width(s.label for s in series) + 6
     shares = [_shares(s.counts) for s in series]
-    tallest = max((share for row in shares for share in row), default=0.0) or 1.0
-    bins = _Bins(edges, Scale(edges[0], edges[-1], left, left + PLOT_WIDTH), left, tallest)
+    bins = _Bins(edges, Scale(edges[0], edges[-1], left, left + PLOT_WIDTH), left, _tallest(shares))
     parts = [part for index, item in enumerate(series) for part in bins.row(index, item, shares[index])]
     bottom = 8.0 + (HISTOGRAM_ROW + HISTOGRAM_GAP) * len(series)
     parts.append(x_axis(bins.scale, bottom - HISTOGRAM_GAP, bottom - HISTOGRAM_GAP))
@@ -59,6 +58,11 @@ def histograms(series: Sequence[Histogram], edges: Sequence[float], *, chart: st
 def _shares(counts: Sequence[int]) -> list[float]:
     """Each bin's share of a model's cases."""
     return [count / max(sum(counts), 1) for count in counts]
+
+
+def _tallest(shares: Sequence[Sequence[float]]) -> float:
+    """The largest share of any bin, which the bars' height is drawn against (1 when there is none)."""
+    return max((share for row in shares for share in row), default=0.0) or 1.0
 
 
 HISTOGRAM_ROW, HISTOGRAM_GAP = 46.0, 10.0  # a model's histogram, and the space under it
