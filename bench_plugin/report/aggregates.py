@@ -44,8 +44,7 @@ def compute_aggregates(spec: AggregateSpec, records: Sequence[CaseRecord]) -> li
 def compute_table(table: Table, bins: Mapping[str, BinSet], records: Sequence[CaseRecord]) -> dict[str, Any]:
     """One aggregate table; see ``compute_aggregates``. Baselines read all of ``records``."""
     groups = _group_records(table.by, bins, records)
-    rows = [[*key, *(column_value(column, groups[key], records, bins) for column in table.columns)]
-            for key in sorted(groups, key=_sort_key)]
+    rows = [[*key, *_row_figures(table, groups[key], records, bins)] for key in sorted(groups, key=_sort_key)]
     if table.sort is not None:
         rows = sort_rows(rows, _column_names(table).index(table.sort.column), descending=table.sort.descending)
     return {
@@ -57,6 +56,13 @@ def compute_table(table: Table, bins: Mapping[str, BinSet], records: Sequence[Ca
         "counts": [column.name for column in table.columns if column.is_count],
         "rows": rows,
     }
+
+
+def _row_figures(
+    table: Table, records: Sequence[CaseRecord], everything: Sequence[CaseRecord], bins: Mapping[str, BinSet]
+) -> list[Value]:
+    """A row's figures, a column each."""
+    return [column_value(column, records, everything, bins) for column in table.columns]
 
 
 def _group_records(

@@ -34,14 +34,17 @@ def significance_section(models: Sequence[ModelFigures], comparison: Comparison)
     cells = [[_difference_cell(row, column, comparison) for column in models] for row in models]
     chart = matrix([m.label for m in models], cells, chart="significance",
                    label="Paired mean difference, row minus column")
-    tiers = "".join(f"<li>Tier {n}: {esc(', '.join(_label(label_of, m) for m in tier))}</li>"
-                    for n, tier in enumerate(comparison.tiers, 1))
+    tiers = "".join(_tier_item(n, tier, label_of) for n, tier in enumerate(comparison.tiers, 1))
     head = ["Model A", "Model B", "Paired cases", f"A {MINUS} B", "95% CI", "p", "Holm p", "Significant"]
     body = [_pair_row(pair, label_of) for pair in comparison.pairs.values()]
     note = (f"Cells: {comparison.method}. Outlined cells and * mark pairs that differ; red: the row model scores "
             "higher, blue: lower.")
     return section("significance", "Is the difference real?", note, chart + f'<ul class="tiers">{tiers}</ul>',
                    fallback(table(head, body)))
+
+
+def _tier_item(n: int, tier: Sequence[str], label_of: Mapping[str, str]) -> str:
+    return f"<li>Tier {n}: {esc(', '.join(_label(label_of, model) for model in tier))}</li>"
 
 
 def _difference_cell(row: ModelFigures, column: ModelFigures, comparison: Comparison) -> MatrixCell | None:
@@ -126,12 +129,17 @@ def repeats_section(suite: Mapping[str, Any], models: Sequence[ModelFigures]) ->
         return section("repeats", "Repeats", "Each task ran once: no pass@k, pass^k or flakiness to show.", "", "")
     label_of = _labels(models)
     rows = [row for row in found["models"] if isinstance(row, Mapping)]
-    ks = [int(k) for k in found.get("ks") or []]
+    ks = _ks(found)
     note = (f"Each task ran up to {found.get('runs')} times. stable-pass: every finished run passed; stable-fail: none "
             "did; flaky: some did (errors are left out). pass@k: chance that at least one of k runs passes; pass^k: "
             "that all k pass (unbiased estimators over tasks with at least k runs).")
     tables = _repeats_table(rows, ks, label_of) + "<h4>Flaky cases</h4>" + _flaky_table(found, label_of)
     return section("repeats", "Repeats", note, _repeats_chart(rows, label_of), fallback(tables))
+
+
+def _ks(found: Mapping[str, Any]) -> list[int]:
+    """The k of the pass@k and pass^k columns."""
+    return [int(k) for k in found.get("ks") or []]
 
 
 def _repeats_chart(rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str]) -> str:
