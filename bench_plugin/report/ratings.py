@@ -132,14 +132,11 @@ def rate_tallies(tallies: Sequence[Tally], seed: int, n_boot: int = N_BOOT) -> d
     comparisons: list[tuple[str, str, float | None]] = []
     counts: list[int] = []
     units: list[Hashable] = []
-    tally: dict[str, list[int]] = {}
     for first, second, wins, losses, ties, unit in tallies:
         comparisons += [(first, second, 1.0), (first, second, 0.0), (first, second, 0.5)]
         counts += [wins, losses, ties]
         units += [unit] * 3
-        for model, won, lost in ((first, wins, losses), (second, losses, wins)):
-            row = tally.setdefault(model, [0, 0, 0])
-            row[0], row[1], row[2] = row[0] + won, row[1] + lost, row[2] + ties
+    tally = _records_of(tallies)
     fitted = bradley_terry(comparisons, n_boot=n_boot, seed=seed, counts=counts, clusters=units,
                            prior_games=PRIOR_GAMES)
     rows = [_win_rates(model, win, loss, tie) for model, (win, loss, tie) in tally.items() if win + loss + tie]
@@ -147,6 +144,16 @@ def rate_tallies(tallies: Sequence[Tally], seed: int, n_boot: int = N_BOOT) -> d
     games = sum(counts)
     return {"games": games, "dropped": 0, "comparisons": fitted.n_comparisons, "n_boot": n_boot,
             "units": len(set(units)), "bradley_terry": _ratings(fitted), "win_rates": rows}
+
+
+def _records_of(tallies: Sequence[Tally]) -> dict[str, list[int]]:
+    """Model -> [wins, losses, ties] over every pair it is in, first seen first."""
+    tally: dict[str, list[int]] = {}
+    for first, second, wins, losses, ties, _ in tallies:
+        for model, won, lost in ((first, wins, losses), (second, losses, wins)):
+            row = tally.setdefault(model, [0, 0, 0])
+            row[0], row[1], row[2] = row[0] + won, row[1] + lost, row[2] + ties
+    return tally
 
 
 def _win_rates(model: str, win: int, loss: int, tie: int) -> dict[str, Any]:
@@ -201,7 +208,7 @@ def rate_games(games: Sequence[PairwiseGame], seed: int, n_boot: int = N_BOOT,
     fitted = bradley_terry(outcomes, n_boot=n_boot, seed=seed, clusters=clusters, prior_games=PRIOR_GAMES)
     return {
         "games": len(games),
-        "dropped": sum(1 for game in games if "error" in (game.g1_winner, game.g2_winner)),
+        "dropped": sum(map(_failed, games)),
         "comparisons": fitted.n_comparisons,
         "n_boot": n_boot,
         "units": len(set(clusters)),
@@ -215,9 +222,14 @@ def _rounded(row: Mapping[str, Any]) -> dict[str, Any]:
     return {key: rounded(value) if isinstance(value, float) else value for key, value in row.items()}
 
 
+def _failed(game: PairwiseGame) -> bool:
+    """Whether the judge call failed in either order."""
+    return "error" in (game.g1_winner, game.g2_winner)
+
+
 def _outcome(game: PairwiseGame) -> float | None:
     """FastChat's verdict as model_1's result: a win in both orders, else a tie; None drops a failed call."""
-    if "error" in (game.g1_winner, game.g2_winner):
+    if _failed(game):
         return None
     if game.g1_winner == game.g2_winner and game.g1_winner != "tie":
         return 1.0 if game.g1_winner == "model_1" else 0.0
