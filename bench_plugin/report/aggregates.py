@@ -97,13 +97,17 @@ def column_value(
     column: Column, records: Sequence[CaseRecord], everything: Sequence[CaseRecord], bins: Mapping[str, BinSet]
 ) -> Value:
     """One cell: the column's figure over the row's ``records`` (baselines over ``everything``)."""
-    in_slice = [record for record in records if matches(record, column.where, bins)]
+    in_slice = _in_slice(records, column.where, bins)
     if column.fn == "count":
         return len(in_slice)
     figure = _SCORED_FIGURES.get(column.fn)
     if figure is None:
         raise ValueError(f"unknown aggregate fn {column.fn!r}")
     return figure(column, [record for record in in_slice if is_scored(record)], everything, bins)
+
+
+def _in_slice(records: Sequence[CaseRecord], where: Condition, bins: Mapping[str, BinSet]) -> list[CaseRecord]:
+    return [record for record in records if matches(record, where, bins)]
 
 
 def _count_scored(

@@ -87,7 +87,7 @@ def compare_models(
          "p_value": rounded(p_values[p]), "p_holm": rounded(adjusted[p])}
         for p, (a, b) in enumerate(pairs)
     ]
-    significant = significant_pairs({(a, b): p_values[p] for p, (a, b) in enumerate(pairs)}, alpha=ALPHA)
+    significant = _significant(pairs, p_values)
     for row in rows:
         row["significant"] = significant[frozenset((row["a"], row["b"]))]
     return {
@@ -99,6 +99,11 @@ def compare_models(
         "pairs": rows,
         "tiers": tiers(means, significant),
     }
+
+
+def _significant(pairs: Sequence[tuple[str, str]], p_values: Sequence[float | None]) -> dict[frozenset[str], bool]:
+    """Whether each pair differs, Holm-corrected at ``ALPHA``."""
+    return significant_pairs({(a, b): p_values[p] for p, (a, b) in enumerate(pairs)}, alpha=ALPHA)
 
 
 def _pair_differences(columns: Columns, pairs: Sequence[tuple[str, str]]) -> FloatArray:

@@ -298,11 +298,8 @@ def summarize_task(task: str, records: Sequence[CaseRecord], models: Sequence[st
     """One row of the task table: counts, the mean composite, and that mean for each model."""
     row: dict[str, Any] = {"task": task}
     row.update(count_statuses(records))
-    row["models"] = {
-        model: mean(scored_composites(r for r in records if r.model == model))
-        for model in models
-        if any(r.model == model for r in records)
-    }
+    by_model = group_by(records, "model")
+    row["models"] = {model: mean(scored_composites(by_model[model])) for model in models if model in by_model}
     return row
 
 

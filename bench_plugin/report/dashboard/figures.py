@@ -189,9 +189,12 @@ class Breakdown:
 
 def breakdowns(suite: Mapping[str, Any], models: Sequence[ModelFigures]) -> list[Breakdown]:
     """The suite's breakdowns (``summary["breakdowns"]``), one per dimension with two or more groups."""
-    entries = [entry for entry in suite.get("breakdowns") or [] if isinstance(entry, Mapping)]
-    found = [(entry, _groups(entry)) for entry in entries]
+    found = [(entry, _groups(entry)) for entry in _entries(suite)]
     return [_breakdown(entry, groups, models) for entry, groups in found if len(groups) >= 2]
+
+
+def _entries(suite: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [entry for entry in suite.get("breakdowns") or [] if isinstance(entry, Mapping)]
 
 
 def _groups(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
