@@ -41,8 +41,13 @@ def sessions_from_records(spec: LeaderboardSpec, records: Sequence[CaseRecord]) 
     scored = [record for record in records if is_scored(record)]
     if spec.sessions == "participants":
         return _participant_sessions(spec.of, scored)
-    return [_task_session(spec.of, task, run, group)
-            for (task, run), group in _task_runs(spec.of, scored).items() if len(group) >= 2]
+    return _task_sessions(spec.of, scored)
+
+
+def _task_sessions(of: str, records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
+    """A session per task and run that two models or more have a raw value of component ``of`` on."""
+    return [_task_session(of, task, run, group)
+            for (task, run), group in _task_runs(of, records).items() if len(group) >= 2]
 
 
 def _participant_sessions(of: str, records: Sequence[CaseRecord]) -> list[dict[str, Any]]:

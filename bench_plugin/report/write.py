@@ -11,7 +11,7 @@ from typing import Any
 from bench_plugin.record import CaseRecord
 from bench_plugin.report.aggregate_csv import render_csv
 from bench_plugin.report.aggregates import compute_aggregates
-from bench_plugin.report.case_table import unfinished_cells
+from bench_plugin.report.case_table import CaseCell, unfinished_cells
 from bench_plugin.report.dashboard import dashboard_pieces
 from bench_plugin.report.leaderboard import update_leaderboard
 from bench_plugin.report.markdown import render_markdown
@@ -63,7 +63,7 @@ def write_reports(
             leaderboard sessions they gave are replaced by those of ``records`` (``update_leaderboard``).
     """
     ordered = in_case_order(records)
-    summary = summarize(ordered, None if selected is None else unfinished_cells(selected, ordered))
+    summary = summarize(ordered, _unfinished(selected, ordered))
     paths = {"summary": folder / "summary.json", "markdown": folder / "report.md"}
     if left_out:
         summary["left_out"] = describe_left_out(left_out)
@@ -78,6 +78,11 @@ def write_reports(
     write_atomically(paths["dashboard"], dashboard_pieces(summary, ordered))  # piece by piece, as summary.json
     paths.update(write_csvs(folder, summary, tables))
     return paths
+
+
+def _unfinished(selected: Iterable[str] | None, records: Sequence[CaseRecord]) -> dict[str, list[CaseCell]] | None:
+    """The selected cases without a record, by suite path, when the records are one session's (see ``summarize``)."""
+    return None if selected is None else unfinished_cells(selected, records)
 
 
 def write_csvs(folder: Path, summary: Mapping[str, Any], tables: Sequence[Mapping[str, Any]]) -> dict[str, Path]:
