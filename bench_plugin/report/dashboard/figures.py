@@ -209,8 +209,13 @@ def _breakdown(
         title=_title(entry),
         groups=[str(group.get("value")) for group in groups],
         cases=[int(group.get("cases") or 0) for group in groups],
-        values=[[estimate((group.get("models") or {}).get(m.model)) for m in models] for group in groups],
+        values=[_group_estimates(group, models) for group in groups],
     )
+
+
+def _group_estimates(group: Mapping[str, Any], models: Sequence[ModelFigures]) -> list[Estimate]:
+    """A group's mean per model, with its interval."""
+    return [estimate((group.get("models") or {}).get(m.model)) for m in models]
 
 
 def _title(entry: Mapping[str, Any]) -> str:

@@ -104,7 +104,11 @@ def nice_domain(
     present += [bound for bound in (floor, ceiling) if bound is not None]
     if not present:
         return 0.0, 1.0
-    low, high = min(present), max(present)
+    return _widened(min(present), max(present))
+
+
+def _widened(low: float, high: float) -> tuple[float, float]:
+    """``(low, high)``, widened around a single value so that the domain is never empty."""
     if high - low < 1e-12:
         pad = abs(low) * 0.1 or 1.0
         return low - pad, high + pad
