@@ -11,7 +11,7 @@ neutral rate pooled over every model (or per model), 0 for a key with no neutral
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from bench_plugin.report.statistics.plain import mean
@@ -43,17 +43,10 @@ def compute_aggregates(spec: AggregateSpec, records: Sequence[CaseRecord]) -> li
 
 def compute_table(table: Table, bins: Mapping[str, BinSet], records: Sequence[CaseRecord]) -> dict[str, Any]:
     """One aggregate table; see ``compute_aggregates``. Baselines read all of ``records``."""
-    groups: dict[tuple[str | None, ...], list[CaseRecord]] = {}
-    for record in records:
-        key = tuple(_text_or_none(field_value(record, name, bins)) for name in table.by)
-        groups.setdefault(key, []).append(record)
-    rows = []
-    for key in sorted(groups, key=_sort_key):
-        cells = [column_value(column, groups[key], records, bins) for column in table.columns]
-        rows.append([*key, *cells])
+    groups = _group_records(table.by, bins, records)
+    rows = [[*key, *_row_figures(table, groups[key], records, bins)] for key in sorted(groups, key=_sort_key)]
     if table.sort is not None:
-        rows = sort_rows(rows, [*table.by, *(column.name for column in table.columns)].index(table.sort.column),
-                         descending=table.sort.descending)
+        rows = sort_rows(rows, _column_names(table).index(table.sort.column), descending=table.sort.descending)
     return {
         "name": table.name,
         "title": table.title,
@@ -63,6 +56,29 @@ def compute_table(table: Table, bins: Mapping[str, BinSet], records: Sequence[Ca
         "counts": [column.name for column in table.columns if column.is_count],
         "rows": rows,
     }
+
+
+def _row_figures(
+    table: Table, records: Sequence[CaseRecord], everything: Sequence[CaseRecord], bins: Mapping[str, BinSet]
+) -> list[Value]:
+    """A row's figures, a column each."""
+    return [column_value(column, records, everything, bins) for column in table.columns]
+
+
+def _group_records(
+    by: Sequence[str], bins: Mapping[str, BinSet], records: Sequence[CaseRecord]
+) -> dict[tuple[str | None, ...], list[CaseRecord]]:
+    """The records by their values of the ``by`` fields, as text (None: absent)."""
+    groups: dict[tuple[str | None, ...], list[CaseRecord]] = {}
+    for record in records:
+        key = tuple(_text_or_none(field_value(record, name, bins)) for name in by)
+        groups.setdefault(key, []).append(record)
+    return groups
+
+
+def _column_names(table: Table) -> list[str]:
+    """Every column of the table's rows: the ``by`` fields, then the figures."""
+    return [*table.by, *(column.name for column in table.columns)]
 
 
 def sort_rows(rows: list[list[Any]], index: int, *, descending: bool) -> list[list[Any]]:
@@ -81,21 +97,49 @@ def column_value(
     column: Column, records: Sequence[CaseRecord], everything: Sequence[CaseRecord], bins: Mapping[str, BinSet]
 ) -> Value:
     """One cell: the column's figure over the row's ``records`` (baselines over ``everything``)."""
-    in_slice = [record for record in records if matches(record, column.where, bins)]
+    in_slice = _in_slice(records, column.where, bins)
     if column.fn == "count":
         return len(in_slice)
-    scored = [record for record in in_slice if is_scored(record)]
-    if column.fn == "count_scored":
-        return len(scored)
-    if column.fn == "mean":
-        assert column.of is not None
-        return mean(component_raw(record, column.of) for record in scored)
-    if column.fn == "rate":
-        return event_rate(scored, column.event, bins)
-    if column.fn == "uplift":
-        assert column.baseline is not None
-        return uplift(scored, column.event, column.baseline, everything, bins)
-    raise ValueError(f"unknown aggregate fn {column.fn!r}")
+    figure = _SCORED_FIGURES.get(column.fn)
+    if figure is None:
+        raise ValueError(f"unknown aggregate fn {column.fn!r}")
+    return figure(column, [record for record in in_slice if is_scored(record)], everything, bins)
+
+
+def _in_slice(records: Sequence[CaseRecord], where: Condition, bins: Mapping[str, BinSet]) -> list[CaseRecord]:
+    return [record for record in records if matches(record, where, bins)]
+
+
+def _count_scored(
+    column: Column, scored: Sequence[CaseRecord], everything: Sequence[CaseRecord], bins: Mapping[str, BinSet]
+) -> Value:
+    return len(scored)
+
+
+def _mean_of(
+    column: Column, scored: Sequence[CaseRecord], everything: Sequence[CaseRecord], bins: Mapping[str, BinSet]
+) -> Value:
+    assert column.of is not None  # the spec gives ``mean`` its component
+    return mean(component_raw(record, column.of) for record in scored)
+
+
+def _rate_of(
+    column: Column, scored: Sequence[CaseRecord], everything: Sequence[CaseRecord], bins: Mapping[str, BinSet]
+) -> Value:
+    return event_rate(scored, column.event, bins)
+
+
+def _uplift_of(
+    column: Column, scored: Sequence[CaseRecord], everything: Sequence[CaseRecord], bins: Mapping[str, BinSet]
+) -> Value:
+    assert column.baseline is not None  # the spec gives ``uplift`` its baseline
+    return uplift(scored, column.event, column.baseline, everything, bins)
+
+
+_SCORED_FIGURES: dict[
+    str, Callable[[Column, Sequence[CaseRecord], Sequence[CaseRecord], Mapping[str, BinSet]], Value]
+] = {"count_scored": _count_scored, "mean": _mean_of, "rate": _rate_of, "uplift": _uplift_of}
+"""The figures over a row's scored records in the column's slice, by ``fn``; ``count`` counts every record."""
 
 
 def event_rate(records: Sequence[CaseRecord], event: Condition, bins: Mapping[str, BinSet]) -> float | None:
@@ -133,15 +177,22 @@ def baseline_rates(
     """Event rate of the baseline slice for each key value found there."""
     counts: dict[tuple[str, ...], list[int]] = {}
     for record in records:
-        if not (is_scored(record) and matches(record, baseline.where, bins)):
-            continue
-        outcome, key = holds(record, event, bins), key_of(record, baseline.fields, bins)
-        if outcome is None or key is None:
-            continue
-        tally = counts.setdefault(key, [0, 0])
-        tally[0] += int(outcome)
-        tally[1] += 1
+        found = _baseline_outcome(record, event, baseline, bins)
+        if found is not None:
+            tally = counts.setdefault(found[1], [0, 0])
+            tally[0] += int(found[0])
+            tally[1] += 1
     return {key: hits / total for key, (hits, total) in counts.items()}
+
+
+def _baseline_outcome(
+    record: CaseRecord, event: Condition, baseline: Baseline, bins: Mapping[str, BinSet]
+) -> tuple[bool, tuple[str, ...]] | None:
+    """Whether the event held on a scored record of the baseline slice, and the record's key; None when unknown."""
+    if not (is_scored(record) and matches(record, baseline.where, bins)):
+        return None
+    outcome, key = holds(record, event, bins), key_of(record, baseline.fields, bins)
+    return None if outcome is None or key is None else (outcome, key)
 
 
 def is_scored(record: CaseRecord) -> bool:
@@ -161,16 +212,26 @@ def component_raw(record: CaseRecord, name: str) -> float | None:
 def field_value(record: CaseRecord, name: str, bins: Mapping[str, BinSet]) -> Any:
     """A record's field: a bin label, a record field (model, task...), a mapping tag, a variable; None if absent."""
     if name in bins:
-        binset = bins[name]
-        raw = component_raw(record, binset.of) if is_scored(record) else None
-        return None if raw is None else binset.label_of(raw)
+        return _bin_label(record, bins[name])
     if name in RECORD_FIELDS:
         return getattr(record, name)
+    tagged = _tag_value(record, name)
+    return tagged if tagged is not None else record.variables.get(name)
+
+
+def _bin_label(record: CaseRecord, binset: BinSet) -> str | None:
+    """The label of the bin a scored record's component falls in; None for an unscored one."""
+    raw = component_raw(record, binset.of) if is_scored(record) else None
+    return None if raw is None else binset.label_of(raw)
+
+
+def _tag_value(record: CaseRecord, name: str) -> str | None:
+    """The value of the record's first ``name=value`` tag; None without one."""
     for tag in record.tags:
         key, sep, value = tag.partition("=")
         if sep and key == name:
             return value
-    return record.variables.get(name)
+    return None
 
 
 def holds(record: CaseRecord, condition: Condition, bins: Mapping[str, BinSet]) -> bool | None:

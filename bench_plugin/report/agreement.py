@@ -39,8 +39,7 @@ def krippendorff_alpha_interval(units: Sequence[Sequence[float | None]]) -> floa
         Two judges over three cases, (1, 2), (3, 3), (4, 5): D_o = 4/6, D_e = 120/30 = 4,
         alpha = 1 - (2/3)/4 = 0.8333.
     """
-    pairable = [[value for value in unit if value is not None] for unit in units]
-    pairable = [values for values in pairable if len(values) >= 2]
+    pairable = _pairable(units)
     every = [value for values in pairable for value in values]
     count = len(every)
     if count < 2:
@@ -50,3 +49,9 @@ def krippendorff_alpha_interval(units: Sequence[Sequence[float | None]]) -> floa
         return None
     observed = sum(_pair_sum(values) / (len(values) - 1) for values in pairable) / count
     return 1.0 - observed / expected
+
+
+def _pairable(units: Sequence[Sequence[float | None]]) -> list[list[float]]:
+    """The values of each unit that has two or more."""
+    found = ([value for value in unit if value is not None] for unit in units)
+    return [values for values in found if len(values) >= 2]

@@ -68,34 +68,56 @@ def all_zero_tasks(records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
     a common, legitimate answer (a -1/0/1 stance) is left alone; a task no model scores on, among tasks
     they do score on, is not.
     """
-    tasks: dict[str, list[CaseRecord]] = {}
-    zeros: dict[str, list[int]] = {}  # model -> [zero scores, scored cases] over the whole suite
-    for record in records:
-        score = score_of(record)
-        if score is not None:
-            tasks.setdefault(record.task, []).append(record)
-            counts = zeros.setdefault(record.model, [0, 0])
-            counts[0] += score == 0.0
-            counts[1] += 1
+    tasks = _scored_by_task(records)
+    zeros = _zero_tallies(tasks)
     items = []
     for task, scored in tasks.items():
         if any(score_of(record) != 0.0 for record in scored):
             continue
-        chance = 1.0
-        for model in {record.model for record in scored}:
-            mine = sum(1 for record in scored if record.model == model)
-            # Laplace's rule of succession: a model seen on two other tasks proves little either way
-            share = (zeros[model][0] - mine + 1) / (zeros[model][1] - mine + 2)
-            chance *= share**mine
+        chance = _zero_by_chance(scored, zeros)
         if chance < ZERO_BY_CHANCE:
-            models = len({record.model for record in scored})
-            items.append({
-                "kind": "all_zero", "title": f"every model scored 0 on task {task}",
-                "detail": f"{len(scored)} scored case{_s(len(scored))} from {models} model{_s(models)}; by chance "
-                          f"about {chance:.2g}, from how often these models score 0 on the other tasks",
-                "cases": [record.nodeid for record in scored],
-            })
+            items.append(_all_zero_item(task, scored, chance))
     return items
+
+
+def _scored_by_task(records: Sequence[CaseRecord]) -> dict[str, list[CaseRecord]]:
+    tasks: dict[str, list[CaseRecord]] = {}
+    for record in records:
+        if score_of(record) is not None:
+            tasks.setdefault(record.task, []).append(record)
+    return tasks
+
+
+def _zero_tallies(tasks: Mapping[str, Sequence[CaseRecord]]) -> dict[str, list[int]]:
+    """Model -> [zero scores, scored cases] over the whole suite."""
+    zeros: dict[str, list[int]] = {}
+    for scored in tasks.values():
+        for record in scored:
+            counts = zeros.setdefault(record.model, [0, 0])
+            counts[0] += score_of(record) == 0.0
+            counts[1] += 1
+    return zeros
+
+
+def _zero_by_chance(scored: Sequence[CaseRecord], zeros: Mapping[str, list[int]]) -> float:
+    """How likely a task's scored cases all are 0, from how often their models score 0 on the other tasks."""
+    chance = 1.0
+    for model in {record.model for record in scored}:
+        mine = sum(1 for record in scored if record.model == model)
+        # Laplace's rule of succession: a model seen on two other tasks proves little either way
+        share = (zeros[model][0] - mine + 1) / (zeros[model][1] - mine + 2)
+        chance *= share**mine
+    return chance
+
+
+def _all_zero_item(task: str, scored: Sequence[CaseRecord], chance: float) -> dict[str, Any]:
+    models = len({record.model for record in scored})
+    return {
+        "kind": "all_zero", "title": f"every model scored 0 on task {task}",
+        "detail": f"{len(scored)} scored case{_s(len(scored))} from {models} model{_s(models)}; by chance "
+                  f"about {chance:.2g}, from how often these models score 0 on the other tasks",
+        "cases": [record.nodeid for record in scored],
+    }
 
 
 def judge_passed(record: CaseRecord, component: Mapping[str, Any]) -> bool:
@@ -111,19 +133,41 @@ def check_vs_judge(records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
     """Cases where a deterministic check failed and a judge passed, grouped by (check, judge)."""
     groups: dict[tuple[str, str], list[str]] = {}
     for record in records:
-        if record.status not in (*SCORED, "unscored"):
-            continue
-        plain = {name: c for name, c in record.components.items() if not is_turn_component(c)}
-        failed = [name for name, c in plain.items() if not is_judge_component(c) and c.get("passed") is False]
-        passed = [name for name, c in plain.items() if is_judge_component(c) and judge_passed(record, c)]
-        for check in failed:
-            for judge in passed:
-                groups.setdefault((check, judge), []).append(record.nodeid)
+        for pair in _check_and_judge_at_odds(record):
+            groups.setdefault(pair, []).append(record.nodeid)
     return [
         {"kind": "check_vs_judge", "title": f"check {check} failed but judge {judge} passed",
          "detail": f"{len(cases)} case{_s(len(cases))}", "cases": cases}
         for (check, judge), cases in groups.items()
     ]
+
+
+def _check_and_judge_at_odds(record: CaseRecord) -> list[tuple[str, str]]:
+    """Each (check, judge) of a case where the check failed and the judge passed."""
+    if record.status not in (*SCORED, "unscored"):
+        return []
+    plain = _plain_components(record)
+    failed = [name for name, c in plain.items() if _is_failed_check(c)]
+    passed = [name for name, c in plain.items() if _is_passing_judge(record, c)]
+    return _pairs(failed, passed)
+
+
+def _pairs(checks: Sequence[str], judges: Sequence[str]) -> list[tuple[str, str]]:
+    """Every check with every judge, checks first."""
+    return [(check, judge) for check in checks for judge in judges]
+
+
+def _plain_components(record: CaseRecord) -> dict[str, Mapping[str, Any]]:
+    """The case's components but per-turn ones (turns, not judges of the same thing)."""
+    return {name: c for name, c in record.components.items() if not is_turn_component(c)}
+
+
+def _is_failed_check(component: Mapping[str, Any]) -> bool:
+    return not is_judge_component(component) and component.get("passed") is False
+
+
+def _is_passing_judge(record: CaseRecord, component: Mapping[str, Any]) -> bool:
+    return is_judge_component(component) and judge_passed(record, component)
 
 
 def infrastructure(records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
@@ -133,16 +177,18 @@ def infrastructure(records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
         if record.status == ERROR:
             provider, model = failing_call(record)
             groups.setdefault((provider, error_class(record)), []).append((record, model))
-    items = []
-    for (provider, kind), found in groups.items():
-        cases = [record for record, _ in found]
-        models = sorted({model for _, model in found})
-        items.append({
-            "kind": "infrastructure", "title": f"{kind} errors from provider {provider}",
-            "detail": f"{len(cases)} case{_s(len(cases))} ({', '.join(models)})",
-            "cases": [record.nodeid for record in cases],
-        })
+    items = [_infrastructure_item(provider, kind, found) for (provider, kind), found in groups.items()]
     return sorted(items, key=lambda item: -len(item["cases"]))  # stable: ties keep first-seen order
+
+
+def _infrastructure_item(provider: str, kind: str, found: Sequence[tuple[CaseRecord, str]]) -> dict[str, Any]:
+    """One cluster of errors: its cases and the models whose calls failed."""
+    models = sorted({model for _, model in found})
+    return {
+        "kind": "infrastructure", "title": f"{kind} errors from provider {provider}",
+        "detail": f"{len(found)} case{_s(len(found))} ({', '.join(models)})",
+        "cases": [record.nodeid for record, _ in found],
+    }
 
 
 def failing_call(record: CaseRecord) -> tuple[str, str]:
@@ -152,12 +198,16 @@ def failing_call(record: CaseRecord) -> tuple[str, str]:
     case's own provider and model otherwise.
     """
     call = (record.error or {}).get("call")
-    if isinstance(call, Mapping):
-        index, model = call.get("index"), call.get("model")
-        entry = record.call_log[index - 1] if isinstance(index, int) and 0 < index <= len(record.call_log) else {}
-        provider = entry.get("provider") if isinstance(entry, Mapping) else None
-        return (str(provider) if provider else record.provider), (str(model) if model else record.model)
-    return record.provider, record.model
+    if not isinstance(call, Mapping):
+        return record.provider, record.model
+    provider, model = _logged_call(record, call.get("index")).get("provider"), call.get("model")
+    return (str(provider) if provider else record.provider), (str(model) if model else record.model)
+
+
+def _logged_call(record: CaseRecord, index: Any) -> Mapping[str, Any]:
+    """The ``call_log`` entry at ``index`` (from 1); empty when there is none."""
+    entry = record.call_log[index - 1] if isinstance(index, int) and 0 < index <= len(record.call_log) else {}
+    return entry if isinstance(entry, Mapping) else {}
 
 
 def judge_spread(record: CaseRecord) -> tuple[float | None, bool]:
@@ -166,31 +216,41 @@ def judge_spread(record: CaseRecord) -> tuple[float | None, bool]:
     Spreads are taken within each panel (its judges' values) and across the case's other judge
     components; per-turn components are turns, not judges of the same thing, and do not count.
     """
-    spreads: list[float] = []
-    plain: list[float] = []
-    flagged = False
-    for component in record.components.values():
-        if is_turn_component(component) or not is_judge_component(component):
-            continue
-        panel = component.get("panel")
-        if isinstance(panel, Mapping):
-            flagged = flagged or bool(panel.get("flagged"))
-            values = [v for judge in panel.get("judges") or [] if (v := number(judge.get("value"))) is not None]
-            if len(values) >= 2:
-                spreads.append(max(values) - min(values))
-        elif (value := number(component.get("value"))) is not None:
-            plain.append(value)
-    if len(plain) >= 2:
-        spreads.append(max(plain) - min(plain))
-    return (max(spreads) if spreads else None), flagged
+    judges = _judge_components(record)
+    panels = [c["panel"] for c in judges if _has_panel(c)]
+    plain = [number(c.get("value")) for c in judges if not _has_panel(c)]
+    spreads = [_spread(_panel_values(panel)) for panel in panels] + [_spread(plain)]
+    flagged = any(bool(panel.get("flagged")) for panel in panels)
+    return max(_known(spreads), default=None), flagged
+
+
+def _judge_components(record: CaseRecord) -> list[Mapping[str, Any]]:
+    return [c for c in _plain_components(record).values() if is_judge_component(c)]
+
+
+def _has_panel(component: Mapping[str, Any]) -> bool:
+    return isinstance(component.get("panel"), Mapping)
+
+
+def _panel_values(panel: Mapping[str, Any]) -> list[float | None]:
+    return [number(judge.get("value")) for judge in panel.get("judges") or []]
+
+
+def _spread(values: Sequence[float | None]) -> float | None:
+    """The largest value less the smallest, when two or more are numbers."""
+    found = _known(values)
+    return max(found) - min(found) if len(found) >= 2 else None
+
+
+def _known(values: Sequence[float | None]) -> list[float]:
+    return [value for value in values if value is not None]
 
 
 def judge_hot_spots(records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
     """Tasks whose cases have judges that disagree, the task with most such cases first."""
     tasks: dict[str, list[str]] = {}
     for record in records:
-        spread, flagged = judge_spread(record)
-        if flagged or (spread is not None and spread >= DISAGREEMENT):
+        if _judges_disagree(record):
             tasks.setdefault(record.task, []).append(record.nodeid)
     items = [
         {"kind": "judge_disagreement", "title": f"judges disagree on task {task}",
@@ -200,6 +260,12 @@ def judge_hot_spots(records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
         for task, cases in tasks.items()
     ]
     return sorted(items, key=lambda item: -len(item["cases"]))
+
+
+def _judges_disagree(record: CaseRecord) -> bool:
+    """Whether a case's judges are ``DISAGREEMENT`` or more apart, or a panel flagged it."""
+    spread, flagged = judge_spread(record)
+    return flagged or (spread is not None and spread >= DISAGREEMENT)
 
 
 def render_audit_items(items: Sequence[Mapping[str, Any]], max_cases: int = MAX_CASES_SHOWN) -> list[str]:

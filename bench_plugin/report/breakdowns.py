@@ -57,37 +57,73 @@ class Dimension:
 def find_dimensions(table: CaseTable) -> list[Dimension]:
     """Every dimension of the suite's cases with at least two groups; see the module docstring."""
     rows = [(row, record) for row, record in enumerate(table.records) if record is not None]
-    found: list[Dimension] = []
-    seen: set[frozenset[tuple[str, tuple[int, ...]]]] = set()
+    found = _Found()
+    for name, members in _tag_groups(rows).items():
+        found.keep(name, "tag", members)
+    for name, members in _variable_dimensions(table, rows).items():
+        found.keep(name, "variable", members)
+    for scorer, turns in _turn_groups(table).items():
+        found.keep("turn", "turn", turns, scorer)
+    return found.dimensions
 
-    def keep(name: str, source: str, members: dict[str, list[int]], scorer: str | None = None) -> None:
+
+class _Found:
+    """The dimensions found so far, each way of splitting the cases once (the first dimension that gives it)."""
+
+    def __init__(self) -> None:
+        self.dimensions: list[Dimension] = []
+        self._seen: set[frozenset[tuple[str, tuple[int, ...]]]] = set()
+
+    def keep(self, name: str, source: str, members: dict[str, list[int]], scorer: str | None = None) -> None:
+        """Keep a dimension of 2 to ``MAX_GROUPS`` groups that splits the cases as no earlier one does."""
         if not 2 <= len(members) <= MAX_GROUPS:
             return
         partition = frozenset((value, tuple(group)) for value, group in members.items())
-        if partition in seen:
+        if partition in self._seen:
             return
-        seen.add(partition)
-        found.append(Dimension(name, source, tuple(members), {k: tuple(v) for k, v in members.items()}, scorer))
+        self._seen.add(partition)
+        self.dimensions.append(
+            Dimension(name, source, tuple(members), {k: tuple(v) for k, v in members.items()}, scorer)
+        )
 
+
+def _tag_groups(rows: Sequence[tuple[int, CaseRecord]]) -> dict[str, dict[str, list[int]]]:
+    """Dimension -> group -> rows, from the cases' tags."""
     by_tag: dict[str, dict[str, list[int]]] = {}
     for row, record in rows:
         for tag in record.tags:
-            key, sep, value = str(tag).partition("=")
-            name, group = (key, value) if sep else ("tag", key)
+            name, group = _tag_dimension(tag)
             by_tag.setdefault(name, {}).setdefault(group, []).append(row)
-    for name, members in by_tag.items():
-        keep(name, "tag", members)
+    return by_tag
+
+
+def _tag_dimension(tag: Any) -> tuple[str, str]:
+    """``key=value`` is group ``value`` of dimension ``key``; a plain tag is a group of dimension ``tag``."""
+    key, sep, value = str(tag).partition("=")
+    return (key, value) if sep else ("tag", key)
+
+
+def _variable_dimensions(table: CaseTable, rows: Sequence[tuple[int, CaseRecord]]) -> dict[str, dict[str, list[int]]]:
+    """Variable -> group -> rows, for the variables that group the tasks."""
     task_of = [None if record is None else base_task(record) for record in table.records]
-    # a row's place in its file (row_index) is no category, even when a matrix repeats the rows
-    names = dict.fromkeys(name for _, record in rows for name in record.variables if name != ROW_INDEX)
-    for name in names:
+    found = {}
+    for name in _variable_names(rows):
         grouped = _variable_groups(rows, name)
         # a variable whose every value belongs to one task names tasks: an id, not a dimension
-        if grouped is not None and any(len({task_of[row] for row in group}) > 1 for group in grouped.values()):
-            keep(name, "variable", grouped)
-    for scorer, turns in _turn_groups(table).items():
-        keep("turn", "turn", turns, scorer)
+        if grouped is not None and _spans_tasks(grouped, task_of):
+            found[name] = grouped
     return found
+
+
+def _variable_names(rows: Sequence[tuple[int, CaseRecord]]) -> list[str]:
+    """The cases' variables, first seen first."""
+    # a row's place in its file (row_index) is no category, even when a matrix repeats the rows
+    return list(dict.fromkeys(name for _, record in rows for name in record.variables if name != ROW_INDEX))
+
+
+def _spans_tasks(grouped: Mapping[str, list[int]], task_of: Sequence[str | None]) -> bool:
+    """Whether some group holds rows of two tasks or more."""
+    return any(len({task_of[row] for row in group}) > 1 for group in grouped.values())
 
 
 def base_task(record: CaseRecord) -> str:
@@ -130,26 +166,33 @@ def add_breakdown_columns(columns: Columns, dimensions: Sequence[Dimension]) -> 
     for position, dimension in enumerate(dimensions):
         for group in dimension.groups:
             rows = np.array(dimension.members[group], dtype=np.int64)
-            if dimension.scorer is None:
-                values = table.scores[rows]
-            else:
-                values = _turn_values(table, rows, dimension.scorer, group)
+            values = _group_values(table, dimension, rows, group)
             for model in table.model_order:
                 mine = models[rows] == model
                 if mine.any():
                     columns.add(("group", position, group, model), rows[mine], values[mine])
 
 
+def _group_values(table: CaseTable, dimension: Dimension, rows: IntArray, group: str) -> FloatArray:
+    """The values a group's rows give: their composites, or for ``turn`` the turn's component values."""
+    if dimension.scorer is None:
+        return table.scores[rows]
+    return _turn_values(table, rows, dimension.scorer, group)
+
+
 def _turn_values(table: CaseTable, rows: IntArray, scorer: str, turn: str) -> FloatArray:
     """Per row, the value of ``scorer``'s component for ``turn``."""
-    values = []
-    for row in rows:
-        found = None
-        for component in table.components[row].values():
-            if is_turn_component(component) and component["scorer"] == scorer and str(component["turn"]) == turn:
-                found = number(component.get("value"))
-        values.append(math_nan(found))
+    values = [math_nan(_turn_value(table.components[row], scorer, turn)) for row in rows]
     return np.array(values, dtype=np.float64)
+
+
+def _turn_value(components: Mapping[str, Mapping[str, Any]], scorer: str, turn: str) -> float | None:
+    """The value of ``scorer``'s component for ``turn`` (the last, should there be two)."""
+    found = None
+    for component in components.values():
+        if is_turn_component(component) and component["scorer"] == scorer and str(component["turn"]) == turn:
+            found = number(component.get("value"))
+    return found
 
 
 def breakdown_figures(

@@ -80,19 +80,25 @@ def judge_names(cases: Iterable[Mapping[str, Mapping[str, Any]]]) -> list[str]:
     judge when its turns are.
     """
     cases = list(cases)
-    found: dict[str, None] = {}
-    for components in cases:
-        for name, component in components.items():
-            if not is_judge_component(component):
-                continue
-            if is_turn_component(component):
-                found[str(component["scorer"])] = None
-            else:
-                found[name] = None
-    plain = dict.fromkeys(
+    judged = _judged_names(cases)
+    return [name for name in _plain_names(cases) if name in judged]
+
+
+def _judged_names(cases: Sequence[Mapping[str, Mapping[str, Any]]]) -> set[str]:
+    """The components judges gave: a per-turn one counts as its scorer's."""
+    return {_leaderboard_name(name, component) for components in cases for name, component in components.items()
+            if is_judge_component(component)}
+
+
+def _leaderboard_name(name: str, component: Mapping[str, Any]) -> str:
+    return str(component["scorer"]) if is_turn_component(component) else name
+
+
+def _plain_names(cases: Sequence[Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """The leaderboard components (not per-turn ones), first seen first."""
+    return list(dict.fromkeys(
         name for components in cases for name, component in components.items() if not is_turn_component(component)
-    )
-    return [name for name in plain if name in found]
+    ))
 
 
 def judge_value(components: Mapping[str, Mapping[str, Any]], judges: Sequence[str]) -> float | None:
@@ -114,12 +120,16 @@ def judge_usage(usage: Mapping[str, Any], components: Mapping[str, Mapping[str, 
     if isinstance(kept, Mapping):
         return {key: number(kept.get(key)) for key in totals}
     for component in components.values():
-        usage = component.get("usage") or {}
-        for key in totals:
-            value = number(usage.get(key))
-            if value is not None:
-                totals[key] = (totals[key] or 0.0) + value
+        _add_usage(totals, component.get("usage") or {})
     return totals
+
+
+def _add_usage(totals: dict[str, float | None], usage: Mapping[str, Any]) -> None:
+    """Add a component's usage to ``totals``, key by key, where it reports one."""
+    for key in totals:
+        value = number(usage.get(key))
+        if value is not None:
+            totals[key] = (totals[key] or 0.0) + value
 
 
 def error_class(record: CaseRecord) -> str:

@@ -78,43 +78,79 @@ def build_case_table(
     """
     keys = case_keys(records)
     model_order = tuple(dict.fromkeys(record.model for record in records))
-    labels: dict[str, str] = {}
-    rows: list[tuple[CaseRecord | None, str, CaseKey]] = []
-    have: dict[str, set[CaseKey]] = {model: set() for model in model_order}
-    for record in records:
-        key = (record.task, record.run)
-        labels.setdefault(record.model, record.model_label or record.model)
-        rows.append((record, record.model, key))
-        have[record.model].add(key)
-    expected_of: dict[str, int] = {}
-    for model in model_order:
-        wanted = keys if unfinished is None else [(task, run) for name, task, run in unfinished if name == model]
-        lacking = [key for key in wanted if key not in have[model]]
-        rows += [(None, model, key) for key in lacking]
-        expected_of[model] = len(have[model]) + len(lacking)
+    lacking, expected_of = _lacking_rows(records, model_order, keys, unfinished)
+    rows = [(record, record.model, (record.task, record.run)) for record in records] + lacking
     clustered = runs_repeat(records)
     units, n_units = unit_codes(unit_labels(rows, clustered))
-    scores = np.array([math_nan(None if record is None else score_of(record)) for record, _, _ in rows],
-                      dtype=np.float64)
-    model_rows: dict[str, list[int]] = {model: [] for model in model_order}
-    for row, (_, model, _) in enumerate(rows):
-        model_rows[model].append(row)
     return CaseTable(
         records=tuple(record for record, _, _ in rows),
         models=tuple(model for _, model, _ in rows),
         keys=tuple(key for _, _, key in rows),
-        scores=scores,
+        scores=_scores(rows),
         units=units,
         n_units=n_units,
         clustered=clustered,
         model_order=model_order,
-        labels=labels,
+        labels=_labels(records),
         expected=len(keys) if unfinished is None else max(expected_of.values(), default=0),
         expected_of=expected_of,
         path=path,
-        model_rows={model: np.array(found, dtype=np.int64) for model, found in model_rows.items()},
-        components=tuple({} if record is None else record.components for record, _, _ in rows),
+        model_rows=_model_rows(rows, model_order),
+        components=_components(rows),
     )
+
+
+_Row = tuple[CaseRecord | None, str, CaseKey]
+"""A row of the table as it is built: its record (None: a case the model lacks), its model, its case key."""
+
+
+def _lacking_rows(
+    records: Sequence[CaseRecord], models: Sequence[str], keys: Sequence[CaseKey],
+    unfinished: Collection[CaseCell] | None,
+) -> tuple[list[_Row], dict[str, int]]:
+    """A row for each case a model lacks, and how many cases each model was expected to finish."""
+    have: dict[str, set[CaseKey]] = {}
+    for record in records:
+        have.setdefault(record.model, set()).add((record.task, record.run))
+    rows: list[_Row] = []
+    expected_of: dict[str, int] = {}
+    for model in models:
+        lacking = [key for key in _wanted(model, keys, unfinished) if key not in have[model]]
+        rows += [(None, model, key) for key in lacking]
+        expected_of[model] = len(have[model]) + len(lacking)
+    return rows, expected_of
+
+
+def _wanted(model: str, keys: Sequence[CaseKey], unfinished: Collection[CaseCell] | None) -> Sequence[CaseKey]:
+    """The cases ``model`` was expected to finish: every case, or those it was selected for."""
+    if unfinished is None:
+        return keys
+    return [(task, run) for name, task, run in unfinished if name == model]
+
+
+def _labels(records: Sequence[CaseRecord]) -> dict[str, str]:
+    """Model -> the display label of its first record."""
+    labels: dict[str, str] = {}
+    for record in records:
+        labels.setdefault(record.model, record.model_label or record.model)
+    return labels
+
+
+def _scores(rows: Sequence[_Row]) -> FloatArray:
+    return np.array([math_nan(None if record is None else score_of(record)) for record, _, _ in rows],
+                    dtype=np.float64)
+
+
+def _components(rows: Sequence[_Row]) -> tuple[Mapping[str, Mapping[str, Any]], ...]:
+    """Each row's components, read once (none for a case the model lacks)."""
+    return tuple({} if record is None else record.components for record, _, _ in rows)
+
+
+def _model_rows(rows: Sequence[_Row], models: Sequence[str]) -> dict[str, IntArray]:
+    found: dict[str, list[int]] = {model: [] for model in models}
+    for row, (_, model, _) in enumerate(rows):
+        found[model].append(row)
+    return {model: np.array(indices, dtype=np.int64) for model, indices in found.items()}
 
 
 def unfinished_cells(nodeids: Iterable[str], records: Sequence[CaseRecord]) -> dict[str, list[CaseCell]]:
@@ -129,12 +165,18 @@ def unfinished_cells(nodeids: Iterable[str], records: Sequence[CaseRecord]) -> d
     finished = {record.nodeid for record in records}
     cells: dict[str, list[CaseCell]] = {}
     for nodeid in nodeids:
-        if nodeid in finished:
-            continue
-        parsed = parse_case_nodeid(nodeid)
-        if parsed is not None and (model := names.get((parsed[0], parsed[2]))) is not None:
-            cells.setdefault(parsed[0], []).append((model, parsed[1], parsed[3]))
+        found = None if nodeid in finished else _cell_of(nodeid, names)
+        if found is not None:
+            cells.setdefault(found[0], []).append(found[1])
     return cells
+
+
+def _cell_of(nodeid: str, names: Mapping[tuple[str, str], str]) -> tuple[str, CaseCell] | None:
+    """A case's suite path and cell, from its node id; None when no record names its model."""
+    parsed = parse_case_nodeid(nodeid)
+    if parsed is None or (model := names.get((parsed[0], parsed[2]))) is None:
+        return None
+    return parsed[0], (model, parsed[1], parsed[3])
 
 
 def math_nan(value: float | None) -> float:

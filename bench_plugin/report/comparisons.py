@@ -85,40 +85,64 @@ def compare_models(
     if not pairs:
         return None
     table = columns.table
-    index = {key: position for position, key in enumerate(columns.keys)}
-    diffs = np.column_stack([columns.values[index[("pair", a, b)]] for a, b in pairs])
+    diffs = _pair_differences(columns, pairs)
     sums, counts = unit_sums(diffs, table.units, table.n_units)
-    if ordinal:
-        p_values = [_wilcoxon(sums[:, p], counts[:, p]) for p in range(len(pairs))]
-    else:
-        p_values = sign_flip_p_values(sums, counts, N_PERM, seed_for(table.path, "sign-flip"))
+    test = "wilcoxon" if ordinal else "permutation"
+    p_values = _p_values(test, sums, counts, table.path)
     adjusted = holm_adjust(p_values)
-    rows = []
-    for p, (a, b) in enumerate(pairs):
-        column = diffs[:, p]
-        present = ~np.isnan(column)
-        estimate = estimates.get(("pair", a, b)) or {}
-        mine = table.scores[present]
-        rows.append({
-            "a": a, "b": b, "n": int(present.sum()), "units": int(np.count_nonzero(counts[:, p])),
-            "mean_a": rounded(float(mine.mean())) if present.any() else None,
-            "mean_b": rounded(float((mine - column[present]).mean())) if present.any() else None,
-            "diff": estimate.get("mean"), "se": estimate.get("se"),
-            "ci_low": estimate.get("ci_low"), "ci_high": estimate.get("ci_high"),
-            "wins": int((column > 0).sum()), "losses": int((column < 0).sum()), "ties": int((column == 0).sum()),
-            "p_value": rounded(p_values[p]), "p_holm": rounded(adjusted[p]),
-        })
-    significant = significant_pairs({(a, b): p_values[p] for p, (a, b) in enumerate(pairs)}, alpha=ALPHA)
-    for row, (a, b) in zip(rows, pairs, strict=True):
-        row["significant"] = significant[frozenset((a, b))]
+    rows = [
+        {"a": a, "b": b, **_pair_figures(diffs[:, p], counts[:, p], table.scores, estimates.get(("pair", a, b)) or {}),
+         "p_value": rounded(p_values[p]), "p_holm": rounded(adjusted[p])}
+        for p, (a, b) in enumerate(pairs)
+    ]
+    significant = _significant(pairs, p_values)
+    for row in rows:
+        row["significant"] = significant[frozenset((row["a"], row["b"]))]
     return {
-        "test": "wilcoxon" if ordinal else "permutation",
-        "test_name": TESTS["wilcoxon" if ordinal else "permutation"],
+        "test": test,
+        "test_name": TESTS[test],
         "correction": "holm",
         "alpha": ALPHA,
         "unit": "task" if table.clustered else "case",
         "pairs": rows,
         "tiers": tiers(means, significant),
+    }
+
+
+def _significant(pairs: Sequence[tuple[str, str]], p_values: Sequence[float | None]) -> dict[frozenset[str], bool]:
+    """Whether each pair differs, Holm-corrected at ``ALPHA``."""
+    return significant_pairs({(a, b): p_values[p] for p, (a, b) in enumerate(pairs)}, alpha=ALPHA)
+
+
+def _pair_differences(columns: Columns, pairs: Sequence[tuple[str, str]]) -> FloatArray:
+    """The ``("pair", a, b)`` columns, one per pair, side by side."""
+    index = {key: position for position, key in enumerate(columns.keys)}
+    return np.column_stack([columns.values[index[("pair", a, b)]] for a, b in pairs])
+
+
+def _p_values(test: str, sums: FloatArray, counts: FloatArray, path: str) -> list[float | None]:
+    """Each pair's p-value (a column each): Wilcoxon's over unit means, or the sign-flip test's."""
+    if test == "wilcoxon":
+        return [_wilcoxon(sums[:, p], counts[:, p]) for p in range(sums.shape[1])]
+    return sign_flip_p_values(sums, counts, N_PERM, seed_for(path, "sign-flip"))
+
+
+def _pair_figures(
+    column: FloatArray, unit_counts: FloatArray, scores: FloatArray, estimate: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A pair's paired cases and units, both means, the difference's estimate, and its wins, losses and ties.
+
+    ``column``: on the first model's rows, its score less the other's on the same case (NaN unless both scored).
+    """
+    present = ~np.isnan(column)
+    mine = scores[present]
+    return {
+        "n": int(present.sum()), "units": int(np.count_nonzero(unit_counts)),
+        "mean_a": rounded(float(mine.mean())) if present.any() else None,
+        "mean_b": rounded(float((mine - column[present]).mean())) if present.any() else None,
+        "diff": estimate.get("mean"), "se": estimate.get("se"),
+        "ci_low": estimate.get("ci_low"), "ci_high": estimate.get("ci_high"),
+        "wins": int((column > 0).sum()), "losses": int((column < 0).sum()), "ties": int((column == 0).sum()),
     }
 
 
@@ -130,6 +154,25 @@ def _wilcoxon(sums: FloatArray, counts: FloatArray) -> float | None:
     unit_means = sums[valued] / counts[valued]
     result = wilcoxon_signed_rank(list(unit_means), [0.0] * len(unit_means))
     return None if result is None else result.p_value
+
+
+def _exact_sign_flip(units: FloatArray) -> float:
+    """The sign-flip p-value of the units' total over every pattern of signs."""
+    patterns = np.arange(2**units.size, dtype=np.int64)[:, None] >> np.arange(units.size, dtype=np.int64)
+    signs = 1.0 - 2.0 * (patterns & 1)
+    observed = abs(float(units.sum()))
+    tolerance = 1e-9 * max(1.0, float(np.abs(units).sum()))
+    return float(int(np.count_nonzero(np.abs(signs @ units) >= observed - tolerance)) / 2**units.size)
+
+
+def _random_sign_flips(chosen: FloatArray, n_perm: int, seed: int) -> list[float]:
+    """The sign-flip p-values of the columns' totals over ``n_perm`` random patterns of signs, shared by all."""
+    observed = np.abs(chosen.sum(axis=0))
+    tolerance = 1e-9 * np.maximum(1.0, np.abs(chosen).sum(axis=0))
+    rng = np.random.default_rng(seed)
+    signs = 1.0 - 2.0 * rng.integers(0, 2, size=(n_perm, chosen.shape[0])).astype(np.float64)
+    extreme = np.count_nonzero(np.abs(signs @ chosen) >= observed - tolerance, axis=0)
+    return [float((1 + count) / (1 + n_perm)) for count in extreme]
 
 
 def sign_flip_p_values(sums: FloatArray, counts: FloatArray, n_perm: int, seed: int) -> list[float | None]:
@@ -146,20 +189,11 @@ def sign_flip_p_values(sums: FloatArray, counts: FloatArray, n_perm: int, seed: 
             continue
         units = sums[:, column][sums[:, column] != 0]
         if units.size <= 20 and 2**units.size <= n_perm:
-            patterns = np.arange(2**units.size, dtype=np.int64)[:, None] >> np.arange(units.size, dtype=np.int64)
-            signs = 1.0 - 2.0 * (patterns & 1)
-            observed = abs(float(units.sum()))
-            tolerance = 1e-9 * max(1.0, float(np.abs(units).sum()))
-            out[column] = int(np.count_nonzero(np.abs(signs @ units) >= observed - tolerance)) / 2**units.size
+            out[column] = _exact_sign_flip(units)
         else:
             random_columns.append(column)
     if random_columns:
-        chosen = sums[:, random_columns]
-        observed = np.abs(chosen.sum(axis=0))
-        tolerance = 1e-9 * np.maximum(1.0, np.abs(chosen).sum(axis=0))
-        rng = np.random.default_rng(seed)
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(n_perm, sums.shape[0])).astype(np.float64)
-        extreme = np.count_nonzero(np.abs(signs @ chosen) >= observed - tolerance, axis=0)
+        found = _random_sign_flips(sums[:, random_columns], n_perm, seed)
         for position, column in enumerate(random_columns):
-            out[column] = float((1 + extreme[position]) / (1 + n_perm))
+            out[column] = found[position]
     return out

@@ -56,11 +56,25 @@ class ConversationLogWriter:
 def render_markdown(record: Mapping[str, Any]) -> str:
     """A conversation as a document: the case, who took part, then each round's messages and events."""
     conversation = record["conversation"]
+    lines = _heading(record)
+    lines += ["", "## Participants", "",
+              "| # | name | model | plays | temperature | joined | calls | tokens in / out |",
+              "| ---: | --- | --- | --- | ---: | --- | ---: | --- |"]
+    lines += [_participant_row(p) for p in conversation["participants"]]
+    lines += _prompt_additions(conversation["participants"])
+    lines += _starts(conversation["participants"])
+    lines += ["", "## Conversation", *_rounds(conversation["entries"])]
+    return "\n".join(lines) + "\n"
+
+
+def _heading(record: Mapping[str, Any]) -> list[str]:
+    """The case's title and node id, its status and score, the mode, the rounds and how the conversation ended."""
+    conversation = record["conversation"]
     score = f" (score {record['composite']:.4f})" if isinstance(record.get("composite"), (int, float)) else ""
     ended = conversation.get("ended") or {}
     # the brackets are ours: only the names inside them need escaping
     case = f"{markdown_text(record['task'])}[{markdown_text(record['model'])}-run{markdown_text(record['run'])}]"
-    lines = [
+    return [
         f"# {markdown_text(record['suite'])} · {case}",
         "",
         markdown_code(record.get("nodeid", "")),
@@ -69,32 +83,37 @@ def render_markdown(record: Mapping[str, Any]) -> str:
         f"- mode: {markdown_text(conversation['mode'])}",
         f"- rounds: {markdown_text(conversation.get('rounds'))} of {markdown_text(conversation.get('max_turns'))}",
         f"- ended: {markdown_text(ended.get('detail', 'not recorded'))}",
-        "",
-        "## Participants",
-        "",
-        "| # | name | model | plays | temperature | joined | calls | tokens in / out |",
-        "| ---: | --- | --- | --- | ---: | --- | ---: | --- |",
     ]
-    for p in conversation["participants"]:
-        plays = "model under test" if p.get("candidate") else "partner"
-        joined = "start" if not p.get("joined_round") else f"round {p['joined_round']} ({p.get('invited_by')})"
-        temperature = "—" if p.get("temperature") is None else f"{p['temperature']:g}"
-        tokens = f"{_dash(p.get('input_tokens'))} / {_dash(p.get('output_tokens'))}"
-        cells = (p["index"], p["name"], p["model"], plays, temperature, joined, p.get("calls", 0), tokens)
-        lines.append("| " + " | ".join(markdown_cell(cell) for cell in cells) + " |")
-    added = [(p["name"], text) for p in conversation["participants"] for text in p.get("prompt_additions", [])]
-    if added:
-        lines += ["", "Added to their own system prompts:", ""]
-        lines += [f"- {markdown_text(name)}: {markdown_text(repr(text))}" for name, text in added]
-    lines += _starts(conversation["participants"])
-    lines += ["", "## Conversation"]
+
+
+def _participant_row(p: Mapping[str, Any]) -> str:
+    plays = "model under test" if p.get("candidate") else "partner"
+    joined = "start" if not p.get("joined_round") else f"round {p['joined_round']} ({p.get('invited_by')})"
+    temperature = "—" if p.get("temperature") is None else f"{p['temperature']:g}"
+    tokens = f"{_dash(p.get('input_tokens'))} / {_dash(p.get('output_tokens'))}"
+    cells = (p["index"], p["name"], p["model"], plays, temperature, joined, p.get("calls", 0), tokens)
+    return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
+
+
+def _prompt_additions(participants: list[Mapping[str, Any]]) -> list[str]:
+    """What participants added to their own system prompts during the conversation."""
+    added = [(p["name"], text) for p in participants for text in p.get("prompt_additions", [])]
+    if not added:
+        return []
+    return ["", "Added to their own system prompts:", "",
+            *(f"- {markdown_text(name)}: {markdown_text(repr(text))}" for name, text in added)]
+
+
+def _rounds(entries: list[Mapping[str, Any]]) -> list[str]:
+    """The entries, a heading before each round's first one (round 0 is the seed)."""
+    lines: list[str] = []
     current = None
-    for entry in conversation["entries"]:
+    for entry in entries:
         if entry["round"] != current:
             current = entry["round"]
             lines += ["", f"### {'Seed' if current == 0 else f'Round {current}'}"]
         lines += ["", *_entry_lines(entry)]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _starts(participants: list[Mapping[str, Any]]) -> list[str]:
@@ -115,9 +134,15 @@ def _entry_lines(entry: Mapping[str, Any]) -> list[str]:
         return [f"> *{mark}:* {markdown_text(entry['content'])}"]
     if kind == "notice":
         return [f"> *notice:* {markdown_text(entry['content'])}"]
-    raw = entry.get("raw") if kind == "message" else entry["content"]
+    return _said_lines(entry)
+
+
+def _said_lines(entry: Mapping[str, Any]) -> list[str]:
+    """What a speaker said, and what the others saw of a message when it differs (hidden commands, thinking)."""
+    message = entry["kind"] == "message"
+    raw = entry.get("raw") if message else entry["content"]
     out = [f"**{markdown_text(entry['speaker'])}**", "", *markdown_fence(raw or "")]
-    if kind == "message" and entry["content"] != (raw or "").strip():  # hidden commands, thinking
+    if message and entry["content"] != (raw or "").strip():  # hidden commands, thinking
         out += ["", "*the others saw:*", "", *markdown_fence(entry["content"])]
     return out
 

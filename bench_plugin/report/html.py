@@ -64,8 +64,7 @@ class HtmlReportHooks:
         A passed setup, or a passed teardown that captured nothing, gets no row: pytest-html drops those rows
         after building them (``report_data.add_test``), and an emptied row ends its work before the building.
         """
-        if report.passed and (report.when == "setup" or (
-                report.when == "teardown" and not any("teardown" in header for header, _ in report.sections))):
+        if _gets_no_row(report):
             del cells[:]
             return
         escape_test_id_cell(report, cells)
@@ -79,6 +78,17 @@ class HtmlReportHooks:
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str]) -> None:
         """Add the case view's constant stylesheet, and where each whole record is, to the page once."""
         prefix.append(STYLE)
+
+
+def _gets_no_row(report: pytest.TestReport) -> bool:
+    """A passed setup, or a passed teardown that captured nothing: pytest-html shows no row for it."""
+    if not report.passed:
+        return False
+    return report.when == "setup" or (report.when == "teardown" and not _captured_in_teardown(report))
+
+
+def _captured_in_teardown(report: pytest.TestReport) -> bool:
+    return any("teardown" in header for header, _ in report.sections)
 
 
 @lru_cache(maxsize=256)
@@ -164,18 +174,28 @@ def extras_for(record: Mapping[str, Any], *, linked: bool = False) -> list[dict[
     """
     if not linked:
         return [_extra("html", case_view(record), "Case")]
-    # a model-to-model conversation's response is its transcript, with speakers and events
-    conversation = record.get("response") if record.get("conversation") else None
-    extras = [text_extra(str(conversation) if conversation else format_transcript(record), "Transcript")]
-    components = (record.get("scores") or {}).get("components") or []
-    for component in components:
-        name = component["name"]
-        judge_output = component.get("judge_output") if isinstance(component, Mapping) else None
-        if judge_output:
-            extras.append(text_extra(str(judge_output), f"Judge: {name}"))
+    extras = [text_extra(_transcript_text(record), "Transcript")]
+    extras += [text_extra(str(output), f"Judge: {name}") for name, output in _judge_outputs(record)]
     # a JSON round trip: a private copy of plain builtins that pytest-html's json.dumps cannot trip on
     extras.append(json_extra(json.loads(json.dumps(record, default=str)), "Record"))
     return extras
+
+
+def _transcript_text(record: Mapping[str, Any]) -> str:
+    # a model-to-model conversation's response is its transcript, with speakers and events
+    conversation = record.get("response") if record.get("conversation") else None
+    return str(conversation) if conversation else format_transcript(record)
+
+
+def _judge_outputs(record: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    """Each component's name and its judge's raw reply, for the components a judge replied to."""
+    found = []
+    for component in (record.get("scores") or {}).get("components") or []:
+        name = component["name"]
+        judge_output = component.get("judge_output") if isinstance(component, Mapping) else None
+        if judge_output:
+            found.append((name, judge_output))
+    return found
 
 
 def case_view(record: Mapping[str, Any]) -> str:
@@ -188,16 +208,26 @@ def case_view(record: Mapping[str, Any]) -> str:
     ``results.jsonl`` keeps the whole record (the page says so once, see ``STYLE``'s note).
     """
     parts = [_outcome_html(record), _scores_html(record), _transcript_html(record)]
-    components = [c for c in (record.get("scores") or {}).get("components") or [] if isinstance(c, Mapping)]
-    for component in components:
-        pairwise = component.get("pairwise")
-        if isinstance(pairwise, Mapping) and pairwise.get("other_answer") is not None:
-            parts.append(_folded(f"Other answer ({component.get('name')}: {pairwise.get('against')})",
-                                 _pre(pairwise["other_answer"])))
-        if component.get("judge_output"):
-            parts.append(_folded(f"Judge: {component.get('name')}", _pre(component["judge_output"])))
+    for component in _components(record):
+        parts += _replies_html(component)
     parts.append(_tool_calls_html(record))
     return latin1("<div class=bench-case>" + "".join(parts) + "</div>")
+
+
+def _components(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [c for c in (record.get("scores") or {}).get("components") or [] if isinstance(c, Mapping)]
+
+
+def _replies_html(component: Mapping[str, Any]) -> list[str]:
+    """The other answer of a pairwise comparison, and the judge's reply, each folded."""
+    parts = []
+    pairwise = component.get("pairwise")
+    if isinstance(pairwise, Mapping) and pairwise.get("other_answer") is not None:
+        parts.append(_folded(f"Other answer ({component.get('name')}: {pairwise.get('against')})",
+                             _pre(pairwise["other_answer"])))
+    if component.get("judge_output"):
+        parts.append(_folded(f"Judge: {component.get('name')}", _pre(component["judge_output"])))
+    return parts
 
 
 def latin1(markup: str) -> str:
@@ -218,27 +248,39 @@ def _outcome_html(record: Mapping[str, Any]) -> str:
     reason = str(record.get("reason") or "")
     if reason:
         line += f": {_text(_cut(reason))}"
-    error = record.get("error")
-    if isinstance(error, Mapping) and error.get("message") and str(error["message"]) not in reason:
-        line += f" ({_text(error.get('kind') or 'error')}: {_text(_cut(str(error['message'])))})"
-    return f"<p>{line}</p>"
+    return f"<p>{line}{_error_html(record.get('error'), reason)}</p>"
+
+
+def _error_html(error: Any, reason: str) -> str:
+    """`` (kind: message)`` of the record's error, unless the reason already says it."""
+    if not isinstance(error, Mapping) or not error.get("message") or str(error["message"]) in reason:
+        return ""
+    return f" ({_text(error.get('kind') or 'error')}: {_text(_cut(str(error['message'])))})"
 
 
 def _scores_html(record: Mapping[str, Any]) -> str:
     """One row per component: name, value, raw and detail (closing tags left out, as HTML allows)."""
-    components = [c for c in (record.get("scores") or {}).get("components") or [] if isinstance(c, Mapping)]
+    components = _components(record)
     if not components:
         return ""
-    rows = ["<table><tr><th>component<th>value<th>raw<th>detail"]
-    for component in components:
-        detail = str(component.get("detail") or "")
-        if component.get("passed") is not None:
-            detail += f" (passed: {component['passed']})"
-        if component.get("error"):
-            detail += f" (error: {component['error']})"
-        cells = (component.get("name"), _number(component.get("value")), _number(component.get("raw")), _cut(detail))
-        rows.append("<tr>" + "".join(f"<td>{_text('' if cell is None else cell)}" for cell in cells))
+    rows = ["<table><tr><th>component<th>value<th>raw<th>detail", *map(_score_row, components)]
     return "".join(rows) + "</table>"
+
+
+def _score_row(component: Mapping[str, Any]) -> str:
+    cells = (component.get("name"), _number(component.get("value")), _number(component.get("raw")),
+             _cut(_score_detail(component)))
+    return "<tr>" + "".join(f"<td>{_text('' if cell is None else cell)}" for cell in cells)
+
+
+def _score_detail(component: Mapping[str, Any]) -> str:
+    """The component's detail, with its verdict and its error when it has them."""
+    detail = str(component.get("detail") or "")
+    if component.get("passed") is not None:
+        detail += f" (passed: {component['passed']})"
+    if component.get("error"):
+        detail += f" (error: {component['error']})"
+    return detail
 
 
 def _transcript_html(record: Mapping[str, Any]) -> str:
@@ -246,11 +288,7 @@ def _transcript_html(record: Mapping[str, Any]) -> str:
     if record.get("conversation") and record.get("response"):
         text = str(record["response"])
         return _folded(f"Conversation ({len(text):,} characters)", _pre(text), fold=len(text) > FOLD_CHARS)
-    messages = list(record.get("transcript") or [])
-    if not messages:
-        messages = list(record.get("messages") or [])
-        if record.get("response") is not None:
-            messages.append({"role": "assistant", "content": record["response"]})
+    messages = _messages(record)
     if not messages:
         return ""
     shown = [format_message(message) for message in messages]
@@ -260,16 +298,24 @@ def _transcript_html(record: Mapping[str, Any]) -> str:
 
 
 def _tool_calls_html(record: Mapping[str, Any]) -> str:
-    agent = record.get("agent")
-    calls = [c for c in (agent.get("tool_calls") or [] if isinstance(agent, Mapping) else []) if isinstance(c, Mapping)]
+    calls = _tool_calls(record)
     if not calls:
         return ""
-    rows = ["<table><tr><th>step<th>tool<th>target<th>ok<th>error"]
-    for call in calls:
-        cells = (call.get(key) for key in ("step", "name", "target", "ok", "error"))
-        rows.append("<tr>" + "".join(f"<td>{_text('' if cell is None else _cut(str(cell)))}" for cell in cells))
+    rows = ["<table><tr><th>step<th>tool<th>target<th>ok<th>error", *map(_tool_call_row, calls)]
     summary = f"Tool calls ({len(calls)}; their arguments and results are in the transcript)"
     return _folded(summary, "".join(rows) + "</table>")
+
+
+def _tool_calls(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The tool calls an agent case made."""
+    agent = record.get("agent")
+    calls = agent.get("tool_calls") or [] if isinstance(agent, Mapping) else []
+    return [call for call in calls if isinstance(call, Mapping)]
+
+
+def _tool_call_row(call: Mapping[str, Any]) -> str:
+    cells = (call.get(key) for key in ("step", "name", "target", "ok", "error"))
+    return "<tr>" + "".join(f"<td>{_text('' if cell is None else _cut(str(cell)))}" for cell in cells)
 
 
 def _folded(summary: str, body: str, *, fold: bool = True) -> str:
@@ -301,30 +347,50 @@ def format_transcript(record: Mapping[str, Any]) -> str:
 
     Falls back to the prompt plus the final response when the record has no transcript.
     """
-    messages = list(record.get("transcript") or [])
-    if not messages:
-        messages = list(record.get("messages") or [])
-        if record.get("response") is not None:
-            messages.append({"role": "assistant", "content": record["response"]})
+    messages = _messages(record)
     if not messages:
         return "(no transcript)"
     return "\n\n".join(format_message(message) for message in messages)
+
+
+def _messages(record: Mapping[str, Any]) -> list[Any]:
+    """The record's transcript, else its prompt and its final response."""
+    messages = list(record.get("transcript") or [])
+    if messages:
+        return messages
+    messages = list(record.get("messages") or [])
+    if record.get("response") is not None:
+        messages.append({"role": "assistant", "content": record["response"]})
+    return messages
 
 
 def format_message(message: Any) -> str:
     """One message as ``role (name): content``, then any other field (tool calls...) as indented JSON."""
     if not isinstance(message, Mapping):
         return str(message)
+    lines = [f"{_speaker(message)}: {_content_text(message.get('content'))}"]
+    # tool calls and the like
+    lines += [f"  [{key}] {to_json(value)}" for key, value in message.items() if _is_other_field(key, value)]
+    return "\n".join(lines)
+
+
+def _speaker(message: Mapping[str, Any]) -> str:
+    """``role (name)``, or the role alone."""
     speaker = str(message.get("role") or "?")
     if message.get("name"):
         speaker += f" ({message['name']})"
-    content = message.get("content")
-    text = content if isinstance(content, str) else "" if content is None else to_json(content)
-    lines = [f"{speaker}: {text}"]
-    for key, value in message.items():
-        if key not in ("role", "name", "content") and value not in (None, "", [], {}):
-            lines.append(f"  [{key}] {to_json(value)}")  # tool calls and the like
-    return "\n".join(lines)
+    return speaker
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "" if content is None else to_json(content)
+
+
+def _is_other_field(key: str, value: Any) -> bool:
+    """Whether a message's field is shown after its content: not the role, name or content, and not empty."""
+    return key not in ("role", "name", "content") and value not in (None, "", [], {})
 
 
 def to_json(value: Any) -> str:

@@ -16,6 +16,7 @@ import errno
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,26 +40,42 @@ def sessions_from_records(spec: LeaderboardSpec, records: Sequence[CaseRecord]) 
     """
     scored = [record for record in records if is_scored(record)]
     if spec.sessions == "participants":
-        sessions = []
-        for record in scored:
-            found = (record.components.get(spec.of) or {}).get("participants")
-            if isinstance(found, Mapping) and len(found) >= 2:
-                sessions.append({"id": session_id(record.nodeid, record.started_at, [record]),
-                                 "timestamp": record.started_at, "scenario": record.task, "scores": dict(found)})
-        return sessions
+        return _participant_sessions(spec.of, scored)
+    return _task_sessions(spec.of, scored)
+
+
+def _task_sessions(of: str, records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
+    """A session per task and run that two models or more have a raw value of component ``of`` on."""
+    return [_task_session(of, task, run, group)
+            for (task, run), group in _task_runs(of, records).items() if len(group) >= 2]
+
+
+def _participant_sessions(of: str, records: Sequence[CaseRecord]) -> list[dict[str, Any]]:
+    """A session per case whose component ``of`` scores two or more participants."""
+    sessions = []
+    for record in records:
+        found = (record.components.get(of) or {}).get("participants")
+        if isinstance(found, Mapping) and len(found) >= 2:
+            sessions.append({"id": session_id(record.nodeid, record.started_at, [record]),
+                             "timestamp": record.started_at, "scenario": record.task, "scores": dict(found)})
+    return sessions
+
+
+def _task_runs(of: str, records: Sequence[CaseRecord]) -> dict[tuple[str, int], list[CaseRecord]]:
+    """The cases with a raw value of component ``of``, by task and run."""
     groups: dict[tuple[str, int], list[CaseRecord]] = {}
-    for record in scored:
-        if component_raw(record, spec.of) is not None:
+    for record in records:
+        if component_raw(record, of) is not None:
             groups.setdefault((record.task, record.run), []).append(record)
-    out = []
-    for (task, run), group in groups.items():
-        if len(group) < 2:
-            continue
-        started = min(str(record.started_at) for record in group)
-        scores = {record.model_label: component_raw(record, spec.of) for record in group}
-        out.append({"id": session_id(f"{group[0].path}::{task}@run{run}", started, group), "timestamp": started,
-                    "scenario": task, "scores": scores})
-    return out
+    return groups
+
+
+def _task_session(of: str, task: str, run: int, group: Sequence[CaseRecord]) -> dict[str, Any]:
+    """The session of one task and run: each model by its component's raw value."""
+    started = min(str(record.started_at) for record in group)
+    scores = {record.model_label: component_raw(record, of) for record in group}
+    return {"id": session_id(f"{group[0].path}::{task}@run{run}", started, group), "timestamp": started,
+            "scenario": task, "scores": scores}
 
 
 _DID = ("nodeid", "started_at", "duration_s", "latency_s", "response_id", "response", "transcript")
@@ -110,40 +127,88 @@ def update_leaderboard(
     if not target.resolve().is_relative_to(folder.resolve()):  # a suite's dir: ../.. would write anywhere
         raise PermissionError(errno.EACCES, "a leaderboard's dir must be a folder in the output folder", str(target))
     board = load_board(target / JSON_FILE)
-    known = {session.get("id"): session for session in board.get("sessions", [])}
-    ours = sessions_from_records(spec, records)
-    new = [session for session in ours if session["id"] not in known]
-    rescored = {s["id"]: s["scores"] for s in ours if s["id"] in known and known[s["id"]].get("scores") != s["scores"]}
-    replaced = {s["id"] for s in sessions_from_records(spec, earlier)} - {s["id"] for s in ours} if earlier else set()
-    replaced &= known.keys()
-    again = 0  # sessions played in place of an earlier one of the run
-    if rescored or replaced:  # Elo is applied in order: every session is applied again from the first
-        # a replaced session's successor (the same task and run, or case) takes its place, as a rebuild orders them
-        successors = {_slot(session["id"]): session for session in new}
-        order: list[dict[str, Any]] = []
-        for old in board["sessions"]:
-            if old.get("id") in replaced:
-                successor = successors.pop(_slot(str(old["id"])), None)
-                order += [successor] if successor is not None else []
-                again += successor is not None
-            else:
-                order.append({**old, "scores": rescored.get(old.get("id"), old["scores"])})
-        board = apply_sessions(empty_board(), [*order, *successors.values()], spec.elo)
-    else:
-        board = apply_sessions(board, new, spec.elo)
+    change = _BoardChange.of(board, sessions_from_records(spec, records), sessions_from_records(spec, earlier))
+    board, again = change.apply(board, spec)
     target.mkdir(parents=True, exist_ok=True)
     write_atomically(target / JSON_FILE, json.dumps(board, indent=2, ensure_ascii=False) + "\n")
     write_atomically(target / MARKDOWN_FILE, render_leaderboard(board, spec))
-    ids = {session["id"] for session in new} | rescored.keys()  # this session's: played, or judged again
+    return {"json": f"{spec.dir}/{JSON_FILE}", "markdown": f"{spec.dir}/{MARKDOWN_FILE}",
+            "added": len(change.new) - again, "replaced": again, "total": len(board["sessions"]), "k": spec.elo.k,
+            "initial": spec.elo.initial, "expected_from": spec.elo.expected_from,
+            "ratings": _ratings(board, change.played(), spec.elo.decimals)}
+
+
+@dataclass(frozen=True)
+class _BoardChange:
+    """What a run changes on a saved board.
+
+    Attributes:
+        new: the run's sessions the board does not have.
+        rescored: session id -> new scores, for the board's sessions the run judged again.
+        replaced: the ids of the board's sessions the run gave earlier and gives no more.
+    """
+
+    new: list[dict[str, Any]]
+    rescored: dict[Any, Any]
+    replaced: set[Any]
+
+    @classmethod
+    def of(
+        cls, board: Mapping[str, Any], ours: Sequence[dict[str, Any]], before: Sequence[dict[str, Any]]
+    ) -> _BoardChange:
+        """The change ``ours`` (this run's sessions) makes, where ``before`` are the sessions the run gave earlier."""
+        known = {session.get("id"): session for session in board.get("sessions", [])}
+        new = [session for session in ours if session["id"] not in known]
+        rescored = {s["id"]: s["scores"] for s in ours if _rescored(known.get(s["id"]), s)}
+        return cls(new, rescored, (_ids(before) - _ids(ours)) & known.keys())
+
+    def played(self) -> set[Any]:
+        """The ids of this session's sessions: played, or judged again."""
+        return {session["id"] for session in self.new} | self.rescored.keys()
+
+    def apply(self, board: dict[str, Any], spec: LeaderboardSpec) -> tuple[dict[str, Any], int]:
+        """The board with the change, and how many sessions were played in place of an earlier one of the run."""
+        if not (self.rescored or self.replaced):
+            return apply_sessions(board, self.new, spec.elo), 0
+        # Elo is applied in order: every session is applied again from the first;
+        # a replaced session's successor (the same task and run, or case) takes its place, as a rebuild orders them
+        successors = {_slot(session["id"]): session for session in self.new}
+        waiting = len(successors)
+        order = [self._in_place_of(old, successors) for old in board["sessions"]]
+        again = waiting - len(successors)  # the successors that took a replaced session's place
+        kept = [session for session in order if session is not None]
+        return apply_sessions(empty_board(), [*kept, *successors.values()], spec.elo), again
+
+    def _in_place_of(self, old: Mapping[str, Any], successors: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+        """What is played where ``old`` was: itself with its new scores, or its successor (taken off ``successors``)."""
+        if old.get("id") not in self.replaced:
+            return {**old, "scores": self.rescored.get(old.get("id"), old["scores"])}
+        return successors.pop(_slot(str(old["id"])), None)
+
+
+def _ids(sessions: Sequence[Mapping[str, Any]]) -> set[Any]:
+    return {session["id"] for session in sessions}
+
+
+def _rescored(saved: Mapping[str, Any] | None, session: Mapping[str, Any]) -> bool:
+    """Whether a session the board holds comes back with other scores."""
+    return saved is not None and saved.get("scores") != session["scores"]
+
+
+def _ratings(board: Mapping[str, Any], played: set[Any], decimals: int) -> list[dict[str, Any]]:
+    """Best first: each model's Elo, its change over the ``played`` sessions (None: none of them), its sessions."""
     ratings = []
     for model, elo in sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True):
         history = board["model_history"].get(model, [])
-        changes = [entry["elo_change"] for entry in history if entry.get("session") in ids]
-        change = round(sum(changes), spec.elo.decimals) if changes else None
+        change = _change(history, played, decimals)
         ratings.append({"model": model, "elo": elo, "change": change, "sessions": len(history)})
-    return {"json": f"{spec.dir}/{JSON_FILE}", "markdown": f"{spec.dir}/{MARKDOWN_FILE}",
-            "added": len(new) - again, "replaced": again, "total": len(board["sessions"]), "k": spec.elo.k,
-            "initial": spec.elo.initial, "expected_from": spec.elo.expected_from, "ratings": ratings}
+    return ratings
+
+
+def _change(history: Sequence[Mapping[str, Any]], played: set[Any], decimals: int) -> float | None:
+    """A model's Elo change over the ``played`` sessions; None when it played none of them."""
+    changes = [entry["elo_change"] for entry in history if entry.get("session") in played]
+    return round(sum(changes), decimals) if changes else None
 
 
 def _trend(change: float) -> str:
@@ -166,19 +231,33 @@ def render_leaderboard(board: Mapping[str, Any], spec: LeaderboardSpec) -> str:
         lines += [f'*"{markdown_text(spec.tagline)}"*', ""]
     lines += ["---", "", "## Current Rankings", "", "| Rank | Model | Elo | Trend | Sessions |",
               "|------|-------|-----|-------|----------|"]
+    lines += _ranking_lines(board)
+    lines += ["", "---", "", "## Recent Sessions", ""]
+    lines += _recent_lines(board, spec.recent)
+    expected = "" if spec.elo.expected_from == "session_scores" else " Expected scores come from the ratings."
+    lines += ["---", "", f"*Elo ratings use K={spec.elo.k:g}. Models start at {spec.elo.initial:g}.{expected}*  ",
+              f"*Total sessions: {len(board['sessions'])}*", ""]
+    return "\n".join(lines)
+
+
+def _ranking_lines(board: Mapping[str, Any]) -> list[str]:
+    """A row per model, best first: medals for the top three, the trend of its last change, Elo, sessions."""
+    lines = []
     ranked = sorted(board["elo_ratings"].items(), key=lambda item: item[1], reverse=True)
     for rank, (model, elo) in enumerate(ranked, 1):
         history = board["model_history"].get(model, [])
         change = history[-1].get("elo_change", 0) if history else 0
         medal = MEDALS[rank - 1] if rank <= len(MEDALS) else ""
         lines.append(f"| {rank} | {medal}{markdown_cell(model)} | {elo:.0f} | {_trend(change)} | {len(history)} |")
-    lines += ["", "---", "", "## Recent Sessions", ""]
-    for session in list(reversed(board["sessions"]))[: spec.recent]:
+    return lines
+
+
+def _recent_lines(board: Mapping[str, Any], recent: int) -> list[str]:
+    """The last ``recent`` sessions, newest first, each with its models by score."""
+    lines = []
+    for session in list(reversed(board["sessions"]))[:recent]:
         lines += [f"### {markdown_text(session['timestamp'])} - {markdown_text(session['scenario'])}", ""]
         for model, score in sorted(session["scores"].items(), key=lambda item: item[1], reverse=True):
             lines.append(f"- **{markdown_text(model)}**: {markdown_text(score)}")
         lines.append("")
-    expected = "" if spec.elo.expected_from == "session_scores" else " Expected scores come from the ratings."
-    lines += ["---", "", f"*Elo ratings use K={spec.elo.k:g}. Models start at {spec.elo.initial:g}.{expected}*  ",
-              f"*Total sessions: {len(board['sessions'])}*", ""]
-    return "\n".join(lines)
+    return lines

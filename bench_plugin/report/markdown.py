@@ -50,26 +50,36 @@ def render_markdown(
         return "\n".join(lines)
     lines += markdown_warning(summary)  # first thing read: agent commands that ran without a sandbox
     lines += describe_how_to_read()
-    if summary.get("cache"):
-        lines += [f"{describe_cache_use(summary['cache']).capitalize()} (an answer from the cache was not asked "
-                  "again and costs nothing in this report; `--bench-cache write` asks every model again).", ""]
-    budget = summary.get("budget")
-    if budget:
-        many = "s were" if budget["not_run"] != 1 else " was"
-        why = escape_cell(budget["reason"].removeprefix("not run: "))
-        others = budget.get("budgets", 1) - 1
-        also = f"; {others} other refusal{'s' * (others != 1)} with other figures (shards, workers or sessions)" \
-            if others > 0 else ""
-        lines += [f"**{budget['not_run']} case{many} not run**: a budget was spent. The first refused: {why} "
-                  f"(spent when it was refused; cases already running finished after it){also}.", ""]
-    left_out = summary.get("left_out")
-    if left_out:
-        lines += [describe_left_out(left_out), ""]
+    lines += render_run_notes(summary)
     if len(suites) > 1:
         lines += [describe_counts(summary["totals"]), ""]
     for suite in suites:
         lines += render_suite(suite, max_listed=max_listed)
     return "\n".join(lines)
+
+
+def render_run_notes(summary: Mapping[str, Any]) -> list[str]:
+    """What the report says of the whole run before its suites: cache use, a budget spent, earlier cases left out."""
+    lines = []
+    if summary.get("cache"):
+        lines += [f"{describe_cache_use(summary['cache']).capitalize()} (an answer from the cache was not asked "
+                  "again and costs nothing in this report; `--bench-cache write` asks every model again).", ""]
+    if summary.get("budget"):
+        lines += [describe_budget(summary["budget"]), ""]
+    if summary.get("left_out"):
+        lines += [describe_left_out(summary["left_out"]), ""]
+    return lines
+
+
+def describe_budget(budget: Mapping[str, Any]) -> str:
+    """The cases a session budget left not run, and the first refusal's figures."""
+    many = "s were" if budget["not_run"] != 1 else " was"
+    why = escape_cell(budget["reason"].removeprefix("not run: "))
+    others = budget.get("budgets", 1) - 1
+    also = f"; {others} other refusal{'s' * (others != 1)} with other figures (shards, workers or sessions)" \
+        if others > 0 else ""
+    return (f"**{budget['not_run']} case{many} not run**: a budget was spent. The first refused: {why} "
+            f"(spent when it was refused; cases already running finished after it){also}.")
 
 
 def describe_left_out(left_out: Mapping[str, Any], shown: int = 10) -> str:
@@ -86,33 +96,66 @@ def describe_left_out(left_out: Mapping[str, Any], shown: int = 10) -> str:
 
 def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
     """The section of one suite file."""
+    lines = [f"## {suite_heading(suite)}", "", *markdown_suite_warning(suite), describe_counts(suite["totals"]), ""]
+    lines += describe_suite_spend(suite.get("spend") or {})
+    lines += render_model_sections(suite)
+    lines += render_task_sections(suite, max_listed)
+    lines += render_declared_sections(suite)
+    lines += render_case_lists(suite, max_listed)
+    return lines
+
+
+def suite_heading(suite: Mapping[str, Any]) -> str:
+    """The suite's name, and its file when known."""
     heading = escape_cell(suite["suite"] or "suite")
     if suite.get("path"):
         heading += f" ({code_span(suite['path'])})"
-    lines = [f"## {heading}", "", *markdown_suite_warning(suite), describe_counts(suite["totals"]), ""]
-    lines += describe_suite_spend(suite.get("spend") or {})
-    lines += ["### Leaderboard", "", *render_leaderboard(suite), "", *render_missing_costs(suite)]
+    return heading
+
+
+def render_model_sections(suite: Mapping[str, Any]) -> list[str]:
+    """The models against each other: leaderboard, intervals, differences, ratings, the Elo of past runs."""
+    lines = ["### Leaderboard", "", *render_leaderboard(suite), "", *render_missing_costs(suite)]
     lines += render_intervals(suite)
     lines += [*render_differences(suite), *render_ratings(suite), *render_pairwise_table(suite)]
     if suite.get("leaderboard"):  # the Elo of past runs, beside this run's ratings
         lines += [*render_elo(suite["leaderboard"]), ""]
-    lines += ["### Tasks", "", *render_task_table(suite), "", *render_breakdowns(suite)]
+    return lines
+
+
+def render_task_sections(suite: Mapping[str, Any], max_listed: int) -> list[str]:
+    """The tasks: their table, breakdowns, turns of conversations and repeats."""
+    lines = ["### Tasks", "", *render_task_table(suite), "", *render_breakdowns(suite)]
     if (suite.get("turns") or {}).get("count"):
         lines += ["### Turns", "", *render_turn_tables(suite["turns"])]
-    lines += render_repeats(suite, max_listed=max_listed)
+    return lines + render_repeats(suite, max_listed=max_listed)
+
+
+def render_declared_sections(suite: Mapping[str, Any]) -> list[str]:
+    """What the suite declares or its graders found: aggregate tables, judge panels, the audit."""
+    lines: list[str] = []
     for table in suite.get("aggregates") or []:
         lines += [*render_aggregate(table), ""]
     for panel in suite.get("panels") or []:
         lines += [*render_panel(panel), ""]
     if suite.get("audit"):
         lines += ["### Audit", "", AUDIT_HOW_TO_READ, "", *render_audit_items(suite["audit"]), ""]
-    sections = (
-        ("Failures", "failures"),
-        ("Infrastructure errors", "errors"),
-        ("Unscored", "unscored"),
-        ("Invalid cases", "invalid"),
-    )
-    for heading_text, key in sections:
+    return lines
+
+
+CASE_LISTS = (
+    ("Failures", "failures"),
+    ("Infrastructure errors", "errors"),
+    ("Unscored", "unscored"),
+    ("Invalid cases", "invalid"),
+)
+"""The lists of cases worth a look: heading, and the suite summary's key."""
+
+
+def render_case_lists(suite: Mapping[str, Any], max_listed: int) -> list[str]:
+    """Failures, errors, unscored and invalid cases, each list under its heading when it has any."""
+    lines = []
+    for heading_text, key in CASE_LISTS:
         cases = suite.get(key) or []
         if cases:
             lines += [f"### {heading_text} ({len(cases)})", "", *render_case_list(cases, max_listed), ""]
@@ -176,17 +219,25 @@ def render_turn_tables(turns: Mapping[str, Any]) -> list[str]:
     columns = [f"Turn {n}" for n in range(1, count + 1)]
     lines: list[str] = []
     if turns["scores"]:
-        lines += [table_row(["Model", "Scorer", *columns]), table_row(["---", "---"] + ["---:"] * count)]
-        for row in turns["scores"]:
-            cells = [escape_cell(row["label"]), escape_cell(row["scorer"])]
-            lines.append(table_row(cells + [format_score(value) for value in row["means"]]))
-        lines.append("")
+        lines += [*_turn_score_table(turns["scores"], columns), ""]
     if turns["format_valid"]:
         lines += ["Thinking format valid (exactly one pair of thinking tags):", ""]
-        lines += [table_row(["Model", *columns]), table_row(["---"] + ["---:"] * count)]
-        for row in turns["format_valid"]:
-            lines.append(table_row([escape_cell(row["label"])] + [format_percent(value) for value in row["rates"]]))
-        lines.append("")
+        lines += [*_turn_format_table(turns["format_valid"], columns), ""]
+    return lines
+
+
+def _turn_score_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[str]:
+    lines = [table_row(["Model", "Scorer", *columns]), table_row(["---", "---"] + ["---:"] * len(columns))]
+    for row in rows:
+        cells = [escape_cell(row["label"]), escape_cell(row["scorer"])]
+        lines.append(table_row(cells + [format_score(value) for value in row["means"]]))
+    return lines
+
+
+def _turn_format_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[str]:
+    lines = [table_row(["Model", *columns]), table_row(["---"] + ["---:"] * len(columns))]
+    for row in rows:
+        lines.append(table_row([escape_cell(row["label"])] + [format_percent(value) for value in row["rates"]]))
     return lines
 
 
@@ -204,6 +255,15 @@ def render_aggregate(table: Mapping[str, Any]) -> list[str]:
 
 def render_panel(panel: Mapping[str, Any]) -> list[str]:
     """A judge panel (``report.panels``): reports without a verdict, spreads, flagged cases, agreement."""
+    lines = [f"### Judge panel: {escape_cell(panel['component'])}", "", describe_panel(panel), ""]
+    lines += [_flagged_line(case) for case in panel["flagged"]]
+    if panel["flagged"]:
+        lines.append("")
+    return lines + _agreement_table(panel["agreement"])
+
+
+def describe_panel(panel: Mapping[str, Any]) -> str:
+    """The panel's judges and cases, its reports without a verdict, its spreads and flagged cases, as a sentence."""
     judges = ", ".join(escape_cell(label) for label in panel["judges"])
     parts = [f"{len(panel['judges'])} judges ({judges}) over {panel['cases']} case{'s' * (panel['cases'] != 1)}",
              f"{panel['unread']} report{'s' * (panel['unread'] != 1)} without a verdict"]
@@ -211,20 +271,23 @@ def render_panel(panel: Mapping[str, Any]) -> list[str]:
         parts.append(f"spread of the verdicts: mean {panel['mean_spread']:.4g}, largest {panel['largest_spread']:.4g}")
     if panel["max_spread"] is not None:
         parts.append(f"{len(panel['flagged'])} over max_spread {panel['max_spread']:g}")
-    lines = [f"### Judge panel: {escape_cell(panel['component'])}", "", "; ".join(parts) + ".", ""]
-    for case in panel["flagged"]:
-        verdicts = ", ".join(f"{escape_cell(label)} {MISSING if raw is None else format(raw, 'g')}"
-                             for label, raw in case["verdicts"].items())
-        lines.append(f"- {code_span(case['nodeid'])}: spread {case['spread']:g} ({verdicts})")
-    if panel["flagged"]:
-        lines.append("")
+    return "; ".join(parts) + "."
+
+
+def _flagged_line(case: Mapping[str, Any]) -> str:
+    verdicts = ", ".join(f"{escape_cell(label)} {MISSING if raw is None else format(raw, 'g')}"
+                         for label, raw in case["verdicts"].items())
+    return f"- {code_span(case['nodeid'])}: spread {case['spread']:g} ({verdicts})"
+
+
+def _agreement_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     header = [
         "Agreement on",
         "Krippendorff's α (interval)",  # noqa: RUF001 - the Greek letter is the statistic's name
         "Cases",
     ]
-    lines += [table_row(header), table_row(["---", "---:", "---:"])]
-    for row in panel["agreement"]:
+    lines = [table_row(header), table_row(["---", "---:", "---:"])]
+    for row in rows:
         lines.append(table_row([escape_cell(row["item"]), format_score(row["alpha"]), str(row["units"])]))
     return lines
 
@@ -246,16 +309,19 @@ def render_elo(board: Mapping[str, Any]) -> list[str]:
 
 def render_case_list(cases: Sequence[Mapping[str, Any]], max_listed: int) -> list[str]:
     """A bullet per case: node id and reason, capped so a bad run stays readable."""
-    lines = []
-    for case in cases[:max_listed]:
-        reason = case.get("reason") or ""
-        if len(reason) > MAX_REASON_CHARS:
-            reason = reason[: MAX_REASON_CHARS - 1] + "…"
-        line = f"- {code_span(case['nodeid'])}"
-        lines.append(f"{line}: {escape_cell(reason)}" if reason else line)
+    lines = [_case_line(case) for case in cases[:max_listed]]
     if len(cases) > max_listed:
         lines.append(f"- … and {len(cases) - max_listed} more")
     return lines
+
+
+def _case_line(case: Mapping[str, Any]) -> str:
+    """The case's node id, and its reason cut at ``MAX_REASON_CHARS``."""
+    reason = case.get("reason") or ""
+    if len(reason) > MAX_REASON_CHARS:
+        reason = reason[: MAX_REASON_CHARS - 1] + "…"
+    line = f"- {code_span(case['nodeid'])}"
+    return f"{line}: {escape_cell(reason)}" if reason else line
 
 
 def rank_models(models: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

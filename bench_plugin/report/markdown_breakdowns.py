@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench_plugin.report.escape import markdown_cell, markdown_text
@@ -27,18 +27,29 @@ def render_breakdowns(suite: Mapping[str, Any]) -> list[str]:
         "",
     ]
     for dimension in found:
-        name = markdown_text(dimension["dimension"])
-        source = SOURCES.get(dimension["source"], dimension["source"])
-        if dimension.get("scorer"):
-            source += f" of {markdown_text(dimension['scorer'])}"
-        lines += [f"#### By {name}" + ("" if dimension["dimension"] == source else f" ({source})"), ""]
-        lines += header([markdown_cell(dimension["dimension"]), "Cases", *(labels[model] for model in models)])
-        for group in dimension["groups"]:
-            cells = [markdown_cell(group["value"]), str(group["cases"])]
-            cells += [interval(group["models"].get(model), 3) for model in models]
-            lines.append(row(cells))
-        lines.append("")
+        lines += _dimension_table(dimension, models, labels)
     return lines
+
+
+def _dimension_table(dimension: Mapping[str, Any], models: Sequence[str], labels: Mapping[str, str]) -> list[str]:
+    """A dimension's heading, then a row per group and a column per model."""
+    lines = [_dimension_heading(dimension), ""]
+    lines += header([markdown_cell(dimension["dimension"]), "Cases", *(labels[model] for model in models)])
+    return [*lines, *(_group_row(group, models) for group in dimension["groups"]), ""]
+
+
+def _dimension_heading(dimension: Mapping[str, Any]) -> str:
+    """``#### By name (source)``; the source is left out when it is the name (``turn``)."""
+    name = markdown_text(dimension["dimension"])
+    source = SOURCES.get(dimension["source"], dimension["source"])
+    if dimension.get("scorer"):
+        source += f" of {markdown_text(dimension['scorer'])}"
+    return f"#### By {name}" + ("" if dimension["dimension"] == source else f" ({source})")
+
+
+def _group_row(group: Mapping[str, Any], models: Sequence[str]) -> str:
+    cells = [markdown_cell(group["value"]), str(group["cases"])]
+    return row(cells + [interval(group["models"].get(model), 3) for model in models])
 
 
 def render_repeats(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
@@ -57,28 +68,42 @@ def render_repeats(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
         "pass^k: that all k pass (unbiased estimators, averaged over the tasks with n ≥ k, how many in "
         "brackets).",
         "",
-        *header(["Model", "Tasks", "Stable pass", "Flaky", "Stable fail",
-                 *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)]),
+        *header(["Model", "Tasks", "Stable pass", "Flaky", "Stable fail", *_k_columns(ks)]),
     ]
-    for model in found["models"]:
-        cells = [labels[model["model"]], str(model["tasks"]), str(model["stable-pass"]), str(model["flaky"]),
-                 str(model["stable-fail"])]
-        cells += [_estimate(entry) for entry in (*model["pass_at_k"], *model["pass_hat_k"])]
-        lines.append(row(cells))
+    lines += [_repeats_row(model, labels) for model in found["models"]]
     flaky = [case for case in found["cases"] if case["label"] == "flaky"]
     lines.append("")
     if flaky:
-        lines += [f"#### Flaky tasks ({len(flaky)})", "",
-                  "Pass rate over the scored runs, with its 95% Wilson interval (a few runs prove little).", "",
-                  *header(["Model", "Task", "Passed / n", "Pass rate [95% CI]", "Left out"], left=2)]
-        for case in flaky[:max_listed]:
-            rate = {"mean": case["rate"], "ci_low": case["low"], "ci_high": case["high"]}
-            lines.append(row([labels[case["model"]], markdown_cell(case["task"]), f"{case['passed']} / {case['n']}",
-                              interval(rate, as_percent=True), str(len(case["excluded"]))]))
-        if len(flaky) > max_listed:
-            lines.append(f"\n… and {len(flaky) - max_listed} more flaky tasks (summary.json lists all).")
-        lines.append("")
+        lines += _flaky_tasks(flaky, labels, max_listed)
     return lines
+
+
+def _k_columns(ks: Sequence[int]) -> list[str]:
+    return [*(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)]
+
+
+def _repeats_row(model: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+    cells = [labels[model["model"]], str(model["tasks"]), str(model["stable-pass"]), str(model["flaky"]),
+             str(model["stable-fail"])]
+    return row(cells + [_estimate(entry) for entry in (*model["pass_at_k"], *model["pass_hat_k"])])
+
+
+def _flaky_tasks(flaky: Sequence[Mapping[str, Any]], labels: Mapping[str, str], max_listed: int) -> list[str]:
+    """The flaky tasks (at most ``max_listed``), each with its pass rate and interval."""
+    lines = [f"#### Flaky tasks ({len(flaky)})", "",
+             "Pass rate over the scored runs, with its 95% Wilson interval (a few runs prove little).", "",
+             *header(["Model", "Task", "Passed / n", "Pass rate [95% CI]", "Left out"], left=2)]
+    lines += [_flaky_row(case, labels) for case in flaky[:max_listed]]
+    if len(flaky) > max_listed:
+        lines.append(f"\n… and {len(flaky) - max_listed} more flaky tasks (summary.json lists all).")
+    lines.append("")
+    return lines
+
+
+def _flaky_row(case: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+    rate = {"mean": case["rate"], "ci_low": case["low"], "ci_high": case["high"]}
+    return row([labels[case["model"]], markdown_cell(case["task"]), f"{case['passed']} / {case['n']}",
+                interval(rate, as_percent=True), str(len(case["excluded"]))])
 
 
 def _estimate(entry: Mapping[str, Any]) -> str:

@@ -42,44 +42,50 @@ def summarize_repeats(records: Sequence[CaseRecord], models: Sequence[str]) -> d
         "label"}]}``: ``excluded`` names the runs left out of ``n``; ``pass_at_k`` and ``pass_hat_k`` are lists
         of ``{"k", "value", "tasks"}`` (``tasks``: how many tasks had ``n >= k``; ``value`` None when none had).
     """
-    groups: dict[tuple[str, str], list[CaseRecord]] = {}
-    for record in records:
-        groups.setdefault((record.model, record.task), []).append(record)
+    groups = _by_model_and_task(records)
     runs = max((len(group) for group in groups.values()), default=0)
     if runs < 2:
         return None
     labels: dict[tuple[int, int], dict[str, Any]] = {}  # (passed, n) -> label and interval: a few pairs recur
     cases = [_case(model, task, group, labels) for (model, task), group in groups.items()]
     ks = ks_for(runs)
-    rows = []
-    by_model: dict[str, list[dict[str, Any]]] = {}
-    for case in cases:
-        by_model.setdefault(case["model"], []).append(case)
-    for model in models:
-        mine = by_model.get(model, [])
-        row: dict[str, Any] = {"model": model, "tasks": sum(1 for case in mine if case["n"])}
-        row.update({label: sum(1 for case in mine if case["label"] == label) for label in LABELS})
-        row["pass_at_k"] = [_average(mine, k, pass_at_k) for k in ks]
-        row["pass_hat_k"] = [_average(mine, k, pass_hat_k) for k in ks]
-        rows.append(row)
+    by_model = _by_model(cases)
+    rows = [_model_row(model, by_model.get(model, []), ks) for model in models]
     order = {model: index for index, model in enumerate(models)}
     cases.sort(key=lambda case: order.get(case["model"], len(order)))  # stable: tasks keep suite order
     return {"runs": runs, "ks": ks, "models": rows, "cases": cases}
 
 
+def _by_model_and_task(records: Sequence[CaseRecord]) -> dict[tuple[str, str], list[CaseRecord]]:
+    groups: dict[tuple[str, str], list[CaseRecord]] = {}
+    for record in records:
+        groups.setdefault((record.model, record.task), []).append(record)
+    return groups
+
+
+def _by_model(cases: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for case in cases:
+        by_model.setdefault(case["model"], []).append(case)
+    return by_model
+
+
+def _model_row(model: str, cases: Sequence[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
+    """A model's tasks with a scored run, its tasks by label, and its pass@k and pass^k."""
+    row: dict[str, Any] = {"model": model, "tasks": sum(bool(case["n"]) for case in cases)}
+    row.update({label: sum(case["label"] == label for case in cases) for label in LABELS})
+    row["pass_at_k"] = [_average(cases, k, pass_at_k) for k in ks]
+    row["pass_hat_k"] = [_average(cases, k, pass_hat_k) for k in ks]
+    return row
+
+
 def _case(
     model: str, task: str, group: Sequence[CaseRecord], labels: dict[tuple[int, int], dict[str, Any]]
 ) -> dict[str, Any]:
-    n = sum(1 for record in group if record.status in SCORED)
-    passed = sum(1 for record in group if record.status == PASSED)
+    n = sum(record.status in SCORED for record in group)
+    passed = sum(record.status == PASSED for record in group)
     if (passed, n) not in labels:
-        flakiness = flakiness_label(passed, n)
-        labels[passed, n] = {
-            "rate": None if flakiness is None else rounded(flakiness.interval.rate),
-            "low": None if flakiness is None else rounded(flakiness.interval.low),
-            "high": None if flakiness is None else rounded(flakiness.interval.high),
-            "label": None if flakiness is None else flakiness.label,
-        }
+        labels[passed, n] = _flakiness(passed, n)
     return {
         "model": model,
         "task": task,
@@ -89,6 +95,16 @@ def _case(
         "excluded": [record.nodeid for record in group if record.status not in SCORED],
         **labels[passed, n],
     }
+
+
+def _flakiness(passed: int, n: int) -> dict[str, Any]:
+    """The pass rate with its Wilson interval, and the label; all None without a scored run."""
+    flakiness = flakiness_label(passed, n)
+    if flakiness is None:
+        return dict.fromkeys(("rate", "low", "high", "label"))
+    interval = flakiness.interval
+    return {"rate": rounded(interval.rate), "low": rounded(interval.low), "high": rounded(interval.high),
+            "label": flakiness.label}
 
 
 def _average(cases: Sequence[dict[str, Any]], k: int, estimator: Any) -> dict[str, Any]:

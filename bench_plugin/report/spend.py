@@ -19,6 +19,25 @@ from bench_plugin.report.case_data import cost_note_of, number
 from bench_plugin.results.record import CACHE_COUNTS, CACHE_HIT
 
 
+def _spent_now(entry: Any, rejudged: bool) -> bool:
+    """Whether a logged call was made this session: a re-judged case made only its judges' calls."""
+    return isinstance(entry, Mapping) and (not rejudged or entry.get("purpose") == "judge")
+
+
+def _spent_usage(record: Mapping[str, Any], rejudged: bool) -> list[Mapping[str, Any]]:
+    """The usage a case spent this session: its model's and its judges', or a re-judged case's judges' alone."""
+    usage = record.get("usage")
+    if not isinstance(usage, Mapping):
+        return []
+    spent = [usage.get("judge")] if rejudged else [usage, usage.get("judge")]
+    return [part for part in spent if isinstance(part, Mapping)]
+
+
+def _first_cost_note(parts: list[Mapping[str, Any]]) -> str | None:
+    """Why the first of the parts with an unpriced call has no price; None when every part is priced."""
+    return next((note for part in parts if (note := cost_note_of(part))), None)
+
+
 class SessionSpend:
     """Dollars, tokens, unpriced cases and cache use of the records this session wrote, judges included."""
 
@@ -33,21 +52,23 @@ class SessionSpend:
         """Count one record's calls; a re-judged case spent only its judges' calls this session."""
         rejudged = bool(record.get("rejudged"))
         for entry in record.get("call_log") or ():
-            if not isinstance(entry, Mapping) or (rejudged and entry.get("purpose") != "judge"):
-                continue
-            key = CACHE_COUNTS.get(str(entry.get("cache")))
-            if key is not None:
-                self.cache[key] += 1
-            if entry.get("cache") != CACHE_HIT:  # an answer from the cache used no token of the budget
-                self.tokens += int(sum(number(entry.get(name)) or 0 for name in ("input_tokens", "output_tokens")))
-        usage = record.get("usage")
-        if not isinstance(usage, Mapping):
-            return
-        spent = [usage.get("judge")] if rejudged else [usage, usage.get("judge")]
-        parts = [part for part in spent if isinstance(part, Mapping)]
+            if _spent_now(entry, rejudged):
+                self._add_call(entry)
+        self._add_usage(_spent_usage(record, rejudged))
+
+    def _add_call(self, entry: Mapping[str, Any]) -> None:
+        """Count a call's cache lookup, and its tokens unless the cache answered it."""
+        key = CACHE_COUNTS.get(str(entry.get("cache")))
+        if key is not None:
+            self.cache[key] += 1
+        if entry.get("cache") != CACHE_HIT:  # an answer from the cache used no token of the budget
+            self.tokens += int(sum(number(entry.get(name)) or 0 for name in ("input_tokens", "output_tokens")))
+
+    def _add_usage(self, parts: list[Mapping[str, Any]]) -> None:
+        """Add the cost of a case's usage parts (its model's, its judges'); note a case with an unpriced call."""
         for part in parts:
             self.usd += number(part.get("cost_usd")) or 0.0
-        unpriced = next((note for part in parts if (note := cost_note_of(part))), None)
+        unpriced = _first_cost_note(parts)
         if unpriced is not None:
             self.unpriced += 1
             self.note = self.note or unpriced

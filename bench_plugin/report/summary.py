@@ -106,21 +106,36 @@ def summarize(
         (judge panels: spreads, flagged cases, agreement) and the last four are lists of
         ``{"nodeid", "model", "task", "reason"}``.
     """
-    groups: dict[tuple[str, str], list[CaseRecord]] = {}
-    for record in records:
-        groups.setdefault((record.suite, record.path), []).append(record)
     summary: dict[str, Any] = {"totals": count_statuses(records)}
     cache = count_cache_use(records)
     if cache is not None:
         summary["cache"] = cache
-    not_run = [record for record in records if (record.error or {}).get("kind") == "budget"]
-    if not_run:  # skipped, and why: the terminal said it, and the files must too
-        # each session, shard or xdist worker refused with its own figures: how many different ones there were
-        summary["budget"] = {"not_run": len(not_run), "reason": not_run[0].reason,
-                             "budgets": len({record.reason for record in not_run})}
-    summary["suites"] = [summarize_suite(suite, path, group, None if unfinished is None else unfinished.get(path, ()))
-                         for (suite, path), group in groups.items()]
+    budget = _budget(records)
+    if budget is not None:  # skipped, and why: the terminal said it, and the files must too
+        summary["budget"] = budget
+    summary["suites"] = [summarize_suite(suite, path, group, _unfinished_in(unfinished, path))
+                         for (suite, path), group in _by_suite(records).items()]
     return summary
+
+
+def _by_suite(records: Sequence[CaseRecord]) -> dict[tuple[str, str], list[CaseRecord]]:
+    groups: dict[tuple[str, str], list[CaseRecord]] = {}
+    for record in records:
+        groups.setdefault((record.suite, record.path), []).append(record)
+    return groups
+
+
+def _unfinished_in(unfinished: Mapping[str, Collection[CaseCell]] | None, path: str) -> Collection[CaseCell] | None:
+    return None if unfinished is None else unfinished.get(path, ())
+
+
+def _budget(records: Sequence[CaseRecord]) -> dict[str, Any] | None:
+    """The cases a session budget left not run, and why; None when it left none."""
+    not_run = [record for record in records if (record.error or {}).get("kind") == "budget"]
+    if not not_run:
+        return None
+    # each session, shard or xdist worker refused with its own figures: how many different ones there were
+    return {"not_run": len(not_run), "reason": not_run[0].reason, "budgets": len({record.reason for record in not_run})}
 
 
 def count_cache_use(records: Iterable[CaseRecord]) -> dict[str, int] | None:
@@ -186,19 +201,29 @@ def summarize_model(model: str, records: Sequence[CaseRecord], components: Seque
     """One leaderboard row: counts, pass rate, mean scores, tokens, cost and latency of one model."""
     row: dict[str, Any] = {"model": model, "label": records[0].model_label or model}
     row.update(count_statuses(records))
-    found = [record.components for record in records]  # the property builds a dict on every call
-    row["components"] = {
-        name: mean(number(case.get(name, {}).get("value")) for case in found) for name in components
-    }
+    row["components"] = _component_means(records, components)
     row["input_tokens"] = token_total(records, "input_tokens")
     row["output_tokens"] = token_total(records, "output_tokens")
-    costs = [usage_number(r, "cost_usd") for r in records]
-    row["cost_usd"] = total(costs)
-    row["cost_known_cases"] = sum(cost is not None for cost in costs)
-    row["cost_missing"] = missing_cost(record.usage for record in records)
-    row["judge_cost_missing"] = missing_cost((record.usage or {}).get("judge") for record in records)
+    row.update(_costs(records))
     row["mean_latency_s"] = mean(record.latency_s for record in records)
     return row
+
+
+def _component_means(records: Sequence[CaseRecord], components: Sequence[str]) -> dict[str, float | None]:
+    """Each component's mean value over the cases that have one."""
+    found = [record.components for record in records]  # the property builds a dict on every call
+    return {name: mean(number(case.get(name, {}).get("value")) for case in found) for name in components}
+
+
+def _costs(records: Sequence[CaseRecord]) -> dict[str, Any]:
+    """The cases' cost, how many cases it counts, and the cases whose calls (or whose judges' calls) had no price."""
+    costs = [usage_number(r, "cost_usd") for r in records]
+    return {
+        "cost_usd": total(costs),
+        "cost_known_cases": sum(cost is not None for cost in costs),
+        "cost_missing": missing_cost(record.usage for record in records),
+        "judge_cost_missing": missing_cost((record.usage or {}).get("judge") for record in records),
+    }
 
 
 def missing_cost(usages: Iterable[Any]) -> dict[str, Any] | None:
@@ -239,20 +264,29 @@ def describe_spend(records: Sequence[CaseRecord]) -> str:
 
     "" when no call had a price nor lacked one (offline providers cost nothing to call).
     """
-    own = total(usage_number(record, "cost_usd") for record in records)
-    judges = total(judge_usage(record.usage or {}, record.components)["cost_usd"] for record in records)
     unpriced = [note for record in records if (note := cost_note(record))]
-    parts = [] if own is None else [f"${own:.4f}"]
-    parts += [] if judges is None else [f"judges ${judges:.4f}"]
+    parts = _priced_parts(records)
     if not parts and not unpriced:
         return ""
     spend = "cost " + (" + ".join(parts) if parts else "unknown")
     if not unpriced:
         return spend
+    return f"{spend} ({_unpriced_cases(records, len(unpriced))}: {unpriced[0]})"
+
+
+def _priced_parts(records: Sequence[CaseRecord]) -> list[str]:
+    """The model's cost and its judges', those that are known."""
+    own = total(usage_number(record, "cost_usd") for record in records)
+    judges = total(judge_usage(record.usage or {}, record.components)["cost_usd"] for record in records)
+    parts = [] if own is None else [f"${own:.4f}"]
+    return parts + ([] if judges is None else [f"judges ${judges:.4f}"])
+
+
+def _unpriced_cases(records: Sequence[CaseRecord], count: int) -> str:
+    """``N cases without a price``, or ``whose judge calls have no price`` when the model's own calls have one."""
     judges_only = all(not cost_note_of(r.usage or {}) for r in records if cost_note(r))  # the model is priced
-    cases = f"{len(unpriced)} case{'s' * (len(unpriced) != 1)}"
-    what = f"{cases} whose judge calls have no price" if judges_only else f"{cases} without a price"
-    return f"{spend} ({what}: {unpriced[0]})"
+    cases = f"{count} case{'s' * (count != 1)}"
+    return f"{cases} whose judge calls have no price" if judges_only else f"{cases} without a price"
 
 
 def cost_note(record: CaseRecord) -> str | None:
@@ -265,11 +299,8 @@ def summarize_task(task: str, records: Sequence[CaseRecord], models: Sequence[st
     """One row of the task table: counts, the mean composite, and that mean for each model."""
     row: dict[str, Any] = {"task": task}
     row.update(count_statuses(records))
-    row["models"] = {
-        model: mean(scored_composites(r for r in records if r.model == model))
-        for model in models
-        if any(r.model == model for r in records)
-    }
+    by_model = group_by(records, "model")
+    row["models"] = {model: mean(scored_composites(by_model[model])) for model in models if model in by_model}
     return row
 
 
@@ -325,16 +356,20 @@ def reason_of(record: CaseRecord) -> str:
     if record.reason:
         return record.reason
     if record.error and record.error.get("message"):
-        kind = record.error.get("kind") or record.error.get("type")
-        message = str(record.error["message"])
-        return f"{kind}: {message}" if kind else message
-    if record.scores:
-        unscored_reason = record.scores.get("unscored_reason")
-        if unscored_reason:
-            return str(unscored_reason)
-        if record.scores.get("composite_detail"):
-            return str(record.scores["composite_detail"])
-    return ""
+        return _error_reason(record.error)
+    return _score_reason(record.scores or {})
+
+
+def _score_reason(scores: Mapping[str, Any]) -> str:
+    """Why the case has no score, or the composite's detail; "" when the scores say neither."""
+    return str(scores.get("unscored_reason") or scores.get("composite_detail") or "")
+
+
+def _error_reason(error: Mapping[str, Any]) -> str:
+    """``kind: message`` of an error, or its message alone when it has no kind nor type."""
+    kind = error.get("kind") or error.get("type")
+    message = str(error["message"])
+    return f"{kind}: {message}" if kind else message
 
 
 def group_by(records: Sequence[CaseRecord], attribute: str) -> dict[str, list[CaseRecord]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from bench_plugin.report.aggregate_csv import render_csv
 from bench_plugin.report.aggregates import compute_aggregates
-from bench_plugin.report.case_table import unfinished_cells
+from bench_plugin.report.case_table import CaseCell, unfinished_cells
 from bench_plugin.report.dashboard import dashboard_pieces
 from bench_plugin.report.leaderboard import update_leaderboard
 from bench_plugin.report.markdown import render_markdown
@@ -63,34 +63,74 @@ def write_reports(
             leaderboard sessions they gave are replaced by those of ``records`` (``update_leaderboard``).
     """
     ordered = in_case_order(records)
-    summary = summarize(ordered, None if selected is None else unfinished_cells(selected, ordered))
+    summary = summarize(ordered, _unfinished(selected, ordered))
     paths = {"summary": folder / "summary.json", "markdown": folder / "report.md"}
     if left_out:
-        summary["left_out"] = {"cases": sum(sum(tasks.values()) for tasks in left_out.values()),
-                               "tasks": {path: dict(tasks) for path, tasks in left_out.items()}}
+        summary["left_out"] = describe_left_out(left_out)
     tables = add_aggregates(summary, ordered, aggregates or {})
+    boards = _Leaderboards(folder, leaderboards or {}, ordered, whole, earlier)
     for suite in summary["suites"]:
-        board = (leaderboards or {}).get(suite["path"])
-        if board is not None:
-            members = in_case_order(whole(suite["path"])) if whole is not None else \
-                [r for r in ordered if r.path == suite["path"]]
-            before = earlier(suite["path"]) if earlier is not None else ()
-            suite["leaderboard"] = update_leaderboard(board, members, folder, in_case_order(before))
-            paths[f"leaderboard:{suite['path']}"] = folder / suite["leaderboard"]["markdown"]
+        paths.update(boards.update(suite))
     # piece by piece: joined, the pieces of a 10,000-case summary were the largest thing the end of a run held
     write_atomically(paths["summary"], chain(summary_json(summary), ["\n"]))
     write_atomically(paths["markdown"], render_markdown(summary))
     paths["dashboard"] = folder / "dashboard.html"
     write_atomically(paths["dashboard"], dashboard_pieces(summary, ordered))  # piece by piece, as summary.json
-    for table in tables:
-        if table["csv"]:
-            paths[f"csv:{table['csv']}"] = folder / table["csv"]
-            write_atomically(folder / table["csv"], render_csv(table))
+    paths.update(write_csvs(folder, summary, tables))
+    return paths
+
+
+def _unfinished(selected: Iterable[str] | None, records: Sequence[CaseRecord]) -> dict[str, list[CaseCell]] | None:
+    """The selected cases without a record, by suite path, when the records are one session's (see ``summarize``)."""
+    return None if selected is None else unfinished_cells(selected, records)
+
+
+def write_csvs(folder: Path, summary: Mapping[str, Any], tables: Sequence[Mapping[str, Any]]) -> dict[str, Path]:
+    """Write the aggregate tables that ask for a CSV, then each suite's pairwise table; return their paths."""
+    aggregate_csvs = [table for table in tables if table["csv"]]
     # FastChat's win/loss/tie table of each suite with pairwise judgments
-    for name, text in pairwise_csvs(summary, (table["csv"] for table in tables if table["csv"])).items():
+    pairwise = pairwise_csvs(summary, (table["csv"] for table in aggregate_csvs))
+    rendered = ((table["csv"], render_csv(table)) for table in aggregate_csvs)  # each rendered as it is written
+    paths = {}
+    for name, text in chain(rendered, pairwise.items()):
         paths[f"csv:{name}"] = folder / name
         write_atomically(folder / name, text)
     return paths
+
+
+def describe_left_out(left_out: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    """summary.json's ``left_out``: how many earlier cases, and by suite path their tasks and cases."""
+    return {"cases": sum(sum(tasks.values()) for tasks in left_out.values()),
+            "tasks": {path: dict(tasks) for path, tasks in left_out.items()}}
+
+
+class _Leaderboards:
+    """The Elo leaderboards of a run's suites, each updated with the suite's sessions (``update_leaderboard``)."""
+
+    def __init__(
+        self,
+        folder: Path,
+        specs: Mapping[str, LeaderboardSpec],
+        ordered: Sequence[CaseRecord],
+        whole: Callable[[str], Sequence[CaseRecord]] | None,
+        earlier: Callable[[str], Sequence[CaseRecord]] | None,
+    ) -> None:
+        self.folder, self.specs, self.ordered, self.whole, self.earlier = folder, specs, ordered, whole, earlier
+
+    def update(self, suite: dict[str, Any]) -> dict[str, Path]:
+        """Update the suite's leaderboard, if it declares one, into its summary; return the path of its page."""
+        spec = self.specs.get(suite["path"])
+        if spec is None:
+            return {}
+        before = in_case_order(self.earlier(suite["path"]) if self.earlier is not None else ())
+        suite["leaderboard"] = update_leaderboard(spec, self._members(suite["path"]), self.folder, before)
+        return {f"leaderboard:{suite['path']}": self.folder / suite["leaderboard"]["markdown"]}
+
+    def _members(self, path: str) -> list[CaseRecord]:
+        """The suite's records that name its sessions: the whole records when the run's are for reports only."""
+        if self.whole is not None:
+            return in_case_order(self.whole(path))
+        return [r for r in self.ordered if r.path == path]
 
 
 def summary_json(value: Any, indent: str = "") -> Iterator[str]:
@@ -101,41 +141,58 @@ def summary_json(value: Any, indent: str = "") -> Iterator[str]:
     Written whole with ``indent=2``, the file took Python's pure-Python encoder (json's C encoder does not
     indent): 22 ms at 1000 cases, where the rows, a line each, go through the C encoder in 4.
     """
-    if type(value) is dict and value and all(type(key) is str for key in value):
-        inner = indent + "  "
-        separator = "{\n"
-        for key in sorted(value):
-            yield separator + inner + _ONE_LINE.encode(key) + ": "
-            yield from summary_json(value[key], inner)
-            separator = ",\n"
-        yield "\n" + indent + "}"
-    elif type(value) is list and value and not all(isinstance(item, _SCALARS) for item in value):
-        inner = indent + "  "
-        separator = "[\n"
-        for item in value:
-            yield separator + inner
-            if _is_row(item):
-                yield _ONE_LINE.encode(item)
-            else:
-                yield from summary_json(item, inner)
-            separator = ",\n"
-        yield "\n" + indent + "]"
+    if _is_object(value):
+        yield from _object_json(value, indent)
+    elif _is_table(value):
+        yield from _table_json(value, indent)
     else:
         yield _ONE_LINE.encode(value)
+
+
+def _is_object(value: Any) -> bool:
+    """Whether ``value`` is written a key per line: a mapping with keys, all strings."""
+    return type(value) is dict and bool(value) and all(type(key) is str for key in value)
+
+
+def _is_table(value: Any) -> bool:
+    """Whether ``value`` is written an item per line: a list with an item that is no plain value."""
+    return type(value) is list and bool(value) and not _all_scalars(value)
+
+
+def _object_json(value: dict[str, Any], indent: str) -> Iterator[str]:
+    inner = indent + "  "
+    separator = "{\n"
+    for key in sorted(value):
+        yield separator + inner + _ONE_LINE.encode(key) + ": "
+        yield from summary_json(value[key], inner)
+        separator = ",\n"
+    yield "\n" + indent + "}"
+
+
+def _table_json(value: list[Any], indent: str) -> Iterator[str]:
+    inner = indent + "  "
+    separator = "[\n"
+    for item in value:
+        yield separator + inner
+        yield from [_ONE_LINE.encode(item)] if _is_row(item) else summary_json(item, inner)
+        separator = ",\n"
+    yield "\n" + indent + "]"
 
 
 def _is_row(value: Any) -> bool:
     """Whether ``value`` goes on one line in a list: a value, or a container of values and of containers of values."""
     if isinstance(value, _SCALARS):
         return True
-    parts = value.values() if isinstance(value, dict) else value
-    for part in parts:
-        if isinstance(part, _SCALARS):
-            continue
-        inner = part.values() if isinstance(part, dict) else part
-        if not all(isinstance(item, _SCALARS) for item in inner):
-            return False
-    return True
+    return all(isinstance(part, _SCALARS) or _all_scalars(part) for part in _parts(value))
+
+
+def _parts(container: Any) -> Iterable[Any]:
+    """A mapping's values, or a list's items."""
+    return container.values() if isinstance(container, dict) else container
+
+
+def _all_scalars(container: Any) -> bool:
+    return all(isinstance(item, _SCALARS) for item in _parts(container))
 
 
 def add_aggregates(

@@ -74,22 +74,35 @@ def comparison_of(suite: Mapping[str, Any]) -> Comparison | None:
     found = suite.get("comparisons")
     if not isinstance(found, Mapping) or not isinstance(found.get("pairs"), list):
         return None
-    pairs = {}
-    for row in found["pairs"]:
-        if isinstance(row, Mapping) and row.get("a") is not None and row.get("b") is not None:
-            a, b = str(row["a"]), str(row["b"])
-            pairs[a, b] = PairFigures(a, b, int(row.get("n") or 0), _nan(row.get("diff")), _nan(row.get("ci_low")),
-                                      _nan(row.get("ci_high")), _nan(row.get("p_value")), _nan(row.get("p_holm")),
-                                      bool(row.get("significant")))
-    tiers = [[str(model) for model in tier] for tier in found.get("tiers") or [] if isinstance(tier, list)]
+    pairs = {(pair.a, pair.b): pair for pair in map(_pair_figures, found["pairs"]) if pair is not None}
+    return Comparison(pairs, _tiers(found), _method(found))
+
+
+def _tiers(found: Mapping[str, Any]) -> list[list[str]]:
+    return [[str(model) for model in tier] for tier in found.get("tiers") or [] if isinstance(tier, list)]
+
+
+def _pair_figures(row: Any) -> PairFigures | None:
+    """A row of the summary's pairs, or None when it does not name both models."""
+    if not isinstance(row, Mapping) or row.get("a") is None or row.get("b") is None:
+        return None
+    return PairFigures(str(row["a"]), str(row["b"]), int(row.get("n") or 0), _nan(row.get("diff")),
+                       _nan(row.get("ci_low")), _nan(row.get("ci_high")), _nan(row.get("p_value")),
+                       _nan(row.get("p_holm")), bool(row.get("significant")))
+
+
+def _method(found: Mapping[str, Any]) -> str:
+    """The comparisons' figures, test, correction and unit, as one sentence."""
     test = str(found.get("test_name") or found.get("test") or "paired test")
-    correction = "Holm" if found.get("correction") == "holm" else str(found.get("correction") or "no")
     alpha = number(found.get("alpha"))
     unit = "tasks (runs repeat)" if found.get("unit") == "task" else "cases"
-    method = (f"mean difference over the cases both models scored, row minus column, with a 95% paired bootstrap "
-              f"interval over {unit}; {test}, {correction}-corrected over all pairs"
-              + (f" at {alpha:g}" if alpha is not None else ""))
-    return Comparison(pairs, tiers, method)
+    return (f"mean difference over the cases both models scored, row minus column, with a 95% paired bootstrap "
+            f"interval over {unit}; {test}, {_correction(found)}-corrected over all pairs"
+            + (f" at {alpha:g}" if alpha is not None else ""))
+
+
+def _correction(found: Mapping[str, Any]) -> str:
+    return "Holm" if found.get("correction") == "holm" else str(found.get("correction") or "no")
 
 
 @dataclass(frozen=True)
@@ -129,20 +142,43 @@ class RatingSet:
 
 
 def _rating_set(title: str, found: Mapping[str, Any]) -> RatingSet | None:
-    records = {str(row.get("model")): row for row in found.get("win_rates") or [] if isinstance(row, Mapping)}
-    ratings = [Rating(str(row.get("model")), _nan(row.get("rating")), _nan(row.get("ci_low")), _nan(row.get("ci_high")),
-                      int(row.get("games") or 0), records.get(str(row.get("model")), {}))
-               for row in found.get("bradley_terry") or [] if isinstance(row, Mapping) and number(row.get("rating"))]
+    records = _win_records(found)
+    ratings = [_rating(row, records) for row in found.get("bradley_terry") or [] if _is_rated(row)]
     if not ratings:
         return None
+    return RatingSet(title, ratings, _games_note(found) + _bias_note(found.get("position_bias")))
+
+
+def _win_records(found: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Model -> its win / loss / tie record."""
+    return {str(row.get("model")): row for row in found.get("win_rates") or [] if isinstance(row, Mapping)}
+
+
+def _is_rated(row: Any) -> bool:
+    return isinstance(row, Mapping) and bool(number(row.get("rating")))
+
+
+def _rating(row: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> Rating:
+    """A model's rating, with its win / loss / tie record when the summary has one."""
+    model = str(row.get("model"))
+    return Rating(model, _nan(row.get("rating")), _nan(row.get("ci_low")), _nan(row.get("ci_high")),
+                  int(row.get("games") or 0), records.get(model, {}))
+
+
+def _games_note(found: Mapping[str, Any]) -> str:
+    """How many games were rated, and dropped."""
     note = f"{found.get('comparisons', found.get('games', 0))} games rated"
     if found.get("dropped"):
         note += f", {found['dropped']} dropped (a failed judge call)"
-    bias = found.get("position_bias")
-    if isinstance(bias, Mapping) and number(bias.get("rate")) is not None:
-        note += (f"; the judge picked the answer shown first in {bias['rate']:.0%} of {bias.get('n')} decided "
-                 f"verdicts (binomial p = {_nan(bias.get('p_value')):.3g})")
-    return RatingSet(title, ratings, note)
+    return note
+
+
+def _bias_note(bias: Any) -> str:
+    """How often a pairwise judge picked the answer shown first, when the summary says."""
+    if not isinstance(bias, Mapping) or number(bias.get("rate")) is None:
+        return ""
+    return (f"; the judge picked the answer shown first in {bias['rate']:.0%} of {bias.get('n')} decided "
+            f"verdicts (binomial p = {_nan(bias.get('p_value')):.3g})")
 
 
 def rating_sets(suite: Mapping[str, Any]) -> list[RatingSet]:
@@ -150,19 +186,22 @@ def rating_sets(suite: Mapping[str, Any]) -> list[RatingSet]:
     found = suite.get("ratings")
     if not isinstance(found, Mapping):
         return []
-    out = []
-    if isinstance(found.get("scores"), Mapping) and (scores := _rating_set("From per-case scores", found["scores"])):
-        out.append(scores)
-    for entry in found.get("pairwise") or []:
-        if not isinstance(entry, Mapping):
-            continue
-        rated = _rating_set(f"From pairwise judge {entry.get('component')}", entry)
-        if rated is not None:
-            out.append(rated)
-    return out
+    sets = [_rating_set("From per-case scores", found["scores"])] if isinstance(found.get("scores"), Mapping) else []
+    sets += _judge_rating_sets(found)
+    return [rated for rated in sets if rated is not None]
 
 
-def elo_rows(suite: Mapping[str, Any]) -> list[tuple[str, float, float | None, int]]:
+def _judge_rating_sets(found: Mapping[str, Any]) -> list[RatingSet | None]:
+    """The ratings of each pairwise judge (None: it rated no model)."""
+    return [_rating_set(f"From pairwise judge {entry.get('component')}", entry)
+            for entry in found.get("pairwise") or [] if isinstance(entry, Mapping)]
+
+
+EloRow = tuple[str, float, float | None, int]
+"""A model's saved Elo: ``(name, elo, change, sessions)``."""
+
+
+def elo_rows(suite: Mapping[str, Any]) -> list[EloRow]:
     """The suite's saved Elo leaderboard (``leaderboard:``) as ``(name, elo, change, sessions)``, best first."""
     board = suite.get("leaderboard")
     if not isinstance(board, Mapping):

@@ -44,29 +44,47 @@ def heat_map(
     show_columns = cell_w >= 11.0
     top = (min(label_width(columns, most=140.0), 140.0) * 0.75 + 6) if show_columns else 8.0
     low, high = domain
-    span = high - low or 1.0
-    parts = []
-    if show_columns:
-        for index, column in enumerate(columns):
-            x, y = left + cell_w * index + cell_w / 2, top - 4
-            parts.append(f'<g transform="translate({num(x)} {num(y)}) rotate(-50)"><title>{esc(column)}</title>'
-                         f"{text(0, 0, clip_label(column, 130.0))}</g>")
+    heat = _Heat(left, top, cell_w, cell_h, low, high - low or 1.0)
+    parts = [_column_label(left + cell_w * index + cell_w / 2, top - 4, column)
+             for index, column in enumerate(columns if show_columns else [])]
     for r, row in enumerate(rows):
-        y = top + cell_h * r
-        parts.append(titled_label(left - 6, y + cell_h / 2, row, left - 10))
-        cells = []
-        for c, value in enumerate(values[r]):
-            x = left + cell_w * c
-            if value is None or not math.isfinite(value):
-                cells.append(rect(x, y, cell_w, cell_h, MISSING_FILL, tip=f"{row} · {columns[c]}: no scored case"))
-            else:
-                fill = sequential((value - low) / span)
-                cells.append(rect(x, y, cell_w, cell_h, fill, tip=f"{row} · {columns[c]}: {value:.3f}"))
-        parts.append(f'<g class="cells">{"".join(cells)}</g>')
+        parts += heat.row(r, row, columns, values[r])
     bottom = top + cell_h * len(rows)
     parts.append(_legend(left, bottom + 12, low, high))
     width = max(left + cell_w * len(columns), left + 260) + 8
     return svg(width, bottom + 40, "".join(parts), chart=chart, label=label)
+
+
+def _column_label(x: float, y: float, name: str) -> str:
+    """A column's name, slanted above it."""
+    return (f'<g transform="translate({num(x)} {num(y)}) rotate(-50)"><title>{esc(name)}</title>'
+            f"{text(0, 0, clip_label(name, 130.0))}</g>")
+
+
+@dataclass(frozen=True)
+class _Heat:
+    """Where a heat map's cells go, and the values their colours span."""
+
+    left: float
+    top: float
+    cell_w: float
+    cell_h: float
+    low: float
+    span: float
+
+    def row(self, r: int, name: str, columns: Sequence[str], values: Sequence[float | None]) -> list[str]:
+        """The ``r``-th row: its label, then its cells."""
+        y = self.top + self.cell_h * r
+        cells = [self._cell(self.left + self.cell_w * c, y, f"{name} · {columns[c]}", value)
+                 for c, value in enumerate(values)]
+        return [titled_label(self.left - 6, y + self.cell_h / 2, name, self.left - 10),
+                f'<g class="cells">{"".join(cells)}</g>']
+
+    def _cell(self, x: float, y: float, name: str, value: float | None) -> str:
+        if value is None or not math.isfinite(value):
+            return rect(x, y, self.cell_w, self.cell_h, MISSING_FILL, tip=f"{name}: no scored case")
+        fill = sequential((value - self.low) / self.span)
+        return rect(x, y, self.cell_w, self.cell_h, fill, tip=f"{name}: {value:.3f}")
 
 
 def _legend(x: float, y: float, low: float, high: float) -> str:
@@ -101,23 +119,26 @@ def matrix(labels: Sequence[str], cells: Sequence[Sequence[MatrixCell | None]], 
     left = label_width(labels) + 6
     size = max(34.0, min(64.0, 520.0 / max(len(labels), 1)))
     top = min(label_width(labels, most=140.0), 140.0) * 0.75 + 6
-    biggest = max((abs(c.value) for row in cells for c in row if c and c.value is not None), default=0.0) or 1.0
-    parts = []
-    for index, name in enumerate(labels):
-        x = left + size * index + size / 2
-        parts.append(f'<g transform="translate({num(x)} {num(top - 4)}) rotate(-50)"><title>{esc(name)}</title>'
-                     f"{text(0, 0, clip_label(name, 130.0))}</g>")
+    biggest = max(_magnitudes(cells), default=0.0) or 1.0
+    parts = [_column_label(left + size * index + size / 2, top - 4, name) for index, name in enumerate(labels)]
     for r, row in enumerate(cells):
         y = top + size * r
         parts.append(titled_label(left - 6, y + size / 2, labels[r], left - 10))
-        for c, cell in enumerate(row):
-            x = left + size * c
-            if cell is None:
-                parts.append(rect(x, y, size, size, "#fafafa", extra=' stroke="#d4d4d8"'))
-                continue
-            fill = MISSING_FILL if cell.value is None else diverging(cell.value / biggest)
-            border = ' stroke="#000" stroke-width="2.5"' if cell.strong else ' stroke="#fff"'
-            parts.append(f'<g class="mark"><title>{esc(cell.tip)}</title>{rect(x, y, size, size, fill, extra=border)}'
-                         f"{text(x + size / 2, y + size / 2, cell.content, anchor='middle', fill=ink_on(fill))}</g>")
+        parts += [_matrix_cell(left + size * c, y, size, cell, biggest) for c, cell in enumerate(row)]
     bottom = top + size * len(labels)
     return svg(left + size * len(labels) + 10, bottom + 8, "".join(parts), chart=chart, label=label)
+
+
+def _magnitudes(cells: Sequence[Sequence[MatrixCell | None]]) -> list[float]:
+    """The size of every cell's value."""
+    return [abs(c.value) for row in cells for c in row if c and c.value is not None]
+
+
+def _matrix_cell(x: float, y: float, size: float, cell: MatrixCell | None, biggest: float) -> str:
+    """A cell coloured by its value against the biggest, outlined when strong; the diagonal (None) blank."""
+    if cell is None:
+        return rect(x, y, size, size, "#fafafa", extra=' stroke="#d4d4d8"')
+    fill = MISSING_FILL if cell.value is None else diverging(cell.value / biggest)
+    border = ' stroke="#000" stroke-width="2.5"' if cell.strong else ' stroke="#fff"'
+    return (f'<g class="mark"><title>{esc(cell.tip)}</title>{rect(x, y, size, size, fill, extra=border)}'
+            f"{text(x + size / 2, y + size / 2, cell.content, anchor='middle', fill=ink_on(fill))}</g>")

@@ -70,30 +70,55 @@ def interval_chart(
         decimals: the decimals of the value written right of the plot.
     """
     left = label_width(row.label for row in rows) + 6
-    right = left + PLOT_WIDTH
     top, height = 8.0, 8.0 + ROW_PX * len(rows)
-    if domain is None:
-        low, high = nice_domain(v for row in rows for v in _finite(row.value, row.low, row.high))
-        low, high = low - (high - low) * 0.05, high + (high - low) * 0.05  # no dot on the frame
-    else:
-        low, high = domain
-    scale = Scale(low, high, left, right)
-    parts = [x_axis(scale, top, height)]
+    low, high = domain if domain is not None else _padded_domain(rows)
+    layout = _Rows(Scale(low, high, left, left + PLOT_WIDTH), left, low if bars else None, decimals)
+    parts = [x_axis(layout.scale, top, height)]
     for index, row in enumerate(rows):
-        y = top + ROW_PX * index + ROW_PX / 2
-        parts.append(titled_label(left - 6, y, row.label, left - 10))
+        parts += layout.row(row, top + ROW_PX * index + ROW_PX / 2)
+    return svg(left + PLOT_WIDTH + 60, height + 22, "".join(parts), chart=chart, label=label)
+
+
+def _padded_domain(rows: Sequence[Interval]) -> tuple[float, float]:
+    """The rows' values and bounds, on a round axis with a margin (no dot on the frame)."""
+    low, high = nice_domain(v for row in rows for v in _finite(row.value, row.low, row.high))
+    return low - (high - low) * 0.05, high + (high - low) * 0.05
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Where an interval chart's rows go: the value scale, the labels' edge, where bars start (None: no bars)."""
+
+    scale: Scale
+    left: float
+    bar_from: float | None
+    decimals: int
+
+    def row(self, row: Interval, y: float) -> list[str]:
+        """One row at height ``y``: its label, then its mark and value, or "no value"."""
+        parts = [titled_label(self.left - 6, y, row.label, self.left - 10)]
         if row.value is None or not math.isfinite(row.value):
-            parts.append(text(left + 4, y, "no value", fill=MUTED))
-            continue
-        x = scale(row.value)
+            return [*parts, text(self.left + 4, y, "no value", fill=MUTED)]
+        right = self.left + PLOT_WIDTH
+        return [*parts, f'<g class="mark">{"".join(self._mark(row, row.value, y))}</g>',
+                text(right + 8, y, f"{row.value:.{self.decimals}f}", fill=MUTED)]
+
+    def _mark(self, row: Interval, value: float, y: float) -> list[str]:
+        """The row's tooltip, bar, whiskers and dot."""
+        x = self.scale(value)
         mark = [f"<title>{esc(row.tip)}</title>"] if row.tip else []
-        if bars:
-            mark.append(rect(min(scale(low), x), y - 7, abs(x - scale(low)), 14, row.colour, extra=' opacity="0.35"'))
-        if row.low is not None and row.high is not None and math.isfinite(row.low) and math.isfinite(row.high):
-            x1, x2 = scale(row.low), scale(row.high)
-            mark += [line(x1, y, x2, y, width=1.5), line(x1, y - 5, x1, y + 5, width=1.5),
-                     line(x2, y - 5, x2, y + 5, width=1.5)]
+        if self.bar_from is not None:
+            start = self.scale(self.bar_from)
+            mark.append(rect(min(start, x), y - 7, abs(x - start), 14, row.colour, extra=' opacity="0.35"'))
+        mark += self._whiskers(row, y)
         mark.append(f'<circle cx="{num(x)}" cy="{num(y)}" r="4.5" fill="{row.colour}" stroke="{INK}"/>')
-        parts.append(f'<g class="mark">{"".join(mark)}</g>')
-        parts.append(text(right + 8, y, f"{row.value:.{decimals}f}", fill=MUTED))
-    return svg(right + 60, height + 22, "".join(parts), chart=chart, label=label)
+        return mark
+
+    def _whiskers(self, row: Interval, y: float) -> list[str]:
+        """The interval's line and end ticks, when both bounds are numbers."""
+        bounds = _finite(row.low, row.high)
+        if len(bounds) < 2:
+            return []
+        x1, x2 = (self.scale(bound) for bound in bounds)
+        return [line(x1, y, x2, y, width=1.5), line(x1, y - 5, x1, y + 5, width=1.5),
+                line(x2, y - 5, x2, y + 5, width=1.5)]

@@ -58,9 +58,7 @@ def dashboard_pieces(
     Yields:
         One HTML document's pieces; an empty run gives a short valid page.
     """
-    by_suite: dict[tuple[str, str], list[CaseRecord]] = {}
-    for record in records:
-        by_suite.setdefault((record.suite, record.path), []).append(record)
+    by_suite = _by_suite(records)
     suites = list(summary.get("suites") or [])
     yield ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -69,8 +67,7 @@ def dashboard_pieces(
     yield f"<header><h1>{esc(title)}</h1><p>{describe_counts(summary.get('totals') or {})}</p>"
     yield html_warning(unsandboxed_cases(summary))  # agent commands that ran without a sandbox, if any
     if len(suites) > 1:
-        links = "".join(f'<a href="#suite-{i}">{esc(s.get("suite") or "suite")}</a>' for i, s in enumerate(suites))
-        yield f"<nav>{links}</nav>"
+        yield _navigation(suites)
     yield "</header><main>"
     if not suites:
         yield "<p>No cases were run.</p>"
@@ -79,14 +76,30 @@ def dashboard_pieces(
     yield f"</main><script>{PAGE_SCRIPT}</script></body></html>\n"
 
 
+def _by_suite(records: Sequence[CaseRecord]) -> dict[tuple[str, str], list[CaseRecord]]:
+    by_suite: dict[tuple[str, str], list[CaseRecord]] = {}
+    for record in records:
+        by_suite.setdefault((record.suite, record.path), []).append(record)
+    return by_suite
+
+
+def _navigation(suites: Sequence[Mapping[str, Any]]) -> str:
+    """A link to each suite's block."""
+    links = "".join(f'<a href="#suite-{i}">{esc(s.get("suite") or "suite")}</a>' for i, s in enumerate(suites))
+    return f"<nav>{links}</nav>"
+
+
 def describe_counts(counts: Mapping[str, Any]) -> str:
     """The cases by status and the mean over scored cases, as escaped text."""
     parts = [f"{counts.get('cases', 0)} cases"]
     parts += [f"{counts[key]} {word}" for key, word in STATUS_WORDS.items() if counts.get(key)]
+    return esc(", ".join(parts) + _mean_over_scored(counts))
+
+
+def _mean_over_scored(counts: Mapping[str, Any]) -> str:
     scored = int(counts.get("passed") or 0) + int(counts.get("failed") or 0)
     mean = counts.get("mean_composite")
-    tail = f"; mean score {fmt(mean)} over {scored} scored cases" if isinstance(mean, (int, float)) else ""
-    return esc(", ".join(parts) + tail)
+    return f"; mean score {fmt(mean)} over {scored} scored cases" if isinstance(mean, (int, float)) else ""
 
 
 def render_suite(index: int, suite: Mapping[str, Any], records: Sequence[CaseRecord]) -> str:
@@ -98,14 +111,11 @@ def suite_pieces(index: int, suite: Mapping[str, Any], records: Sequence[CaseRec
     """``render_suite``'s block in pieces, each section one."""
     models = model_figures(suite, records)
     comparison = comparison_of(suite) if len(models) > 1 else None
-    statistics = suite.get("statistics")
-    unit = "tasks (runs repeat)" if isinstance(statistics, Mapping) and statistics.get("unit") == "task" else "cases"
-    heading = esc(suite.get("suite") or "suite") + (f" <code>{esc(suite['path'])}</code>" if suite.get("path") else "")
     counts = describe_counts(suite.get("totals") or {})
     name = esc(suite.get("suite") or "suite")
-    yield f'<section class="suite" id="suite-{index}" data-suite="{name}"><h2>{heading}</h2>'
+    yield f'<section class="suite" id="suite-{index}" data-suite="{name}"><h2>{_suite_heading(suite)}</h2>'
     yield f"{html_suite_warning(suite)}<p>{counts}</p>"
-    yield leaderboard_section(models, comparison, unit)
+    yield leaderboard_section(models, comparison, _unit(suite))
     yield heat_map_section(suite)
     yield distribution_section(models)
     yield component_section(models)
@@ -116,3 +126,15 @@ def suite_pieces(index: int, suite: Mapping[str, Any], records: Sequence[CaseRec
     yield repeats_section(suite, models)
     yield audit_section(suite)
     yield "</section>"
+
+
+def _suite_heading(suite: Mapping[str, Any]) -> str:
+    """The suite's name, and its file when known, as escaped HTML."""
+    path = f" <code>{esc(suite['path'])}</code>" if suite.get("path") else ""
+    return esc(suite.get("suite") or "suite") + path
+
+
+def _unit(suite: Mapping[str, Any]) -> str:
+    """What the suite's intervals resample."""
+    statistics = suite.get("statistics")
+    return "tasks (runs repeat)" if isinstance(statistics, Mapping) and statistics.get("unit") == "task" else "cases"

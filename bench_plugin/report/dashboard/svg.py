@@ -72,9 +72,7 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     """About ``count`` round tick values covering ``[low, high]`` (steps of 1, 2 or 5 times a power of ten)."""
     if not math.isfinite(low) or not math.isfinite(high) or high <= low:
         return [low] if math.isfinite(low) else []
-    raw = (high - low) / max(count, 1)
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    step = _tick_step((high - low) / max(count, 1))
     first = math.ceil(low / step - 1e-9) * step
     ticks = []
     value = first
@@ -82,6 +80,13 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
         ticks.append(round(value, 10))
         value += step
     return ticks
+
+
+def _tick_step(raw: float) -> float:
+    """The smallest of 1, 2, 5 or 10 times a power of ten that is at least ``raw``."""
+    power = 10 ** math.floor(math.log10(raw))
+    step: float = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return step
 
 
 def format_tick(value: float) -> str:
@@ -96,13 +101,14 @@ def nice_domain(
 ) -> tuple[float, float]:
     """A domain covering ``values`` (and ``floor``/``ceiling`` when given), never empty."""
     present = [v for v in values if math.isfinite(v)]
-    if floor is not None:
-        present.append(floor)
-    if ceiling is not None:
-        present.append(ceiling)
+    present += [bound for bound in (floor, ceiling) if bound is not None]
     if not present:
         return 0.0, 1.0
-    low, high = min(present), max(present)
+    return _widened(min(present), max(present))
+
+
+def _widened(low: float, high: float) -> tuple[float, float]:
+    """``(low, high)``, widened around a single value so that the domain is never empty."""
     if high - low < 1e-12:
         pad = abs(low) * 0.1 or 1.0
         return low - pad, high + pad
