@@ -12,7 +12,7 @@ Dimensions, in this order:
 
 A dimension that splits the cases exactly as an earlier one does (a ``category`` variable beside a
 ``category=`` tag) is shown once. Each cell is a model's mean over its scored cases in the group (for
-``turn``, the turn's component values), with a bootstrap interval from the suite's one resampling.
+``turn``, the turn's component values), with a t interval over the suite's units (``case_table``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """A suite's cases as arrays for the statistics: one row per record, plus one per case a model has no record for.
 
 Every section that needs intervals (leaderboard, breakdowns, paired differences) adds its figures as
-columns over these rows (``Columns``); ``estimate`` then resamples the suite's units once for all of
-them. A unit is a case (a task and run), or a task when some task ran more than once (cluster
-bootstrap: repeats of a task are not independent evidence). All models share the units, so the same
-draws serve every model and every pair.
+columns over these rows (``Columns``); ``estimate`` then takes each figure's t interval over the suite's
+units (``statistics.cluster_means``). A unit is the case's declared cluster, else a case (a task and run),
+or a task when some task ran more than once: repeats of a task are not independent evidence. All models
+share the units.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Is the difference real? Every pair of models compared case by case, a Holm-corrected test, and tiers.
 
 For each pair (a, b), a ranked above b, only the cases both finished with a score count. The mean
-difference ``a - b`` gets a paired bootstrap interval (the suite's one resampling, ``case_table``).
+difference ``a - b`` gets a paired t interval over the units, cluster-robust (``case_table``).
 The test for "no difference":
 
 - ``wilcoxon``: when every leaderboard component is a judge's grade (an ordinal scale, such as 1-10),

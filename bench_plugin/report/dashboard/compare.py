@@ -96,8 +96,8 @@ def _method(found: Mapping[str, Any]) -> str:
     test = str(found.get("test_name") or found.get("test") or "paired test")
     alpha = number(found.get("alpha"))
     unit = "tasks (runs repeat)" if found.get("unit") == "task" else "cases"
-    return (f"mean difference over the cases both models scored, row minus column, with a 95% paired bootstrap "
-            f"interval over {unit}; {test}, {_correction(found)}-corrected over all pairs"
+    return (f"mean difference over the cases both models scored, row minus column, with a 95% paired t interval "
+            f"(cluster-robust) over {unit}; {test}, {_correction(found)}-corrected over all pairs"
             + (f" at {alpha:g}" if alpha is not None else ""))
 
 
@@ -112,8 +112,8 @@ class Rating:
     Attributes:
         model: the model's key (or the label a pairwise judgment named).
         rating: the rating on the Elo-like scale (mean 1000).
-        low: lower bound of its 95% bootstrap interval (NaN if unknown).
-        high: upper bound of its 95% bootstrap interval.
+        low: lower bound of its 95% interval (NaN if unknown).
+        high: upper bound of its 95% interval.
         games: comparisons it took part in.
         record: ``win``, ``loss``, ``tie``, ``win_rate``, ``loss_rate``, ``win_rate_adjusted`` (FastChat's), if known.
     """

@@ -39,7 +39,8 @@ def leaderboard_section(models: Sequence[ModelFigures], comparison: Comparison |
     body = [_leaderboard_row(rank, m, tier_of) for rank, m in enumerate(order, 1)]
     note = ("Mean composite over scored cases (passed or failed); unscored cases, infrastructure errors, invalid and "
             "skipped cases are counted but left out. Normalised: every expected case without a score counts 0. "
-            f"95% percentile bootstrap intervals over {unit}. Tiers group models the paired tests cannot separate.")
+            f"95% t intervals (cluster-robust, never of zero width) over {unit}. A model starts a new tier when the "
+            "Holm-corrected paired test separates it from any model of the tier.")
     note = " ".join([note, *(line for m in order for line in describe_missing_cost(m.counts))])
     return section("leaderboard", "Leaderboard", note, _leaderboard_chart(models, order),
                    fallback(table(LEADERBOARD_HEAD, body)))
@@ -144,7 +145,7 @@ def component_section(models: Sequence[ModelFigures]) -> str:
     if not names:
         return section("components", "Component breakdown", "The suite's scores have no components.", "", "")
     note = ("Mean value of each component (each scorer's part of the composite) over the scored cases that have it; "
-            "whiskers: 95% bootstrap intervals.")
+            "whiskers: 95% t intervals (cluster-robust).")
     return section("components", "Component breakdown", note, _component_chart(names, models),
                    fallback(_component_table(names, models)))
 
@@ -174,7 +175,7 @@ def breakdown_section(found: Sequence[Breakdown], models: Sequence[ModelFigures]
     charts = "".join(_breakdown_chart(entry, series) for entry in found)
     tables = "".join(_breakdown_table(entry, models) for entry in found)
     note = ("Mean composite per group of each dimension the cases carry (tags, categories, turns and the like), over "
-            "the group's scored cases, with 95% bootstrap intervals; Cases counts every status.")
+            "the group's scored cases, with 95% t intervals (cluster-robust); Cases counts every status.")
     return section("breakdowns", "Breakdowns", note, f'<div class="charts">{charts}</div>', fallback(tables))
 
 
