@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from bench_plugin.plugin.options.quality_gates import GATE_SETTINGS_KEY
 from bench_plugin.plugin.session import STATE_KEY, SUITE_TASKS_OUTPUT
 from bench_plugin.report.conversation_log import FOLDER, ConversationLogWriter
 from bench_plugin.report.escape import log_line
@@ -226,8 +227,13 @@ class BenchReporter:
                 self.stop_writing(other, "a report of another plugin (report.html, junit.xml)", "")
             if self.write_error is not None and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            if self.baseline is not None:
+            if self.baseline is not None and not self._gates_decide():
                 session.exitstatus = self.baseline.exit_status(session.exitstatus)
+
+    def _gates_decide(self) -> bool:
+        """``--bench-exit-on-gates``: the quality gates alone decide the exit status, not the comparison's verdict."""
+        settings = self.config.stash.get(GATE_SETTINGS_KEY, None)
+        return settings is not None and settings.exit_on_gates
 
     def write_reports(self) -> None:
         """Put results.jsonl in case order and write every report from the records the store kept for them."""

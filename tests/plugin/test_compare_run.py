@@ -124,6 +124,17 @@ def test_a_run_with_a_baseline_fails_on_a_regression_though_every_case_passed(py
     assert read_json(pytester.path / "bench-results" / "compare.json")["verdict"] == "regressed"
 
 
+def test_with_exit_on_gates_the_gates_alone_decide_though_the_comparison_regressed(pytester: pytest.Pytester) -> None:
+    run(pytester, suite(), "--bench-output", "base")
+    holding = run(pytester, suite(WORSE), "--bench-baseline", "base", "--bench-exit-on-gates",
+                  "--bench-gate", "pass_rate>=0.9")
+    holding.stdout.fnmatch_lines(["compare: regressed (1 regressed of 1 *"])
+    assert holding.ret == pytest.ExitCode.OK
+    broken = run(pytester, suite(WORSE), "--bench-baseline", "base", "--bench-exit-on-gates",
+                 "--bench-gate", "{figure: mean, max_drop: 0.02}")
+    assert broken.ret == pytest.ExitCode.TESTS_FAILED
+
+
 def test_a_run_compared_with_its_own_folder_reads_the_baseline_before_writing_over_it(
     pytester: pytest.Pytester,
 ) -> None:
