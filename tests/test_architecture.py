@@ -152,3 +152,13 @@ def test_docs_and_the_projects_own_conftest_import_only_the_facade() -> None:
         if line.lstrip().startswith(("from bench_plugin.", "import bench_plugin."))
     ]
     assert internal == []
+
+
+def test_no_name_a_package_loads_on_demand_is_also_a_module_of_it() -> None:
+    """Importing a submodule sets the package's attribute of that name: a lazy name of the same would be shadowed."""
+    import importlib
+
+    for package, table in (("bench_plugin", "_PUBLIC"), ("bench_plugin.report.statistics", "_NAMES")):
+        names = set(getattr(importlib.import_module(package), table))
+        folder = PACKAGE.parent.joinpath(*package.split("."))
+        assert names.isdisjoint(path.stem for path in folder.iterdir()), package

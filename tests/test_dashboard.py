@@ -171,7 +171,7 @@ def test_the_leaderboard_shows_the_summarys_intervals_and_denominators() -> None
     assert "[0.111, 1.000]" in page
     assert "<td>0.012</td>" in page
     assert "[0.222, 0.778]" in page
-    assert "95% percentile bootstrap intervals over tasks (runs repeat)" in page
+    assert "95% t intervals (cluster-robust, never of zero width) over tasks (runs repeat)" in page
 
 
 def test_one_model_has_no_comparison_and_says_why_it_has_no_ratings() -> None:

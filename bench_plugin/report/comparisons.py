@@ -12,7 +12,7 @@ The test for "no difference":
 
 A unit is a case, or a task when runs repeat (its differences flip together). The p-values of all
 pairs of the suite are adjusted with Holm's step-down method (``statistics.holm_adjust``), and models
-whose difference is not significant at 5% share a tier (``statistics.tiers``).
+whose difference is not significant at 5% share a tier (``statistics.holm_tiers``).
 """
 
 from __future__ import annotations

@@ -15,9 +15,13 @@ CaseKey = tuple[str, int]
 
 
 def declared_cluster(record: Any) -> Hashable | None:
-    """The record's declared cluster (its ``cluster`` field), or None."""
+    """The record's declared cluster (its ``cluster`` field), or None.
+
+    Every record names a cluster (the suite's ``cluster:``, else its task's id without a prompt variant's suffix):
+    one that is the case's own task is no declaration, and the rules without one apply.
+    """
     cluster = getattr(record, "cluster", None)
-    return None if cluster is None or cluster == "" else cluster
+    return None if cluster is None or cluster == "" or cluster == getattr(record, "task", None) else cluster
 
 
 def unit_labels(rows: Sequence[tuple[Any, str, CaseKey]], clustered: bool) -> list[Hashable]:
