@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from bench_plugin.calls.pricing import price_unknown
+from bench_plugin.core.text_safety import echo
 from bench_plugin.mock.server import main as serve
 from bench_plugin.plugin.nodes import CaseItem
 from bench_plugin.report.audit import audit, render_audit
@@ -89,7 +90,7 @@ def _validate(options: argparse.Namespace) -> int:
     """
     files = find_suites(Path(p) for p in options.paths)
     if not files:
-        print(f"no suite files under {' '.join(options.paths)}", file=sys.stderr)
+        echo(f"no suite files under {' '.join(options.paths)}", file=sys.stderr)
         return 2
     validation = _Validation()
     # -s: our lines go to this process's stdout; without the terminal plugin ours are the only lines;
@@ -112,7 +113,7 @@ class _Validation:
         """A suite file that does not load: its message names the file, line and key."""
         if report.failed:
             self.problems += 1
-            print(str(report.longrepr).strip(), file=sys.stderr)
+            echo(str(report.longrepr).strip(), file=sys.stderr)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Per suite file: how many cases, and each case that would fail before any call."""
@@ -123,11 +124,11 @@ class _Validation:
         for path, items in by_file.items():
             broken = [item for item in items if item.case.problem is not None]
             for item in broken:
-                print(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
+                echo(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
             self.problems += len(broken)
-            print(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(broken)} with problems")
+            echo(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(broken)} with problems")
             for note in unpriced_models(items):  # not a problem: the run works, but its cost will be unknown
-                print(f"{path}: note: {note}")
+                echo(f"{path}: note: {note}")
 
 
 def unpriced_models(items: Sequence[CaseItem]) -> list[str]:
@@ -142,7 +143,7 @@ def _report(options: argparse.Namespace) -> int:
     """Read the result sets as one (each case once) and write every report the run wrote, from them alone."""
     folders = {path.resolve().parent for path in options.results}
     if options.output is None and len(folders) > 1:
-        print("bench report: the results are in different folders; choose where the reports go with -o FOLDER",
+        echo("bench report: the results are in different folders; choose where the reports go with -o FOLDER",
               file=sys.stderr)
         return 2
     records = _read(options.results)
@@ -152,7 +153,7 @@ def _report(options: argparse.Namespace) -> int:
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
     paths = write_reports(records, options.output or options.results[0].parent, aggregates, leaderboards)
-    print(f"{len(records)} records -> {', '.join(str(path) for path in paths.values())}")
+    echo(f"{len(records)} records -> {', '.join(str(path) for path in paths.values())}")
     return 0
 
 
@@ -161,7 +162,7 @@ def _audit(options: argparse.Namespace) -> int:
     records = _read(options.results)
     if records is None:
         return 2
-    print(render_audit(audit(records)), end="")
+    echo(render_audit(audit(records)), end="")
     return 0
 
 
@@ -177,26 +178,26 @@ def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
         results = path / "results.jsonl" if path.is_dir() else path
         found = journals(results)
         if path.is_dir() and not results.is_file() and not found:
-            print(f"bench: {path} is a folder without a results.jsonl: name the results files", file=sys.stderr)
+            echo(f"bench: {path} is a folder without a results.jsonl: name the results files", file=sys.stderr)
             return None
         if results.is_file() or not found:
             files.append(results)
         files += found
         if found:
             names = ", ".join(journal.name for journal in found)
-            print(f"bench: also read {names}: cases a session of the run finished before it was stopped "
+            echo(f"bench: also read {names}: cases a session of the run finished before it was stopped "
                   "(resuming the run folds them into its results.jsonl)", file=sys.stderr)
     try:
         records, duplicates, left_out = read_result_sets(files)
     except (OSError, ValueError) as exc:
-        print(f"bench: {exc}", file=sys.stderr)
+        echo(f"bench: {exc}", file=sys.stderr)
         return None
     for path, what in left_out:
-        print(f"bench: {path} holds no case" if what == "empty" else
+        echo(f"bench: {path} holds no case" if what == "empty" else
               f"bench: {path}: its last line is cut off (a run killed while writing it): that case is left out",
               file=sys.stderr)
     if duplicates:
-        print(f"{duplicates} duplicate records left out (a case found more than once counts once: its last reading)",
+        echo(f"{duplicates} duplicate records left out (a case found more than once counts once: its last reading)",
               file=sys.stderr)
     return records
 
@@ -228,7 +229,7 @@ def _merge(options: argparse.Namespace) -> int:
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
     paths = write_reports(ordered, output, aggregates, leaderboards)
-    print(f"{len(options.results)} result sets, {len(ordered)} cases -> {output / 'results.jsonl'}, "
+    echo(f"{len(options.results)} result sets, {len(ordered)} cases -> {output / 'results.jsonl'}, "
           f"{', '.join(str(path) for path in paths.values())}")
     return 0
 

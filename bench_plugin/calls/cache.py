@@ -40,6 +40,7 @@ from typing import Any
 from bench_plugin.calls.pricing import Cost
 from bench_plugin.core.chat import Completion, CompletionRequest, ToolCall, Usage
 from bench_plugin.core.endpoints import ProviderSpec
+from bench_plugin.core.text_safety import log_line
 from bench_plugin.providers.interface import merge_params
 from bench_plugin.providers.registry import HTTP_TYPES, OFFLINE_TYPES
 
@@ -267,7 +268,7 @@ class ResponseCache:
         try:
             value = encode_completion(completion)
         except (TypeError, ValueError) as exc:
-            log.warning("bench response cache: an answer of %s was not stored: %s", model, exc)
+            log.warning("bench response cache: an answer of %s was not stored: %s", log_line(model), log_line(exc))
             return
         known = self._known
         if known is not None:
@@ -405,8 +406,8 @@ class ResponseCache:
         if not self._broken:
             self._broken = True
             self._unsaved.clear()
-            log.warning("bench response cache %s: cannot %s it (%s); this run goes on without it", self.path, what,
-                        exc)
+            log.warning("bench response cache %s: cannot %s it (%s); this run goes on without it", log_line(self.path),
+                        what, log_line(exc))
 
 
 def cache_problem(folder: Path, mode: str) -> str | None:

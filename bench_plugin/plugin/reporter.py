@@ -301,7 +301,7 @@ class BenchReporter:
             if self.refused:  # nothing was written: every selected case was refused
                 terminalreporter.section("bench summary")
                 for line in continuation_lines(self._run, 0, 0, 0, self.refused):
-                    terminalreporter.write_line(line)
+                    terminalreporter.write_line(log_line(line))
             return
         from bench_plugin.report.summary import describe_cache_use  # start-up: see write_reports
 
@@ -312,7 +312,7 @@ class BenchReporter:
             terminalreporter.write_line(log_line(line))
         cache = self.spend.cache_use()  # this session's calls: not those of cases reused from a named run
         if cache is not None:
-            terminalreporter.write_line(describe_cache_use(cache))
+            terminalreporter.write_line(log_line(describe_cache_use(cache)))
         if self.cache_problem is not None:
             terminalreporter.write_line(f"response cache: {log_line(self.cache_problem)}; the run went on without it",
                                         yellow=True)
@@ -324,7 +324,7 @@ class BenchReporter:
         if self.adopted:
             many = "s" * (self.adopted != 1)
             terminalreporter.write_line(f"{self.adopted} case{many} finished ahead of where pytest stopped: saved to "
-                                        f"run {self._run.name} too, and reused when it resumes")
+                                        f"run {log_line(self._run.name)} too, and reused when it resumes")
         for line in continuation_lines(self._run, self.reused, self.rejudged, kept, self.refused) + \
                 left_out_lines(self.left_out) + scored_otherwise_lines(self.scored_otherwise):
             terminalreporter.write_line(log_line(line))

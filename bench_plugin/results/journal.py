@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bench_plugin.core.text_safety import log_line
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.results.store import encode_record, write_all
 
@@ -69,7 +70,7 @@ class CaseJournal:
             except OSError as exc:
                 self._broken = True
                 log.warning("bench: cannot write %s (%s): a killed run may run its finished cases again",
-                            self.path, exc.strerror or exc)
+                            log_line(self.path), log_line(exc.strerror or exc))
 
     def close(self) -> None:
         """Close the file; the journal stays on disk until the controller has its records in results.jsonl."""
