@@ -8,6 +8,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.core.safe_names import output_file
 from bench_plugin.report.aggregate_csv import render_csv
 from bench_plugin.report.aggregates import compute_aggregates
 from bench_plugin.report.case_table import unfinished_cells
@@ -84,12 +85,12 @@ def write_reports(
     write_atomically(paths["dashboard"], dashboard_pieces(summary, ordered))  # piece by piece, as summary.json
     for table in tables:
         if table["csv"]:
-            paths[f"csv:{table['csv']}"] = folder / table["csv"]
-            write_atomically(folder / table["csv"], render_csv(table))
-    # FastChat's win/loss/tie table of each suite with pairwise judgments
+            paths[f"csv:{table['csv']}"] = output_file(folder, table["csv"])
+            write_atomically(paths[f"csv:{table['csv']}"], render_csv(table))
+    # FastChat's win/loss/tie table of each suite with pairwise judgments (names already safe: safe_file_name)
     for name, text in pairwise_csvs(summary, (table["csv"] for table in tables if table["csv"])).items():
-        paths[f"csv:{name}"] = folder / name
-        write_atomically(folder / name, text)
+        paths[f"csv:{name}"] = output_file(folder, name)
+        write_atomically(paths[f"csv:{name}"], text)
     return paths
 
 
