@@ -221,7 +221,8 @@ def _merge(options: argparse.Namespace) -> int:
         return 2
     output: Path = options.output
     ordered = in_case_order(records)
-    write_atomically(output / "results.jsonl", "".join(encode_record(r.to_dict()) + "\n" for r in ordered))
+    write_atomically(output / "results.jsonl", "".join(encode_record(r.to_dict()) + "\n" for r in ordered),
+                     private=True)
     conversations = ConversationLogWriter(output)
     for record in ordered:
         conversations.write(record.to_dict())

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.core.private_files import private_folder
 from bench_plugin.core.safe_names import output_file
 from bench_plugin.report.escape import markdown_cell, markdown_code, markdown_fence, markdown_text
 from bench_plugin.results.store import write_atomically
@@ -42,7 +43,8 @@ class ConversationLogWriter:
         if self.written == 0 and self.folder.exists():  # the logs of the last run go, as results.jsonl does
             shutil.rmtree(self.folder)
         markdown, data = log_paths(record, self.folder)
-        markdown.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.folder)
+        private_folder(markdown.parent)
         write_atomically(markdown, render_markdown(record))
         keys = ("nodeid", "suite", "path", "task", "model", "run", "status", "reason", "composite", "conversation")
         # keys sorted, as results.jsonl keeps them: a log written from it (bench merge) is the same file

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bench_plugin.core.private_files import open_private, private_folder
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.results.store import encode_record, write_all
@@ -64,8 +65,8 @@ class CaseJournal:
         with self._lock:
             try:
                 if self._file is None:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                    self._file = self.path.open("ab", buffering=0)
+                    private_folder(self.path.parent)
+                    self._file = open_private(self.path, "ab")
                 write_all(self._file, line)
             except OSError as exc:
                 self._broken = True
@@ -105,7 +106,7 @@ def absorb_left_journals(results: Path) -> int:
     added = b"".join(_complete_lines(path) for path in found)
     if added:
         kept = _complete_lines(results)  # a torn last line of results.jsonl is cut off first
-        with results.open("r+b" if results.exists() else "wb") as file:
+        with open_private(results, "r+b" if results.exists() else "wb") as file:
             file.truncate(len(kept))
             file.seek(len(kept))
             write_all(file, added)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bench_plugin.core.private_files import open_private, private_folder, refuse_links
 from bench_plugin.results.packed_records import PackedRecords, ValuePool, pack_for_reports
 from bench_plugin.results.record import CaseRecord, record_problem
 
@@ -145,15 +146,16 @@ class ResultsStore:
         self._reported.clear()
         self._size = 0
         with _naming(self.path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.path.parent)
+            refuse_links(self.path)  # before reading it, too
             if keep_earlier and self.path.exists():
                 self._size = self._load_earlier()
-                self._file = self.path.open("r+b", buffering=0)
+                self._file = open_private(self.path, "r+b")
                 self._file.truncate(self._size)  # the torn line of a killed run, if any
                 self._file.seek(self._size)
                 return
             # unbuffered: a failed write shows at once, on the line that failed, and can be undone
-            self._file = self.path.open("wb", buffering=0)
+            self._file = open_private(self.path, "wb")
 
     def _load_earlier(self) -> int:
         """Read the file's complete lines into the store; returns their size in bytes."""
@@ -237,7 +239,7 @@ class ResultsStore:
                 yield source.read(size).decode("utf-8", "replace")
 
         with _naming(self.path), (self.path.open("rb") if self._spans else contextlib.nullcontext()) as source:
-            write_atomically(self.path, lines(source))
+            write_atomically(self.path, lines(source), private=True)
         self._spans = rewritten
         self._earlier_spans = {}  # their places were in the file as it was
         self._size = sum(size for _, size in rewritten.values())
@@ -305,12 +307,13 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_atomically(path: Path, text: str | Iterable[str]) -> None:
+def write_atomically(path: Path, text: str | Iterable[str], *, private: bool = False) -> None:
     """Replace ``path`` with ``text`` so that readers see the old file or the new one, never half.
 
     ``text`` is the whole text, or its pieces in order (written one by one, never joined in memory). The file
     gets the mode a file written with ``open()`` gets (``mkstemp`` makes its temporary file 0600: reports
-    written through it were readable by their owner only, unlike results.jsonl beside them).
+    written through it were readable by their owner only), or with ``private`` 0600 (results: prompts and
+    answers). The rename replaces a symbolic link in ``path``'s place; it never writes through it.
 
     Raises:
         OSError: the folder or the file cannot be written; ``filename`` names ``path`` (or the folder that
@@ -322,7 +325,7 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
         try:
             if hasattr(os, "fchmod"):  # not on Windows, whose files have no such bits
                 with contextlib.suppress(OSError):  # a file system without modes (some network mounts) refuses it
-                    os.fchmod(handle, _file_mode())
+                    os.fchmod(handle, 0o600 if private else _file_mode())
             with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as temp:
                 if isinstance(text, str):
                     temp.write(text)
