@@ -15,6 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,9 +153,18 @@ def _report(options: argparse.Namespace) -> int:
     # suites are named relative to the directory pytest ran in; run bench report from there
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
-    paths = write_reports(records, options.output or options.results[0].parent, aggregates, leaderboards)
+    try:
+        paths = write_reports(records, options.output or options.results[0].parent, aggregates, leaderboards)
+    except OSError as exc:
+        return _cannot_write(exc)
     echo(f"{len(records)} records -> {', '.join(str(path) for path in paths.values())}")
     return 0
+
+
+def _cannot_write(exc: OSError) -> int:
+    """Say which file could not be written and why (a full disk, a planted link, an unreadable leaderboard)."""
+    echo(f"bench: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+    return 2
 
 
 def _audit(options: argparse.Namespace) -> int:
@@ -221,18 +231,26 @@ def _merge(options: argparse.Namespace) -> int:
         return 2
     output: Path = options.output
     ordered = in_case_order(records)
+    # suites are named relative to the directory pytest ran in; run bench merge from there
+    aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
+    leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
+    try:
+        paths = _write_merged(ordered, output, aggregates, leaderboards)
+    except OSError as exc:
+        return _cannot_write(exc)
+    echo(f"{len(options.results)} result sets, {len(ordered)} cases -> {output / 'results.jsonl'}, "
+          f"{', '.join(str(path) for path in paths.values())}")
+    return 0
+
+
+def _write_merged(ordered: list[CaseRecord], output: Path, aggregates: Any, leaderboards: Any) -> dict[str, Path]:
+    """The merged results.jsonl, the conversation logs and every report; their paths."""
     write_atomically(output / "results.jsonl", "".join(encode_record(r.to_dict()) + "\n" for r in ordered),
                      private=True)
     conversations = ConversationLogWriter(output)
     for record in ordered:
         conversations.write(record.to_dict())
-    # suites are named relative to the directory pytest ran in; run bench merge from there
-    aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
-    leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
-    paths = write_reports(ordered, output, aggregates, leaderboards)
-    echo(f"{len(options.results)} result sets, {len(ordered)} cases -> {output / 'results.jsonl'}, "
-          f"{', '.join(str(path) for path in paths.values())}")
-    return 0
+    return write_reports(ordered, output, aggregates, leaderboards)
 
 
 def _schema(options: argparse.Namespace) -> int:

@@ -40,6 +40,7 @@ from typing import Any
 from bench_plugin.calls.pricing import Cost
 from bench_plugin.core.chat import Completion, CompletionRequest, ToolCall, Usage
 from bench_plugin.core.endpoints import ProviderSpec
+from bench_plugin.core.json_bounds import loads_bounded
 from bench_plugin.core.private_files import LINK_REFUSED, open_private, private_folder, refuse_links
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.providers.interface import merge_params
@@ -152,7 +153,7 @@ def decode_completion(text: str) -> Completion:
     Raises:
         ValueError, TypeError, KeyError: the value is not one this version wrote (then it is a miss).
     """
-    fields = _stored_fields(json.loads(text))
+    fields = _stored_fields(loads_bounded(text))  # BoundsError: a 400-digit count, a 200,000-deep value
     fields["usage"] = _usage_of(fields.get("usage") or {})
     fields["tool_calls"] = _tool_calls_of(fields.get("tool_calls") or ())
     return Completion(**fields, attempts=0, cached=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import json
 import logging
 import os
 import threading
@@ -24,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bench_plugin.core.json_bounds import loads_bounded
 from bench_plugin.core.private_files import open_private, private_folder
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.results.record import CaseRecord
@@ -121,8 +121,8 @@ def journal_records(results: Path) -> Iterator[dict[str, Any]]:
     """The records in the session's journals, oldest first (whole lines only)."""
     for path in journals(results):
         for line in _complete_lines(path).splitlines():
-            with contextlib.suppress(ValueError):
-                record = json.loads(line)
+            with contextlib.suppress(ValueError):  # BoundsError too: a line not as we write it
+                record = loads_bounded(line)
                 if isinstance(record, dict) and "nodeid" in record:
                     yield record
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.core.private_files import open_private, private_folder, refuse_links
 from bench_plugin.results.packed_records import PackedRecords, ValuePool, pack_for_reports
 from bench_plugin.results.record import CaseRecord, record_problem
@@ -384,11 +385,13 @@ def parse_record_data(line: str, path: Path, number: int, *, last: bool = True) 
         ValueError: ``path:line: ...`` for a line that is not a JSON object with a ``nodeid``.
     """
     try:
-        data = json.loads(line)
+        data = loads_bounded(line)
     except json.JSONDecodeError as exc:
         if last:
             return None
         raise ValueError(f"{path}:{number}: not valid JSON: {exc.msg}") from exc
+    except BoundsError as exc:
+        raise ValueError(f"{path}:{number}: not a case record this version can read: {exc}") from exc
     if not isinstance(data, dict) or "nodeid" not in data:
         raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
     problem = record_problem(data)

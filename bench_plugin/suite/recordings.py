@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_plugin.core.errors import CaseError
+from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.suite.datasets import lookup
 
 Recording = tuple[Any, Any, Any, Any]
@@ -49,7 +50,7 @@ def _read(file: str, fields_json: str) -> dict[tuple[str, str], list[Recording]]
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_bounded(line)
             key = (str(_field(record, fields["model"])), str(_field(record, fields["task"])))
             error = _optional(record, fields["error"]) or None  # "" and null both mean no failure
             # a failed call has no answer worth reading, so its response field may be absent
@@ -59,6 +60,8 @@ def _read(file: str, fields_json: str) -> dict[tuple[str, str], list[Recording]]
                             f"{exc.colno})") from None
         except CaseError as exc:
             raise CaseError(f"recordings file {Path(file).name}, line {number}: {exc.message}") from None
+        except BoundsError as exc:
+            raise CaseError(f"recordings file {Path(file).name}, line {number}: {exc}") from None
         index.setdefault(key, []).append((_optional(record, fields["run"]), _optional(record, fields["turn"]),
                                           response, error))
     return index
