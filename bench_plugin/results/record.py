@@ -356,7 +356,8 @@ def _pairwise_problem(data: Mapping[str, Any]) -> str | None:
 
 
 _PARTICIPANT_KEYS = ("index", "name", "model")  # what a conversation's log reads of each participant
-_ENTRY_KEYS = {"event": ("round", "content"), "notice": ("round", "content")}  # else: a speaker's turn
+# an event's or a notice's keys; any other entry is a speaker's turn
+_ENTRY_KEYS: dict[str, tuple[str, ...]] = {"event": ("round", "content"), "notice": ("round", "content")}
 _SPOKEN_KEYS = ("round", "speaker", "content")
 
 
@@ -374,7 +375,7 @@ def _conversation_problem(data: Mapping[str, Any]) -> str | None:
                 or not all(isinstance(m, Mapping) and "role" in m for m in participant.get("context") or []):
             return f"'conversation.participants[{index}]' is not a participant this version writes"
     for index, entry in enumerate(entries):
-        if not (isinstance(entry, Mapping) and _has_keys(entry, _ENTRY_KEYS.get(entry.get("kind"), _SPOKEN_KEYS))):
+        if not (isinstance(entry, Mapping) and _has_keys(entry, _ENTRY_KEYS.get(str(entry.get("kind")), _SPOKEN_KEYS))):
             return f"'conversation.entries[{index}]' is not an entry this version writes"
     return None
 
