@@ -75,6 +75,7 @@ def build_providers(
             rpm=entry.get("rpm"),
             tpm=entry.get("tpm"),
             max_wait_s=entry.get("max_wait"),
+            **({"max_response_bytes": int(entry["max_response_bytes"])} if "max_response_bytes" in entry else {}),
         )
     for name, url in base_urls.items():
         if name in providers:
