@@ -203,13 +203,27 @@ def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
         echo(f"bench: {exc}", file=sys.stderr)
         return None
     for path, what in left_out:
-        echo(f"bench: {path} holds no case" if what == "empty" else
-              f"bench: {path}: its last line is cut off (a run killed while writing it): that case is left out",
-              file=sys.stderr)
+        echo(_left_out_line(path, what), file=sys.stderr)
+    skipped = sum(what not in _LEFT_OUT_WHOLE for _, what in left_out)
+    if skipped:
+        echo(f"bench: {skipped} record{'s' * (skipped != 1)} left out: not case records this version can read "
+             "(each named above)", file=sys.stderr)
     if duplicates:
         echo(f"{duplicates} duplicate records left out (a case found more than once counts once: its last reading)",
               file=sys.stderr)
     return records
+
+
+_LEFT_OUT_WHOLE = ("empty", "torn")
+
+
+def _left_out_line(path: Path, what: str) -> str:
+    """What a file left out: no case, a torn last line, or a line that is not a case record (``path:line: why``)."""
+    if what == "empty":
+        return f"bench: {path} holds no case"
+    if what == "torn":
+        return f"bench: {path}: its last line is cut off (a run killed while writing it): that case is left out"
+    return f"bench: {what}; that line is left out"
 
 
 def _add_merge_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -352,8 +352,11 @@ def read_results(path: Path | str) -> list[CaseRecord]:
     return _read_results(Path(path))[0]
 
 
-def _read_results(path: Path) -> tuple[list[CaseRecord], bool]:
-    """``read_results``, and whether a torn last line was left out."""
+def _read_results(path: Path, skipped: list[str] | None = None) -> tuple[list[CaseRecord], bool]:
+    """``read_results``, and whether a torn last line was left out.
+
+    With ``skipped``, a line that is not a case record is left out and its ``path:line: why`` added there.
+    """
     lines = path.read_text(encoding="utf-8").splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -361,7 +364,13 @@ def _read_results(path: Path) -> tuple[list[CaseRecord], bool]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        record = parse_record_line(line, path, number, last=number == len(lines))
+        try:
+            record = parse_record_line(line, path, number, last=number == len(lines))
+        except ValueError as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
+            continue
         if record is None:
             return records, True  # torn by a crash mid-write: everything before it is intact
         records.append(record)
@@ -429,17 +438,21 @@ def read_result_sets(paths: Iterable[Path | str]) -> tuple[list[CaseRecord], int
 
     Returns:
         The records, each case once, in the order each case was first seen; how many duplicate readings
-        were left out; and the files that left something out, each with ``empty`` (no case) or ``torn`` (a
-        last line cut off by a killed run).
+        were left out; and the files that left something out, each with ``empty`` (no case), ``torn`` (a
+        last line cut off by a killed run) or, for a line that is not a case record this version can read
+        (a hostile or damaged file: ``record_problem``, ``json_bounds``), ``path:line: why``: that line is
+        left out, the others read.
 
     Raises:
-        ValueError: as :func:`read_results`, for a line that is not a case record.
+        OSError: a file cannot be read.
     """
     cases: dict[str, CaseRecord] = {}
     readings = 0
     left_out: list[tuple[Path, str]] = []
     for path in map(Path, paths):
-        records, torn = _read_results(path)
+        skipped: list[str] = []
+        records, torn = _read_results(path, skipped)
+        left_out += [(path, problem) for problem in skipped]
         if torn or not records:
             left_out.append((path, "torn" if torn else "empty"))
         for record in records:
