@@ -202,6 +202,12 @@ def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
     except (OSError, ValueError) as exc:
         echo(f"bench: {exc}", file=sys.stderr)
         return None
+    _say_left_out(left_out, duplicates)
+    return records
+
+
+def _say_left_out(left_out: list[tuple[Path, str]], duplicates: int) -> None:
+    """On stderr: each thing a file left out, how many records could not be read, the duplicate readings."""
     for path, what in left_out:
         echo(_left_out_line(path, what), file=sys.stderr)
     skipped = sum(what not in _LEFT_OUT_WHOLE for _, what in left_out)
@@ -210,8 +216,7 @@ def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
              "(each named above)", file=sys.stderr)
     if duplicates:
         echo(f"{duplicates} duplicate records left out (a case found more than once counts once: its last reading)",
-              file=sys.stderr)
-    return records
+             file=sys.stderr)
 
 
 _LEFT_OUT_WHOLE = ("empty", "torn")

@@ -107,13 +107,16 @@ def _board_problem(board: Any) -> str | None:
         return "expected an object with elo_ratings, sessions and model_history"
     if not all(_is_number(v) for v in board["elo_ratings"].values()):
         return "an Elo rating is not a number"
-    for session in board["sessions"]:
-        if not (isinstance(session, dict) and isinstance(session.get("scores"), dict)
-                and all(_is_number(v) for v in session["scores"].values())):
-            return "a session is not an object with scores by model"
+    if not all(map(_is_session, board["sessions"])):
+        return "a session is not an object with scores by model"
     if not all(isinstance(history, list) for history in board["model_history"].values()):
         return "a model's history is not a list"
     return None
+
+
+def _is_session(session: Any) -> bool:
+    scores = session.get("scores") if isinstance(session, dict) else None
+    return isinstance(scores, dict) and all(map(_is_number, scores.values()))
 
 
 def _is_number(value: Any) -> bool:

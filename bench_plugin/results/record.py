@@ -366,18 +366,29 @@ def _conversation_problem(data: Mapping[str, Any]) -> str | None:
     conversation = data.get("conversation")
     if conversation is None:
         return None
-    participants, entries = conversation.get("participants"), conversation.get("entries")
-    if not isinstance(conversation.get("mode"), str) or not isinstance(conversation.get("ended") or {}, Mapping) \
-            or not isinstance(participants, list) or not isinstance(entries, list):
+    if not _is_conversation_outline(conversation):
         return "'conversation' should be an object with a mode, participants and entries"
-    for index, participant in enumerate(participants):
-        if not _has_keys(participant, _PARTICIPANT_KEYS) or not _is_number_or_none(participant.get("temperature")) \
-                or not all(isinstance(m, Mapping) and "role" in m for m in participant.get("context") or []):
-            return f"'conversation.participants[{index}]' is not a participant this version writes"
-    for index, entry in enumerate(entries):
-        if not (isinstance(entry, Mapping) and _has_keys(entry, _ENTRY_KEYS.get(str(entry.get("kind")), _SPOKEN_KEYS))):
-            return f"'conversation.entries[{index}]' is not an entry this version writes"
+    wrong = next((i for i, p in enumerate(conversation["participants"]) if not _is_participant(p)), None)
+    if wrong is not None:
+        return f"'conversation.participants[{wrong}]' is not a participant this version writes"
+    wrong = next((i for i, entry in enumerate(conversation["entries"]) if not _is_entry(entry)), None)
+    if wrong is not None:
+        return f"'conversation.entries[{wrong}]' is not an entry this version writes"
     return None
+
+
+def _is_conversation_outline(conversation: Mapping[str, Any]) -> bool:
+    return (isinstance(conversation.get("mode"), str) and isinstance(conversation.get("ended") or {}, Mapping)
+            and isinstance(conversation.get("participants"), list) and isinstance(conversation.get("entries"), list))
+
+
+def _is_participant(participant: Any) -> bool:
+    return (_has_keys(participant, _PARTICIPANT_KEYS) and _is_number_or_none(participant.get("temperature"))
+            and all(_has_keys(message, ("role",)) for message in participant.get("context") or []))
+
+
+def _is_entry(entry: Any) -> bool:
+    return isinstance(entry, Mapping) and _has_keys(entry, _ENTRY_KEYS.get(str(entry.get("kind")), _SPOKEN_KEYS))
 
 
 def _has_keys(value: Any, keys: Sequence[str]) -> bool:
