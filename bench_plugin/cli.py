@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -30,8 +29,9 @@ from bench_plugin.results.journal import journals
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.results.store import encode_record, read_result_sets, write_atomically
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
+from bench_plugin.suite.aggregates.spec import AggregateSpec
 from bench_plugin.suite.discover import find_suites
-from bench_plugin.suite.leaderboard import read_suite_leaderboards
+from bench_plugin.suite.leaderboard import LeaderboardSpec, read_suite_leaderboards
 from bench_plugin.suite.schema import suite_schema
 
 
@@ -262,7 +262,8 @@ def _merge(options: argparse.Namespace) -> int:
     return 0
 
 
-def _write_merged(ordered: list[CaseRecord], output: Path, aggregates: Any, leaderboards: Any) -> dict[str, Path]:
+def _write_merged(ordered: list[CaseRecord], output: Path, aggregates: Mapping[str, AggregateSpec],
+                  leaderboards: Mapping[str, LeaderboardSpec]) -> dict[str, Path]:
     """The merged results.jsonl, the conversation logs and every report; their paths."""
     write_atomically(output / "results.jsonl", "".join(encode_record(r.to_dict()) + "\n" for r in ordered),
                      private=True)
