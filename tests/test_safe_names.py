@@ -70,7 +70,8 @@ def test_conversation_logs_of_hostile_names_stay_in_the_conversations_folder(tmp
     from bench_plugin.report.conversation_log import log_paths
 
     folder = tmp_path / "out" / "conversations"
-    for suite, task, model in [("../../x", "../y", "/etc/z"), ("s" * 150, "t" * 150, "m" * 150), ("NUL", "a\x00", "..")]:
+    names = [("../../x", "../y", "/etc/z"), ("s" * 150, "t" * 150, "m" * 150), ("NUL", "a\x00", "..")]
+    for suite, task, model in names:
         markdown, data = log_paths({"suite": suite, "task": task, "model": model, "run": 1}, folder)
         for path in (markdown, data):
             assert path.parent.parent == folder and len(path.name) <= MAX_NAME_CHARS

@@ -1,7 +1,7 @@
-"""Escape sequences in data never reach the terminal: every line we print shows them as visible escapes.
+r"""Escape sequences in data never reach the terminal: every line we print shows them as visible escapes.
 
-The probe is a model id or a YAML key holding an OSC title change and a clear-screen
-(``\\x1b]0;PWNED\\x07\\x1b[2J``); each place prints it as ``\\x1b]0;PWNED\\x07\\x1b[2J``, text a terminal shows.
+The probe is a model id, a YAML key or an error text holding an OSC title change and a clear-screen; each
+place prints it as the text ``\x1b]0;PWNED\x07\x1b[2J``, which a terminal shows rather than obeys.
 """
 
 from __future__ import annotations
@@ -94,3 +94,16 @@ scorers:
     assert main(["validate", str(pytester.path / "suites")]) == 1
     captured = capsys.readouterr()
     assert_shown_not_obeyed(captured.out + captured.err)
+
+
+def test_the_failure_text_we_give_pytest_shows_escapes() -> None:
+    import json
+    from pathlib import Path
+
+    from bench_plugin.plugin.nodes import infrastructure_message
+    from bench_plugin.results.record import CaseRecord
+
+    golden = Path(__file__).parents[1] / "golden" / "pairwise_two_cases.jsonl"
+    record = CaseRecord.from_dict({**json.loads(golden.read_text(encoding="utf-8").splitlines()[0]),
+                                   "reason": f"HTTP 500: {PROBE}", "error": {"kind": "http_5xx"}})
+    assert_shown_not_obeyed(infrastructure_message(record))
