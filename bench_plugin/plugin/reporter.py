@@ -399,7 +399,7 @@ def check_folder(folder: Path) -> None:
         pytest.UsageError: naming the folder, why, and what to do.
     """
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # results and logs hold prompts and answers
     except OSError as exc:
         where = log_line(exc.filename if exc.filename is not None else folder)
         raise pytest.UsageError(

@@ -120,3 +120,10 @@ def test_a_planted_cache_file_or_folder_link_is_refused_and_its_target_kept(tmp_
     assert cache_problem(tmp_path / "linked", "on") == f"{tmp_path / 'linked'} {LINK_REFUSED}"
     stored_answer(tmp_path / "linked")
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_runs_output_folder_and_results_are_private(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/links": SUITE})
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    output = pytester.path / "bench-results"
+    assert mode(output) == 0o700 and mode(output / "results.jsonl") == 0o600
