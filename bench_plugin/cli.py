@@ -15,14 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench_plugin.calls.pricing import price_unknown
-from bench_plugin.core.text_safety import log_line
+from bench_plugin.core.text_safety import echo
 from bench_plugin.mock.server import main as serve
 from bench_plugin.plugin.nodes import CaseItem
 from bench_plugin.report.audit import audit, render_audit
@@ -40,8 +40,9 @@ from bench_plugin.results.journal import journals
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.results.store import encode_record, read_result_sets, write_atomically
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
+from bench_plugin.suite.aggregates.spec import AggregateSpec
 from bench_plugin.suite.discover import find_suites
-from bench_plugin.suite.leaderboard import read_suite_leaderboards
+from bench_plugin.suite.leaderboard import LeaderboardSpec, read_suite_leaderboards
 from bench_plugin.suite.quality_gates import parse_gate_text
 from bench_plugin.suite.schema import suite_schema
 
@@ -104,7 +105,7 @@ def _validate(options: argparse.Namespace) -> int:
     """
     files = find_suites(Path(p) for p in options.paths)
     if not files:
-        print(f"no suite files under {' '.join(options.paths)}", file=sys.stderr)
+        echo(f"no suite files under {' '.join(options.paths)}", file=sys.stderr)
         return 2
     validation = _Validation()
     # -s: our lines go to this process's stdout; without the terminal plugin ours are the only lines;
@@ -127,7 +128,7 @@ class _Validation:
         """A suite file that does not load: its message names the file, line and key."""
         if report.failed:
             self.problems += 1
-            print(str(report.longrepr).strip(), file=sys.stderr)
+            echo(str(report.longrepr).strip(), file=sys.stderr)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Per suite file: how many cases, and each case that would fail before any call."""
@@ -138,11 +139,11 @@ class _Validation:
         for path, items in by_file.items():
             broken = [item for item in items if item.case.problem is not None]
             for item in broken:
-                print(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
+                echo(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
             self.problems += len(broken)
-            print(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(broken)} with problems")
+            echo(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(broken)} with problems")
             for note in unpriced_models(items):  # not a problem: the run works, but its cost will be unknown
-                print(f"{path}: note: {note}")
+                echo(f"{path}: note: {note}")
 
 
 def unpriced_models(items: Sequence[CaseItem]) -> list[str]:
@@ -157,7 +158,7 @@ def _report(options: argparse.Namespace) -> int:
     """Read the result sets as one (each case once) and write every report the run wrote, from them alone."""
     folders = {path.resolve().parent for path in options.results}
     if options.output is None and len(folders) > 1:
-        print("bench report: the results are in different folders; choose where the reports go with -o FOLDER",
+        echo("bench report: the results are in different folders; choose where the reports go with -o FOLDER",
               file=sys.stderr)
         return 2
     records = _read(options.results)
@@ -166,9 +167,18 @@ def _report(options: argparse.Namespace) -> int:
     # suites are named relative to the directory pytest ran in; run bench report from there
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
-    paths = write_reports(records, options.output or options.results[0].parent, aggregates, leaderboards)
-    print(f"{len(records)} records -> {', '.join(str(path) for path in paths.values())}")
+    try:
+        paths = write_reports(records, options.output or options.results[0].parent, aggregates, leaderboards)
+    except OSError as exc:
+        return _cannot_write(exc)
+    echo(f"{len(records)} records -> {', '.join(str(path) for path in paths.values())}")
     return 0
+
+
+def _cannot_write(exc: OSError) -> int:
+    """Say which file could not be written and why (a full disk, a planted link, an unreadable leaderboard)."""
+    echo(f"bench: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+    return 2
 
 
 def _audit(options: argparse.Namespace) -> int:
@@ -176,7 +186,7 @@ def _audit(options: argparse.Namespace) -> int:
     records = _read(options.results)
     if records is None:
         return 2
-    print(render_audit(audit(records)), end="")
+    echo(render_audit(audit(records)), end="")
     return 0
 
 
@@ -192,28 +202,47 @@ def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
         results = path / "results.jsonl" if path.is_dir() else path
         found = journals(results)
         if path.is_dir() and not results.is_file() and not found:
-            print(f"bench: {path} is a folder without a results.jsonl: name the results files", file=sys.stderr)
+            echo(f"bench: {path} is a folder without a results.jsonl: name the results files", file=sys.stderr)
             return None
         if results.is_file() or not found:
             files.append(results)
         files += found
         if found:
             names = ", ".join(journal.name for journal in found)
-            print(f"bench: also read {names}: cases a session of the run finished before it was stopped "
+            echo(f"bench: also read {names}: cases a session of the run finished before it was stopped "
                   "(resuming the run folds them into its results.jsonl)", file=sys.stderr)
     try:
         records, duplicates, left_out = read_result_sets(files)
     except (OSError, ValueError) as exc:
-        print(f"bench: {exc}", file=sys.stderr)
+        echo(f"bench: {exc}", file=sys.stderr)
         return None
-    for path, what in left_out:
-        print(f"bench: {path} holds no case" if what == "empty" else
-              f"bench: {path}: its last line is cut off (a run killed while writing it): that case is left out",
-              file=sys.stderr)
-    if duplicates:
-        print(f"{duplicates} duplicate records left out (a case found more than once counts once: its last reading)",
-              file=sys.stderr)
+    _say_left_out(left_out, duplicates)
     return records
+
+
+def _say_left_out(left_out: list[tuple[Path, str]], duplicates: int) -> None:
+    """On stderr: each thing a file left out, how many records could not be read, the duplicate readings."""
+    for path, what in left_out:
+        echo(_left_out_line(path, what), file=sys.stderr)
+    skipped = sum(what not in _LEFT_OUT_WHOLE for _, what in left_out)
+    if skipped:
+        echo(f"bench: {skipped} record{'s' * (skipped != 1)} left out: not case records this version can read "
+             "(each named above)", file=sys.stderr)
+    if duplicates:
+        echo(f"{duplicates} duplicate records left out (a case found more than once counts once: its last reading)",
+             file=sys.stderr)
+
+
+_LEFT_OUT_WHOLE = ("empty", "torn")
+
+
+def _left_out_line(path: Path, what: str) -> str:
+    """What a file left out: no case, a torn last line, or a line that is not a case record (``path:line: why``)."""
+    if what == "empty":
+        return f"bench: {path} holds no case"
+    if what == "torn":
+        return f"bench: {path}: its last line is cut off (a run killed while writing it): that case is left out"
+    return f"bench: {what}; that line is left out"
 
 
 def _add_merge_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -235,15 +264,14 @@ def _merge(options: argparse.Namespace) -> int:
         return 2
     output: Path = options.output
     ordered = in_case_order(records)
-    write_atomically(output / "results.jsonl", "".join(encode_record(r.to_dict()) + "\n" for r in ordered))
-    conversations = ConversationLogWriter(output)
-    for record in ordered:
-        conversations.write(record.to_dict())
     # suites are named relative to the directory pytest ran in; run bench merge from there
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
-    paths = write_reports(ordered, output, aggregates, leaderboards)
-    print(f"{len(options.results)} result sets, {len(ordered)} cases -> {output / 'results.jsonl'}, "
+    try:
+        paths = _write_merged(ordered, output, aggregates, leaderboards)
+    except OSError as exc:
+        return _cannot_write(exc)
+    echo(f"{len(options.results)} result sets, {len(ordered)} cases -> {output / 'results.jsonl'}, "
           f"{', '.join(str(path) for path in paths.values())}")
     return 0
 
@@ -272,7 +300,7 @@ def _compare(options: argparse.Namespace) -> int:
         settings = CompareSettings(margin=options.margin, confidence=options.confidence)
         paths = [locate_side(text, Path("bench-results")) for text in (options.baseline, options.current)]
     except ValueError as exc:
-        print(f"bench compare: {exc}", file=sys.stderr)
+        echo(f"bench compare: {exc}", file=sys.stderr)
         return 2
     baseline, current = _side(paths[0]), _side(paths[1])
     if baseline is None or current is None:
@@ -289,13 +317,13 @@ def _compared(baseline: Side, current: Side, settings: CompareSettings, folder: 
         comparison = compare_sides(baseline, current, settings)
         written = write_comparison(comparison, folder)
     except NothingToCompare as exc:
-        print(f"bench compare: {exc}", file=sys.stderr)
+        echo(f"bench compare: {exc}", file=sys.stderr)
         return None
     except OSError as exc:
-        print(f"bench compare: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        echo(f"bench compare: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return None
     for line in [*headline_lines(comparison), f"-> {written['markdown']}, {written['json']}"]:
-        print(log_line(line))
+        echo(line)
     return comparison
 
 
@@ -324,12 +352,22 @@ def _gates(options: argparse.Namespace) -> int:
         if options.baseline is not None:
             baseline = read_baseline(resolve_baseline(options.baseline, Path.cwd(), Path.cwd()))
     except ValueError as exc:  # a gate that cannot be read, or a baseline (BaselineError)
-        print(f"bench: {exc}", file=sys.stderr)
+        echo(f"bench: {exc}", file=sys.stderr)
         return 2
     # suites are named relative to the directory pytest ran in; run bench gates from there
     verdicts = judge_stored_results(records, Path.cwd(), extra, baseline)
-    print("\n".join(verdict_lines(verdicts)))
+    for line in verdict_lines(verdicts):
+        echo(line)
     return 1 if any(verdict.outcome == "broken" for verdict in verdicts.values()) else 0
+def _write_merged(ordered: list[CaseRecord], output: Path, aggregates: Mapping[str, AggregateSpec],
+                  leaderboards: Mapping[str, LeaderboardSpec]) -> dict[str, Path]:
+    """The merged results.jsonl, the conversation logs and every report; their paths."""
+    write_atomically(output / "results.jsonl", "".join(encode_record(r.to_dict()) + "\n" for r in ordered),
+                     private=True)
+    conversations = ConversationLogWriter(output)
+    for record in ordered:
+        conversations.write(record.to_dict())
+    return write_reports(ordered, output, aggregates, leaderboards)
 
 
 def _schema(options: argparse.Namespace) -> int:

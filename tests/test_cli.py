@@ -129,7 +129,12 @@ def test_report_names_a_results_file_it_cannot_read(tmp_path: Path, capsys: pyte
     bad = tmp_path / "results.jsonl"
     bad.write_text('{"nodeid": "x"}\n[1, 2]\n{"nodeid": "y"}\n')
     assert main(["report", str(bad), str(tmp_path / "missing.jsonl")]) == 2
-    assert f"{bad}:1: incomplete case record" in capsys.readouterr().err
+    assert "missing.jsonl" in capsys.readouterr().err
+    # lines that are not case records are left out, each named, and counted (issue 29)
+    assert main(["report", str(bad), "-o", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert f"{bad}:1: incomplete case record" in err and f"{bad}:2: expected a case record" in err
+    assert f"{bad} holds no case" in err and "3 records left out" in err
 
 
 def test_audit_prints_the_audit_of_stored_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -45,8 +45,9 @@ RECORD: dict[str, Any] = {
 
 def test_log_files_are_named_after_the_case_with_unsafe_characters_replaced(tmp_path: Path) -> None:
     markdown, data = log_paths(RECORD, tmp_path)
-    assert markdown == tmp_path / "x" / "room[openrouter_meta-llama_llama-3-run1].md"
-    assert data.name == "room[openrouter_meta-llama_llama-3-run1].json"
+    # a name that had to change ends in a digest of the original: 'a/b' and 'a_b' get two files
+    assert markdown == tmp_path / "x" / "room[openrouter_meta-llama_llama-3-run1]-4e209d0f.md"
+    assert data.name == "room[openrouter_meta-llama_llama-3-run1]-4e209d0f.json"
 
 
 def test_a_log_written_from_results_jsonl_is_the_file_the_run_wrote(tmp_path: Path) -> None:
@@ -69,7 +70,7 @@ def test_the_markdown_log_shows_participants_replies_and_events(tmp_path: Path) 
     writer.write({"task": "t", "model": "m", "run": 1, "suite": "s"})  # not a conversation: nothing written
     writer.write(RECORD)
     assert writer.written == 1 and sorted(p.name for p in (tmp_path / "conversations" / "x").iterdir()) == [
-        "room[openrouter_meta-llama_llama-3-run1].json", "room[openrouter_meta-llama_llama-3-run1].md"
+        "room[openrouter_meta-llama_llama-3-run1]-4e209d0f.json", "room[openrouter_meta-llama_llama-3-run1]-4e209d0f.md"
     ]
 
 

@@ -40,6 +40,9 @@ from typing import Any
 from bench_plugin.calls.pricing import Cost
 from bench_plugin.core.chat import Completion, CompletionRequest, ToolCall, Usage
 from bench_plugin.core.endpoints import ProviderSpec
+from bench_plugin.core.json_bounds import loads_bounded
+from bench_plugin.core.private_files import LINK_REFUSED, open_private, private_folder, refuse_links
+from bench_plugin.core.text_safety import log_line
 from bench_plugin.providers.interface import merge_params
 from bench_plugin.providers.registry import HTTP_TYPES, OFFLINE_TYPES
 
@@ -150,7 +153,7 @@ def decode_completion(text: str) -> Completion:
     Raises:
         ValueError, TypeError, KeyError: the value is not one this version wrote (then it is a miss).
     """
-    fields = _stored_fields(json.loads(text))
+    fields = _stored_fields(loads_bounded(text))  # BoundsError: a 400-digit count, a 200,000-deep value
     fields["usage"] = _usage_of(fields.get("usage") or {})
     fields["tool_calls"] = _tool_calls_of(fields.get("tool_calls") or ())
     return Completion(**fields, attempts=0, cached=True)
@@ -267,7 +270,7 @@ class ResponseCache:
         try:
             value = encode_completion(completion)
         except (TypeError, ValueError) as exc:
-            log.warning("bench response cache: an answer of %s was not stored: %s", model, exc)
+            log.warning("bench response cache: an answer of %s was not stored: %s", log_line(model), log_line(exc))
             return
         known = self._known
         if known is not None:
@@ -309,9 +312,10 @@ class ResponseCache:
                     self._known = set()
                 return None
             try:
+                refuse_links(self.path.parent, self.path)  # resolve() below would follow them
                 query = "?immutable=1" if self._immutable else "?mode=ro"
                 connection = self._connect(self.path.resolve().as_uri() + query, reader=True)
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, OSError) as exc:
                 if self._read_as_immutable(exc, self._immutable):
                     return self._reader()
                 self._give_up("open", exc)
@@ -320,7 +324,7 @@ class ResponseCache:
             self._local.immutable = self._immutable
         return connection
 
-    def _read_as_immutable(self, exc: sqlite3.Error, already: bool) -> bool:
+    def _read_as_immutable(self, exc: sqlite3.Error | OSError, already: bool) -> bool:
         """Whether to read again without WAL's shared memory: a cache restored read-only (CI) cannot make its -shm.
 
         Only for ``read`` (a cache that stores needs the folder anyway), once.
@@ -379,10 +383,12 @@ class ResponseCache:
 
     def _open_for_writing(self) -> sqlite3.Connection | None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.path.parent)
             ignore = self.path.parent / ".gitignore"
             if not ignore.exists():
-                ignore.write_text(_IGNORE_FILE, encoding="utf-8")
+                with open_private(ignore, "wb") as file:
+                    file.write(_IGNORE_FILE.encode("utf-8"))
+            open_private(self.path, "ab").close()  # made 0600 here, never through a link; SQLite's -wal, -shm follow
             connection = self._connect(str(self.path))
             _with_retries(lambda: connection.execute("PRAGMA journal_mode=WAL"))
             connection.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash may lose the last commits, never the file
@@ -405,8 +411,8 @@ class ResponseCache:
         if not self._broken:
             self._broken = True
             self._unsaved.clear()
-            log.warning("bench response cache %s: cannot %s it (%s); this run goes on without it", self.path, what,
-                        exc)
+            log.warning("bench response cache %s: cannot %s it (%s); this run goes on without it", log_line(self.path),
+                        what, log_line(exc))
 
 
 def cache_problem(folder: Path, mode: str) -> str | None:
@@ -419,7 +425,10 @@ def cache_problem(folder: Path, mode: str) -> str | None:
     if mode == OFF:
         return None
     path = folder / DB_NAME
-    problem = _unreadable(path) if path.exists() or path.is_symlink() else None
+    link = next((place for place in (folder, path) if place.is_symlink()), None)
+    if link is not None:
+        return f"{link} {LINK_REFUSED}"
+    problem = _unreadable(path) if path.exists() else None
     return problem or (_unwritable(folder) if mode in (WRITE, ON) else None)
 
 

@@ -58,8 +58,9 @@ class ProviderSpec:
     """How to reach one endpoint. ``options`` holds type-specific keys (e.g. a replay file).
 
     Call limits (the runner keeps them, ``limits.py``): ``concurrency`` calls in flight, ``rpm``
-    requests and ``tpm`` tokens per minute, each attempt at most ``timeout_s``, ``max_retries`` retries
+    requests and ``tpm`` tokens per minute, each attempt at most ``timeout_s`` in all, ``max_retries`` retries
     of failures other than rate limits, and ``max_wait_s`` seconds of waiting between one call's attempts.
+    An answer longer than ``max_response_bytes`` (16 MB) is refused as it arrives.
     """
 
     name: str
@@ -74,6 +75,7 @@ class ProviderSpec:
     rpm: float | None = None
     tpm: float | None = None
     max_wait_s: float | None = None
+    max_response_bytes: int = 16 * 1024 * 1024
 
     def __post_init__(self) -> None:
         freeze_fields(self, "headers", "options")

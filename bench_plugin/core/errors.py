@@ -27,6 +27,8 @@ from typing import TypeVar
 from jinja2.exceptions import SecurityError
 from typing_extensions import Self
 
+from bench_plugin.core.text_safety import log_line, shown
+
 SuiteErrorT = TypeVar("SuiteErrorT", bound="SuiteError")
 
 
@@ -82,18 +84,18 @@ class SuiteError(BenchError):
         )
 
     def __str__(self) -> str:
-        where = self.path or "<suite>"
+        where = log_line(self.path or "<suite>")
         if self.line is not None:
             where = f"{where}:{self.line + 1}"
             if self.column is not None:
                 where = f"{where}:{self.column + 1}"
-        head = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+        head = f"{where}: {log_line(self.key)}: {self.message}" if self.key else f"{where}: {self.message}"
         parts = [head]
         if self.excerpt:
             parts.append(self.excerpt)
         if self.hint:
             parts.append(f"  hint: {self.hint}")
-        return "\n".join(parts)
+        return shown("\n".join(parts))  # a key or a line of the file may hold escape sequences
 
 
 class CaseError(SuiteError):

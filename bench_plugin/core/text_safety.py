@@ -9,7 +9,8 @@ this helper beside its Markdown ones. A server's ``\n`` must not forge a second 
 from __future__ import annotations
 
 import re
-from typing import Any
+import sys
+from typing import IO, Any
 
 # C0 and C1 controls, DEL, line/paragraph separators, bidirectional marks, overrides and isolates
 _LOG_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -39,6 +40,11 @@ def shown(text: Any) -> str:
         'a\tb\nc \\x1b[2J'
     """
     return _SHOWN_CONTROL.sub(_escape_control, str(text))
+
+
+def echo(text: Any, *, file: IO[str] | None = None, end: str = "\n") -> None:
+    """Print ``text`` for a terminal (``shown``): the ``bench`` command's one way to print lines that carry data."""
+    print(shown(text), file=file if file is not None else sys.stdout, end=end)
 
 
 def _escape_control(found: re.Match[str]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bench_plugin.core.errors import CaseFailed, SuiteError
+from bench_plugin.core.text_safety import shown
 from bench_plugin.plugin.gate_items import gate_items
 from bench_plugin.plugin.options.quality_gates import GATE_SETTINGS_KEY
 from bench_plugin.plugin.session import STATE_KEY, BenchState
@@ -196,12 +197,12 @@ class CaseItem(pytest.Item):
         if record.status in (rec.FAILED, rec.INVALID):
             raise CaseFailed(record.reason)
         if record.status in (rec.UNSCORED, rec.SKIPPED):
-            pytest.skip(f"{record.status}: {record.reason}")
+            pytest.skip(shown(f"{record.status}: {record.reason}"))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
         """Our own errors as their message alone: suite authors never see our internals' traceback."""
         if isinstance(excinfo.value, (CaseFailed, SuiteError)):
-            return str(excinfo.value)
+            return shown(excinfo.value)  # a reply or a name quoted in it: its escape sequences shown, not obeyed
         return super().repr_failure(excinfo, style=style)
 
     def annotate_report(self, report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
@@ -292,10 +293,11 @@ _REFUSED = re.compile(r"http_4(?!08|09|25|29)\d\d")
 def infrastructure_message(record: CaseRecord) -> str:
     """What pytest shows for an ERROR case: whether running it again can help."""
     kind = str((record.error or {}).get("kind") or "")
+    reason = shown(record.reason)  # an endpoint's error text
     if kind == "auth" or _REFUSED.fullmatch(kind):
-        return (f"{record.reason}\n(infrastructure failure, not a model failure: the request was refused as sent; "
+        return (f"{reason}\n(infrastructure failure, not a model failure: the request was refused as sent; "
                 "fix the key, the model id or the suite before running it again)")
-    return f"{record.reason}\n(infrastructure failure, not a model failure: re-run this case)"
+    return f"{reason}\n(infrastructure failure, not a model failure: re-run this case)"
 
 
 def _decides_outcome(record: CaseRecord, when: str) -> bool:

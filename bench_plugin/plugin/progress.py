@@ -20,6 +20,7 @@ from typing import Protocol
 import pytest
 
 from bench_plugin.calls.run_status import RunStatus
+from bench_plugin.core.text_safety import log_line
 from bench_plugin.plugin.xdist_progress import WorkersStatus, WorkerStatusSender, distributes, runnable_cases
 
 DRAW_AFTER_S = 1.0
@@ -121,7 +122,7 @@ class ProgressDisplay:
         if not tty and now - self._last_line < LOG_EVERY_S:
             return
         self._last_line = now
-        line = self.status.line(self.total - self._invalid if self.total is not None else None)
+        line = log_line(self.status.line(self.total - self._invalid if self.total is not None else None))  # model ids
         capture = self.config.pluginmanager.getplugin("capturemanager")
         suspended = capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
         with suspended:

@@ -362,7 +362,7 @@ class BenchReporter:
         if self.refused:
             terminalreporter.section("bench summary")
             for line in continuation_lines(self._run, 0, 0, 0, self.refused):
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(log_line(line))
 
     def _print_spend(self, terminalreporter: Any) -> None:
         """What the response cache did, and what this session spent against its budget."""
@@ -370,7 +370,7 @@ class BenchReporter:
 
         cache = self.spend.cache_use()  # this session's calls: not those of cases reused from a named run
         if cache is not None:
-            terminalreporter.write_line(describe_cache_use(cache))
+            terminalreporter.write_line(log_line(describe_cache_use(cache)))
         if self.cache_problem is not None:
             terminalreporter.write_line(f"response cache: {log_line(self.cache_problem)}; the run went on without it",
                                         yellow=True)
@@ -385,7 +385,7 @@ class BenchReporter:
         if self.adopted:
             many = "s" * (self.adopted != 1)
             terminalreporter.write_line(f"{self.adopted} case{many} finished ahead of where pytest stopped: saved to "
-                                        f"run {self._run.name} too, and reused when it resumes")
+                                        f"run {log_line(self._run.name)} too, and reused when it resumes")
         for line in continuation_lines(self._run, self.reused, self.rejudged, kept, self.refused) + \
                 left_out_lines(self.left_out) + scored_otherwise_lines(self.scored_otherwise):
             terminalreporter.write_line(log_line(line))
@@ -458,7 +458,7 @@ def check_folder(folder: Path) -> None:
         pytest.UsageError: naming the folder, why, and what to do.
     """
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # results and logs hold prompts and answers
     except OSError as exc:
         where = log_line(exc.filename if exc.filename is not None else folder)
         raise pytest.UsageError(

@@ -79,6 +79,7 @@ class AnthropicProvider(BaseProvider):
             key=self.connection_key(),
             secrets=secrets,
             body_error=body_error,
+            max_bytes=self.spec.max_response_bytes,
         )
         return parse_completion(data, latency)
 

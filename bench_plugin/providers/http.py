@@ -23,12 +23,14 @@ import httpx
 
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.core.errors import AuthError, ProviderError, TransientProviderError
+from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.providers.connection import AsyncioTransport
 
 logger = logging.getLogger("bench_plugin.http")  # the name users filter on, kept when the module moved
 
 REDACTED = "[REDACTED]"
+MAX_RESPONSE_BYTES = ProviderSpec.max_response_bytes  # 16 MB unless a provider says otherwise
 RETRY_AFTER_CEILING_S = 60.0
 _EXCERPT_CHARS = 300
 _MIN_ECHO_CHARS = 8
@@ -173,10 +175,14 @@ async def post_json(
     key: str,
     secrets: Iterable[str] = (),
     body_error: Callable[[dict[str, Any]], BodyError | None] | None = None,
+    max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> tuple[dict[str, Any], float]:
     """POST ``json_body`` and return the JSON object answered, with the latency in seconds.
 
-    ``timeout_s`` bounds each phase (connect, write, every read), as httpx timeouts do. The latency
+    ``timeout_s`` bounds each phase (connect, write, every read), as httpx timeouts do, and the whole attempt:
+    a body dripped a byte at a time fails as ``timeout`` too. An answer longer than ``max_bytes`` is refused as
+    it arrives (``kind="too_large"``, not retried); one nested too deep or with a number out of range
+    (``core/json_bounds.py``) is malformed. The latency
     excludes time spent waiting for a free client. ``body_error`` finds an error object inside a 2xx body
     (``BodyError``): it is raised as the error of the status it names, waiting what the response's headers ask.
     An answer that quotes the call's key (a server echoing its headers) has it replaced with ``[REDACTED]``.
@@ -192,10 +198,14 @@ async def post_json(
     async with pool._lend(key) as slot:
         started = time.perf_counter()
         try:
-            response = await _send(slot, url, json_body, headers, timeout_s)
-        except httpx.TimeoutException as exc:
+            async with asyncio.timeout(timeout_s):  # the attempt in all, not only each read
+                response = await _send(slot, url, json_body, headers, timeout_s, max_bytes)
+        except (httpx.TimeoutException, TimeoutError) as exc:
             message = f"timed out after {timeout_s:g} s: POST {url}"
             raise TransientProviderError(_redacted(message, secrets), kind="timeout") from exc
+        except _TooLarge as exc:
+            message = f"an answer longer than {max_bytes:,} bytes (the provider's max_response_bytes): POST {url}"
+            raise ProviderError(_redacted(message, secrets), kind="too_large") from exc
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             message = f"unusable URL {url}: {exc}"
             raise ProviderError(_redacted(message, secrets), kind="connection") from exc
@@ -230,10 +240,19 @@ class BodyError:
         return error_for_status(self.status, message, retry_wait_of(headers, self.status))
 
 
+class _TooLarge(Exception):
+    """The answer grew past the provider's ``max_response_bytes``: the rest is not read."""
+
+
 async def _send(
-    slot: _Slot, url: str, json_body: Mapping[str, Any], headers: Mapping[str, str], timeout_s: float
+    slot: _Slot, url: str, json_body: Mapping[str, Any], headers: Mapping[str, str], timeout_s: float,
+    max_bytes: int,
 ) -> httpx.Response:
-    """POST through the slot's transport, as ``client.post(url, json=..., timeout=...)`` would, body read whole."""
+    """POST through the slot's transport, as ``client.post(url, json=..., timeout=...)`` would, body read whole.
+
+    Raises:
+        _TooLarge: the body (as decoded: a compressed one counts its expanded size) is longer than ``max_bytes``.
+    """
     # the body as httpx encodes ``json=``: compact, UTF-8, no NaN
     body = json.dumps(json_body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
     merged = dict(slot.default_headers)
@@ -244,10 +263,25 @@ async def _send(
     response = await slot.transport.handle_async_request(request)
     response.request = request
     try:
-        await response.aread()
+        response._content = await _body_within(response, max_bytes)  # what aread() sets, read in bounded pieces
     finally:
         await response.aclose()
     return response
+
+
+async def _body_within(response: httpx.Response, max_bytes: int) -> bytes:
+    """The body, read piece by piece and given up as soon as it passes ``max_bytes`` (memory stays near it)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise _TooLarge
+    pieces: list[bytes] = []
+    size = 0
+    async for piece in response.aiter_bytes():
+        size += len(piece)
+        if size > max_bytes:
+            raise _TooLarge
+        pieces.append(piece)
+    return b"".join(pieces)
 
 
 @functools.lru_cache(maxsize=256)
@@ -287,11 +321,13 @@ def _raise_for_status(response: httpx.Response, secrets: tuple[str, ...]) -> Non
 def _parse_json_object(response: httpx.Response, secrets: tuple[str, ...]) -> dict[str, Any]:
     try:
         if any(_echoes(response.content, secret) for secret in secrets):
-            body = json.loads(redact(response.text, secrets))  # the key quoted back never reaches a record
+            body = loads_bounded(redact(response.text, secrets))  # the key quoted back never reaches a record
         else:
-            body = response.json()
+            body = loads_bounded(response.content)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise malformed(_redacted(f"body is not JSON: {_error_excerpt(response.text)}", secrets)) from exc
+    except BoundsError as exc:  # 100,000 levels deep, a 400-digit token count
+        raise malformed(_redacted(f"body is JSON we do not read: {exc}", secrets)) from exc
     if not isinstance(body, dict):
         raise malformed(f"expected a JSON object, got {type(body).__name__}")
     return body

@@ -70,6 +70,7 @@ class OpenAICompatProvider(BaseProvider):
             key=self.connection_key(),
             secrets=secrets,
             body_error=body_error,
+            max_bytes=self.spec.max_response_bytes,
         )
         return parse_completion(data, latency)
 
@@ -86,6 +87,7 @@ class OpenAICompatProvider(BaseProvider):
             key=self.connection_key(),
             secrets=secrets,
             body_error=body_error,
+            max_bytes=self.spec.max_response_bytes,
         )
         return parse_embeddings(data, len(request.texts), latency)
 

@@ -9,25 +9,24 @@ log renders it as text (replies verbatim in fences, the rest as escaped Markdown
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.core.private_files import private_folder
+from bench_plugin.core.safe_names import output_file
 from bench_plugin.report.escape import markdown_cell, markdown_code, markdown_fence, markdown_text
 from bench_plugin.results.store import write_atomically
 
 FOLDER = "conversations"
-_UNSAFE = re.compile(r"[^\w.\-\[\]@+=,]+")
 
 
 def log_paths(record: Mapping[str, Any], folder: Path) -> tuple[Path, Path]:
     """Where a case's log goes: ``<folder>/<suite>/<task>[<model>-runN].md`` and ``.json``."""
-    name = _UNSAFE.sub("_", f"{record['task']}[{record['model']}-run{record['run']}]")
-    suite = _UNSAFE.sub("_", str(record["suite"])).lstrip(".") or "_"  # a suite named '..' stays in the folder
-    base = folder / suite / name
-    return base.with_name(base.name + ".md"), base.with_name(base.name + ".json")
+    name = f"{record['task']}[{record['model']}-run{record['run']}]"
+    suite = output_file(folder, str(record["suite"]))  # a suite named '..' stays in the folder
+    return output_file(suite, name, ".md"), output_file(suite, name, ".json")
 
 
 class ConversationLogWriter:
@@ -44,7 +43,8 @@ class ConversationLogWriter:
         if self.written == 0 and self.folder.exists():  # the logs of the last run go, as results.jsonl does
             shutil.rmtree(self.folder)
         markdown, data = log_paths(record, self.folder)
-        markdown.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.folder)
+        private_folder(markdown.parent)
         write_atomically(markdown, render_markdown(record))
         keys = ("nodeid", "suite", "path", "task", "model", "run", "status", "reason", "composite", "conversation")
         # keys sorted, as results.jsonl keeps them: a log written from it (bench merge) is the same file

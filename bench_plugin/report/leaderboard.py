@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.core.json_bounds import loads_bounded
 from bench_plugin.report.aggregates import component_raw, is_scored
 from bench_plugin.report.elo import apply_sessions, empty_board
 from bench_plugin.report.escape import markdown_cell, markdown_text
@@ -101,8 +102,45 @@ def load_board(path: Path) -> dict[str, Any]:
     """The leaderboard saved at ``path``, or an empty one when there is none yet."""
     if not path.is_file():
         return empty_board()
-    board: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return board
+    try:
+        board = loads_bounded(path.read_text(encoding="utf-8"))
+    except ValueError as exc:  # not JSON, or not bounded (too deep, a number out of range)
+        raise _unreadable_board(path, str(exc)) from exc
+    problem = _board_problem(board)
+    if problem is not None:
+        raise _unreadable_board(path, problem)
+    return dict(board)
+
+
+def _unreadable_board(path: Path, problem: str) -> OSError:
+    """An OSError, as a file that cannot be written: the session stops in words, the board left as it is."""
+    return OSError(errno.EINVAL, f"not a leaderboard this version can read ({problem}); move it away to start anew",
+                   str(path))
+
+
+def _board_problem(board: Any) -> str | None:
+    """What in a saved leaderboard is not what ``apply_sessions`` writes, or None."""
+    if not isinstance(board, dict) or not all(isinstance(board.get(k), t) for k, t in _BOARD_PARTS.items()):
+        return "expected an object with elo_ratings, sessions and model_history"
+    if not all(_is_number(v) for v in board["elo_ratings"].values()):
+        return "an Elo rating is not a number"
+    if not all(map(_is_session, board["sessions"])):
+        return "a session is not an object with scores by model"
+    if not all(isinstance(history, list) for history in board["model_history"].values()):
+        return "a model's history is not a list"
+    return None
+
+
+def _is_session(session: Any) -> bool:
+    scores = session.get("scores") if isinstance(session, dict) else None
+    return isinstance(scores, dict) and all(map(_is_number, scores.values()))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_BOARD_PARTS = {"elo_ratings": dict, "sessions": list, "model_history": dict}
 
 
 def update_leaderboard(

@@ -14,6 +14,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from bench_plugin.core.safe_names import safe_file_name
 from bench_plugin.report.escape import csv_cell, markdown_cell
 
 TABLE_COLUMNS = ("model", "win", "loss", "tie", "win_rate", "loss_rate", "win_rate_adjusted")
@@ -49,9 +50,12 @@ def render_pairwise_csv(entries: Sequence[Mapping[str, Any]]) -> str:
 
 
 def pairwise_csv_name(suite: str, taken: Iterable[str]) -> str:
-    """``<suite>.csv``, or ``<suite>_pairwise.csv`` when another table of the run already writes that name."""
-    name = f"{suite}.csv"
-    return f"{suite}_pairwise.csv" if name in set(taken) else name
+    """``<suite>.csv``, or ``<suite>_pairwise.csv`` when another table of the run already writes that name.
+
+    The suite's name comes from the records: ``safe_file_name`` keeps it a file name in the output folder.
+    """
+    name = safe_file_name(suite, ".csv")
+    return safe_file_name(f"{suite}_pairwise", ".csv") if name in set(taken) else name
 
 
 def pairwise_csvs(summary: Mapping[str, Any], taken: Iterable[str]) -> dict[str, str]:

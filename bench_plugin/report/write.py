@@ -8,6 +8,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.core.safe_names import output_file
 from bench_plugin.report.aggregate_csv import render_csv
 from bench_plugin.report.aggregates import compute_aggregates
 from bench_plugin.report.case_table import CaseCell, unfinished_cells
@@ -93,8 +94,8 @@ def write_csvs(folder: Path, summary: Mapping[str, Any], tables: Sequence[Mappin
     rendered = ((table["csv"], render_csv(table)) for table in aggregate_csvs)  # each rendered as it is written
     paths = {}
     for name, text in chain(rendered, pairwise.items()):
-        paths[f"csv:{name}"] = folder / name
-        write_atomically(folder / name, text)
+        paths[f"csv:{name}"] = output_file(folder, name)  # names from data: always a file in the folder
+        write_atomically(paths[f"csv:{name}"], text)
     return paths
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import json
 import logging
 import os
 import threading
@@ -24,6 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bench_plugin.core.json_bounds import loads_bounded
+from bench_plugin.core.private_files import open_private, private_folder
+from bench_plugin.core.text_safety import log_line
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.results.store import encode_record, write_all
 
@@ -63,13 +65,13 @@ class CaseJournal:
         with self._lock:
             try:
                 if self._file is None:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                    self._file = self.path.open("ab", buffering=0)
+                    private_folder(self.path.parent)
+                    self._file = open_private(self.path, "ab")
                 write_all(self._file, line)
             except OSError as exc:
                 self._broken = True
                 log.warning("bench: cannot write %s (%s): a killed run may run its finished cases again",
-                            self.path, exc.strerror or exc)
+                            log_line(self.path), log_line(exc.strerror or exc))
 
     def close(self) -> None:
         """Close the file; the journal stays on disk until the controller has its records in results.jsonl."""
@@ -104,7 +106,7 @@ def absorb_left_journals(results: Path) -> int:
     added = b"".join(_complete_lines(path) for path in found)
     if added:
         kept = _complete_lines(results)  # a torn last line of results.jsonl is cut off first
-        with results.open("r+b" if results.exists() else "wb") as file:
+        with open_private(results, "r+b" if results.exists() else "wb") as file:
             file.truncate(len(kept))
             file.seek(len(kept))
             write_all(file, added)
@@ -119,8 +121,8 @@ def journal_records(results: Path) -> Iterator[dict[str, Any]]:
     """The records in the session's journals, oldest first (whole lines only)."""
     for path in journals(results):
         for line in _complete_lines(path).splitlines():
-            with contextlib.suppress(ValueError):
-                record = json.loads(line)
+            with contextlib.suppress(ValueError):  # BoundsError too: a line not as we write it
+                record = loads_bounded(line)
                 if isinstance(record, dict) and "nodeid" in record:
                     yield record
 

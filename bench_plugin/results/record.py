@@ -268,7 +268,11 @@ _FIELD_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "error": ((dict, type(None)), "an object or null"), "case_index": ((int, type(None)), "a whole number"),
     "judgments": ((list,), "a list"), "asked": ((str, type(None)), "text"),
     "scored_by": ((str, type(None)), "text"), "cluster": ((str, type(None)), "text"),
+    "conversation": ((dict, type(None)), "an object or null"),
+    "model_id": ((str, type(None)), "text"), "provider": ((str, type(None)), "text"),
 }
+_LISTS_OF_OBJECTS = ("call_log", "turns", "messages", "transcript", "judgments")
+"""Fields whose entries are objects: reports read each entry's keys."""
 _USAGE_NUMBERS = ("input_tokens", "output_tokens", "cost_usd", "calls")
 
 
@@ -278,7 +282,8 @@ def record_problem(data: Mapping[str, Any]) -> str | None:
     Records are read back to resume a run, re-judge it, merge shards and rebuild reports: a value of the wrong
     kind (a file edited by hand, another tool's line) failed there with a Python traceback.
     """
-    for check in (_field_kind_problem, _status_problem, _usage_problem, _components_problem):
+    for check in (_field_kind_problem, _status_problem, _entries_problem, _usage_problem, _components_problem,
+                  _pairwise_problem, _conversation_problem):
         problem = check(data)
         if problem:
             return problem
@@ -331,3 +336,65 @@ def _components_problem(data: Mapping[str, Any]) -> str | None:
             return (f"'scores.components[{component['name']}].{wrong}' should be a number or null, "
                     f"got {component[wrong]!r:.40}")
     return None
+
+
+def _entries_problem(data: Mapping[str, Any]) -> str | None:
+    for name in _LISTS_OF_OBJECTS:
+        entries = data.get(name) or []
+        wrong = next((index for index, entry in enumerate(entries) if not isinstance(entry, Mapping)), None)
+        if wrong is not None:
+            return f"'{name}[{wrong}]' should be an object, got {entries[wrong]!r:.40}"
+    if not all(isinstance(tag, str) for tag in data.get("tags") or []):
+        return "'tags' should be a list of text"
+    return None
+
+
+def _pairwise_problem(data: Mapping[str, Any]) -> str | None:
+    for component in (data.get("scores") or {}).get("components", []):
+        pairwise = component.get("pairwise")
+        if pairwise is None:
+            continue
+        orders = (pairwise.get("orders") or []) if isinstance(pairwise, Mapping) else None
+        if not isinstance(orders, list) or not all(isinstance(order, Mapping) for order in orders):
+            return f"'scores.components[{component['name']}].pairwise.orders' should be a list of objects"
+    return None
+
+
+_PARTICIPANT_KEYS = ("index", "name", "model")  # what a conversation's log reads of each participant
+# an event's or a notice's keys; any other entry is a speaker's turn
+_ENTRY_KEYS: dict[str, tuple[str, ...]] = {"event": ("round", "content"), "notice": ("round", "content")}
+_SPOKEN_KEYS = ("round", "speaker", "content")
+
+
+def _conversation_problem(data: Mapping[str, Any]) -> str | None:
+    """A conversation as its log reads it (``report.conversation_log``): participants and entries, as objects."""
+    conversation = data.get("conversation")
+    if conversation is None:
+        return None
+    if not _is_conversation_outline(conversation):
+        return "'conversation' should be an object with a mode, participants and entries"
+    wrong = next((i for i, p in enumerate(conversation["participants"]) if not _is_participant(p)), None)
+    if wrong is not None:
+        return f"'conversation.participants[{wrong}]' is not a participant this version writes"
+    wrong = next((i for i, entry in enumerate(conversation["entries"]) if not _is_entry(entry)), None)
+    if wrong is not None:
+        return f"'conversation.entries[{wrong}]' is not an entry this version writes"
+    return None
+
+
+def _is_conversation_outline(conversation: Mapping[str, Any]) -> bool:
+    return (isinstance(conversation.get("mode"), str) and isinstance(conversation.get("ended") or {}, Mapping)
+            and isinstance(conversation.get("participants"), list) and isinstance(conversation.get("entries"), list))
+
+
+def _is_participant(participant: Any) -> bool:
+    return (_has_keys(participant, _PARTICIPANT_KEYS) and _is_number_or_none(participant.get("temperature"))
+            and all(_has_keys(message, ("role",)) for message in participant.get("context") or []))
+
+
+def _is_entry(entry: Any) -> bool:
+    return isinstance(entry, Mapping) and _has_keys(entry, _ENTRY_KEYS.get(str(entry.get("kind")), _SPOKEN_KEYS))
+
+
+def _has_keys(value: Any, keys: Sequence[str]) -> bool:
+    return isinstance(value, Mapping) and all(key in value for key in keys)

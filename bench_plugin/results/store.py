@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bench_plugin.core.json_bounds import BoundsError, loads_bounded
+from bench_plugin.core.private_files import open_private, private_folder, refuse_links
 from bench_plugin.results.packed_records import PackedRecords, ValuePool, pack_for_reports
 from bench_plugin.results.record import CaseRecord, record_problem
 
@@ -145,15 +147,16 @@ class ResultsStore:
         self._reported.clear()
         self._size = 0
         with _naming(self.path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.path.parent)
+            refuse_links(self.path)  # before reading it, too
             if keep_earlier and self.path.exists():
                 self._size = self._load_earlier()
-                self._file = self.path.open("r+b", buffering=0)
+                self._file = open_private(self.path, "r+b")
                 self._file.truncate(self._size)  # the torn line of a killed run, if any
                 self._file.seek(self._size)
                 return
             # unbuffered: a failed write shows at once, on the line that failed, and can be undone
-            self._file = self.path.open("wb", buffering=0)
+            self._file = open_private(self.path, "wb")
 
     def _load_earlier(self) -> int:
         """Read the file's complete lines into the store; returns their size in bytes."""
@@ -237,7 +240,7 @@ class ResultsStore:
                 yield source.read(size).decode("utf-8", "replace")
 
         with _naming(self.path), (self.path.open("rb") if self._spans else contextlib.nullcontext()) as source:
-            write_atomically(self.path, lines(source))
+            write_atomically(self.path, lines(source), private=True)
         self._spans = rewritten
         self._earlier_spans = {}  # their places were in the file as it was
         self._size = sum(size for _, size in rewritten.values())
@@ -305,12 +308,13 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_atomically(path: Path, text: str | Iterable[str]) -> None:
+def write_atomically(path: Path, text: str | Iterable[str], *, private: bool = False) -> None:
     """Replace ``path`` with ``text`` so that readers see the old file or the new one, never half.
 
     ``text`` is the whole text, or its pieces in order (written one by one, never joined in memory). The file
     gets the mode a file written with ``open()`` gets (``mkstemp`` makes its temporary file 0600: reports
-    written through it were readable by their owner only, unlike results.jsonl beside them).
+    written through it were readable by their owner only), or with ``private`` 0600 (results: prompts and
+    answers). The rename replaces a symbolic link in ``path``'s place; it never writes through it.
 
     Raises:
         OSError: the folder or the file cannot be written; ``filename`` names ``path`` (or the folder that
@@ -322,7 +326,7 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
         try:
             if hasattr(os, "fchmod"):  # not on Windows, whose files have no such bits
                 with contextlib.suppress(OSError):  # a file system without modes (some network mounts) refuses it
-                    os.fchmod(handle, _file_mode())
+                    os.fchmod(handle, 0o600 if private else _file_mode())
             with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as temp:
                 if isinstance(text, str):
                     temp.write(text)
@@ -348,8 +352,11 @@ def read_results(path: Path | str) -> list[CaseRecord]:
     return _read_results(Path(path))[0]
 
 
-def _read_results(path: Path) -> tuple[list[CaseRecord], bool]:
-    """``read_results``, and whether a torn last line was left out."""
+def _read_results(path: Path, skipped: list[str] | None = None) -> tuple[list[CaseRecord], bool]:
+    """``read_results``, and whether a torn last line was left out.
+
+    With ``skipped``, a line that is not a case record is left out and its ``path:line: why`` added there.
+    """
     lines = path.read_text(encoding="utf-8").splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -357,7 +364,13 @@ def _read_results(path: Path) -> tuple[list[CaseRecord], bool]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        record = parse_record_line(line, path, number, last=number == len(lines))
+        try:
+            record = parse_record_line(line, path, number, last=number == len(lines))
+        except ValueError as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
+            continue
         if record is None:
             return records, True  # torn by a crash mid-write: everything before it is intact
         records.append(record)
@@ -381,11 +394,13 @@ def parse_record_data(line: str, path: Path, number: int, *, last: bool = True) 
         ValueError: ``path:line: ...`` for a line that is not a JSON object with a ``nodeid``.
     """
     try:
-        data = json.loads(line)
+        data = loads_bounded(line)
     except json.JSONDecodeError as exc:
         if last:
             return None
         raise ValueError(f"{path}:{number}: not valid JSON: {exc.msg}") from exc
+    except BoundsError as exc:
+        raise ValueError(f"{path}:{number}: not a case record this version can read: {exc}") from exc
     if not isinstance(data, dict) or "nodeid" not in data:
         raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
     problem = record_problem(data)
@@ -423,17 +438,21 @@ def read_result_sets(paths: Iterable[Path | str]) -> tuple[list[CaseRecord], int
 
     Returns:
         The records, each case once, in the order each case was first seen; how many duplicate readings
-        were left out; and the files that left something out, each with ``empty`` (no case) or ``torn`` (a
-        last line cut off by a killed run).
+        were left out; and the files that left something out, each with ``empty`` (no case), ``torn`` (a
+        last line cut off by a killed run) or, for a line that is not a case record this version can read
+        (a hostile or damaged file: ``record_problem``, ``json_bounds``), ``path:line: why``: that line is
+        left out, the others read.
 
     Raises:
-        ValueError: as :func:`read_results`, for a line that is not a case record.
+        OSError: a file cannot be read.
     """
     cases: dict[str, CaseRecord] = {}
     readings = 0
     left_out: list[tuple[Path, str]] = []
     for path in map(Path, paths):
-        records, torn = _read_results(path)
+        skipped: list[str] = []
+        records, torn = _read_results(path, skipped)
+        left_out += [(path, problem) for problem in skipped]
         if torn or not records:
             left_out.append((path, "torn" if torn else "empty"))
         for record in records:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench_plugin.core.json_bounds import loads_bounded
 from bench_plugin.results import record as rec
 from bench_plugin.results.record import CaseRecord, record_problem
 from bench_plugin.results.store import parse_record_line
@@ -183,8 +184,8 @@ def _record_lines(data: bytes, path: Path) -> Iterator[tuple[dict[str, Any], int
 
 def _case_record(line: str, path: Path, number: int) -> dict[str, Any]:
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError:
+        record = loads_bounded(line)
+    except ValueError:  # not JSON, or not bounded: parse_record_line names the line and why
         record = None
     if not isinstance(record, dict) or "nodeid" not in record:
         parse_record_line(line, path, number, last=False)  # raises, naming the line

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_plugin.core.errors import CaseError
+from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.suite.datasets import lookup
 
 Recording = tuple[Any, Any, Any, Any]
@@ -58,7 +59,7 @@ def _lines(file: str) -> list[str]:
 def _recording(line: str, fields: Mapping[str, str], where: str) -> tuple[tuple[str, str], Recording]:
     """One line's (model, task) and its recording: run, turn, response and error."""
     try:
-        record = json.loads(line)
+        record = loads_bounded(line)
         key = (str(_field(record, fields["model"])), str(_field(record, fields["task"])))
         error = _optional(record, fields["error"]) or None  # "" and null both mean no failure
         # a failed call has no answer worth reading, so its response field may be absent
@@ -67,6 +68,8 @@ def _recording(line: str, fields: Mapping[str, str], where: str) -> tuple[tuple[
         raise CaseError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
     except CaseError as exc:
         raise CaseError(f"{where}: {exc.message}") from None
+    except BoundsError as exc:
+        raise CaseError(f"{where}: {exc}") from None
     return key, (_optional(record, fields["run"]), _optional(record, fields["turn"]), response, error)
 
 

@@ -184,8 +184,9 @@ def test_hostile_text_renders_as_text_in_every_markdown_file(
 
 def test_a_suite_named_dot_dot_keeps_its_conversation_logs_in_their_folder(tmp_path: Path) -> None:
     markdown, data = log_paths({"suite": "..", "task": "..", "model": "m", "run": 1}, tmp_path / "conversations")
-    assert markdown.parent == data.parent == tmp_path / "conversations" / "_"
-    assert markdown.name == "..[m-run1].md"
+    # leading dots go (no '..', no hidden file); a name that changed ends in a digest of the original
+    assert markdown.parent == data.parent == tmp_path / "conversations" / "_-5ec1f7e7"
+    assert markdown.name == "[m-run1]-47d36296.md"
 
 
 def test_a_backslash_in_a_command_line_model_id_is_no_internal_error(pytester: pytest.Pytester) -> None:

@@ -59,12 +59,13 @@ def load_env_file(path: Path) -> EnvFile:
     Raises:
         pytest.UsageError: the file cannot be read (never quoting its content).
     """
-    from dotenv import dotenv_values  # start-up: only a run with a .env file reads one
+    from bench_plugin.plugin.options.env_syntax import ExpansionTooLarge, env_values  # start-up: a run with a .env
 
     try:
-        values = dotenv_values(path, interpolate=True)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise pytest.UsageError(f"--bench-env-file: cannot read {path}: {type(exc).__name__}") from None
+        values = env_values(path.read_text(encoding="utf-8"))  # linear in the file (``env_syntax.py``)
+    except (OSError, UnicodeDecodeError, ExpansionTooLarge) as exc:
+        why = exc if isinstance(exc, ExpansionTooLarge) else type(exc).__name__  # names and sizes, never values
+        raise pytest.UsageError(f"--bench-env-file: cannot read {path}: {why}") from None
     loaded, kept = [], []
     for name, value in values.items():
         if value is None:  # a bare NAME line sets nothing

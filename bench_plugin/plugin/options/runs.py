@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bench_plugin.core.private_files import LINK_REFUSED, refuse_links
+from bench_plugin.core.text_safety import log_line
 from bench_plugin.results.journal import absorb_left_journals, delete_journals, journals
 from bench_plugin.run.run_history import RunHistory, RunSettings
 
@@ -46,6 +48,7 @@ def read_run_settings(config: pytest.Config, output_dir: Path) -> tuple[RunSetti
     _check_run_flags(name, fresh, retry, rejudge)
     if name is not None:
         output_dir = output_dir / RUNS_FOLDER / name
+        _refuse_planted_links(output_dir.parent, output_dir)
     results = output_dir / "results.jsonl"
     if rejudge and not config.option.collectonly:
         _check_results_to_rejudge(results, name, output_dir)
@@ -53,6 +56,14 @@ def read_run_settings(config: pytest.Config, output_dir: Path) -> tuple[RunSetti
     settings = RunSettings(name=name, results=results, fresh=fresh, retry_errors=retry, rejudge=rejudge,
                            keep_earlier=not fresh and (name is not None or rejudge or last_failed))
     return settings, output_dir
+
+
+def _refuse_planted_links(*folders: Path) -> None:
+    """``runs`` and ``runs/NAME`` as links (a repository may commit them) would take the run's files elsewhere."""
+    try:
+        refuse_links(*folders)
+    except OSError as exc:
+        raise pytest.UsageError(f"--bench-run: {log_line(exc.filename)} {LINK_REFUSED}") from exc
 
 
 def _check_run_flags(name: str | None, fresh: bool, retry: bool, rejudge: bool) -> None:
