@@ -5,6 +5,9 @@ they consented to), and then every output says so, from the record's ``agent.san
 (``sandbox_notice.py``), summary.json (a suite's ``sandbox``), report.md (a warning under the title and in
 the suite's section), dashboard.html and report.html (a banner). Node ids come from suites: each format
 escapes them with its own helper.
+
+Where no sandbox works, the cases that need one are skipped (record ``error.kind`` ``sandbox``): the
+terminal and summary.json (a suite's ``sandbox.skipped``) and report.md name them with the reason and the fix.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bench_plugin.report.escape import markdown_code
+from bench_plugin.report.escape import markdown_code, markdown_text
 from bench_plugin.results.record import CaseRecord
 
 NONE = "none"
+SKIPPED = "skipped"
+SKIPPED_HEADLINE = "agent cases SKIPPED: no sandbox works on this machine"
 HEADLINE = "WARNING: agent commands ran WITHOUT a sandbox"
 RISK = ("they could read this machine's files and pytest's environment (API keys included), write outside "
         "their workspace and reach the network")
@@ -32,19 +37,42 @@ def ran_without_sandbox(agent: Any) -> bool:
     return isinstance(agent, Mapping) and agent.get("sandbox") == NONE
 
 
-def sandbox_section(records: Iterable[CaseRecord]) -> dict[str, Any]:
-    """A suite summary's ``sandbox`` entry, ``{"sandbox": {"none": [nodeid, ...]}}``; ``{}`` when all were isolated.
+def skipped_for_want_of_sandbox(status: Any, error: Any) -> bool:
+    """Whether a record (its ``status`` and ``error``) is a case skipped because no sandbox works here."""
+    return status == SKIPPED and isinstance(error, Mapping) and error.get("kind") == "sandbox"
 
-    Only ``none`` is named: records do not say which sandbox isolated a case, only that none did. The
-    entry is left out rather than empty, so the summaries of runs without agent commands do not change.
+
+def sandbox_section(records: Iterable[CaseRecord]) -> dict[str, Any]:
+    """A suite summary's ``sandbox`` entry; ``{}`` when every case that ran programs was isolated.
+
+    ``{"sandbox": {"none": [nodeid, ...]}}`` names the cases that ran without one; ``"skipped"`` and
+    ``"reason"`` the cases skipped because no sandbox works here. Records do not say which sandbox isolated
+    a case. The entry is left out rather than empty, so the summaries of runs without agent commands do
+    not change.
     """
-    cases = [record.nodeid for record in records if ran_without_sandbox(record.agent)]
-    return {"sandbox": {NONE: cases}} if cases else {}
+    records = list(records)
+    section: dict[str, Any] = {}
+    unconfined = [record.nodeid for record in records if ran_without_sandbox(record.agent)]
+    if unconfined:
+        section[NONE] = unconfined
+    skipped = [record for record in records if skipped_for_want_of_sandbox(record.status, record.error)]
+    if skipped:
+        section[SKIPPED] = [record.nodeid for record in skipped]
+        section["reason"] = skipped[0].reason
+    return {"sandbox": section} if section else {}
 
 
 def unsandboxed_cases(summary: Mapping[str, Any]) -> list[str]:
     """Every case of the run that ran without a sandbox, suite by suite (``summary`` as ``summarize`` made it)."""
     return [nodeid for suite in summary.get("suites") or [] for nodeid in suite_cases(suite)]
+
+
+def skipped_cases(summary: Mapping[str, Any]) -> tuple[list[str], str]:
+    """Every case of the run skipped because no sandbox works here, and the first one's reason."""
+    sections = [suite.get("sandbox") or {} for suite in summary.get("suites") or []]
+    cases = [str(nodeid) for section in sections for nodeid in section.get(SKIPPED) or []]
+    reasons = [str(section["reason"]) for section in sections if section.get("reason")]
+    return cases, reasons[0] if reasons else ""
 
 
 def suite_cases(suite: Mapping[str, Any]) -> list[str]:
@@ -71,15 +99,28 @@ def markdown_warning(summary: Mapping[str, Any]) -> list[str]:
     Returns:
         Lines ending with a blank one; none when every case was isolated.
     """
+    lines = _markdown_skipped(summary)
     cases = unsandboxed_cases(summary)
     if not cases:
-        return []
-    lines = [f"> **{HEADLINE}** (`sandbox: none`) in {_counted(len(cases))}: {RISK}.", ">"]
+        return lines
+    lines += [f"> **{HEADLINE}** (`sandbox: none`) in {_counted(len(cases))}: {RISK}.", ">"]
     for path, found in by_file(cases).items():
         named = ", ".join(markdown_code(nodeid) for nodeid in found[:MAX_NAMED])
         more = f" and {len(found) - MAX_NAMED} more" if len(found) > MAX_NAMED else ""
         lines.append(f"> - {markdown_code(path)} ({_counted(len(found))}): {named}{more}")
     return [*lines, ""]
+
+
+def _markdown_skipped(summary: Mapping[str, Any]) -> list[str]:
+    """The note of the cases skipped because no sandbox works here: how many, which, why and the fix."""
+    cases, reason = skipped_cases(summary)
+    if not cases:
+        return []
+    named = ", ".join(markdown_code(nodeid) for nodeid in cases[:MAX_NAMED])
+    more = f" and {len(cases) - MAX_NAMED} more" if len(cases) > MAX_NAMED else ""
+    why = " ".join(line.strip() for line in reason.removeprefix("sandbox: ").splitlines())
+    return [f"> **{_counted(len(cases))} {SKIPPED_HEADLINE.removeprefix('agent cases ')}** (nothing was run): "
+            f"{named}{more}.", ">", f"> {markdown_text(why)}", ""]
 
 
 def markdown_suite_warning(suite: Mapping[str, Any]) -> list[str]:

@@ -1,0 +1,174 @@
+"""The launcher of the ``landlock`` backend: run as a script (``python -I -S landlock_launcher.py CONFIG -- ARGV``).
+
+It needs the standard library alone, no program and no root. In order:
+
+1. new namespaces: mounts, PIDs, IPC, host name, the network unless allowed, and a user namespace when
+   not root (the caller's user mapped to itself: no root inside);
+2. the filesystem view of bubblewrap's backend: mounts private, an empty ``/tmp``, ``/dev/shm`` and ``/run``
+   (no network) and an empty folder over each hidden one, the kept folders and the workspace bound back;
+3. a child that is PID 1 of the new PID namespace, killed with the launcher (``PR_SET_PDEATHSIG``): when it
+   ends, the kernel kills every process left in the namespace; it mounts the namespace's ``/proc`` and
+   waits for the program, reaping orphans;
+4. a grandchild that restricts itself with Landlock (writes only in the workspace, ``/tmp``, ``/dev/shm``
+   and the null devices; no abstract Unix socket nor signal outside) and runs ``ARGV`` (the entry).
+
+A step that fails writes ``sandbox: ...`` to stderr and exits 126 before running anything.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import signal
+import struct
+import sys
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same on every architecture
+RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+# LANDLOCK_ACCESS_FS_*: the rights that change the filesystem, by the ABI that brought them
+WRITE_FILE = 1 << 1
+WRITES_BY_ABI = ((1, WRITE_FILE | 0b1_1111_1111_0000), (2, 1 << 13), (3, 1 << 14))  # (REFER, TRUNCATE)
+FILE_WRITES = WRITE_FILE | 1 << 14  # the rights a rule on a file (not a folder) may hold
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1, 2
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+FAILED = 126
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def fail(what: str) -> None:
+    """Stop before the program runs, saying which step failed and why."""
+    error = ctypes.get_errno()
+    sys.stderr.write(f"sandbox: {what}: {os.strerror(error) if error else 'failed'}\n")
+    os._exit(FAILED)
+
+
+def call(result: int, what: str) -> int:
+    """``result`` of a C call; stops the launcher when it says the call failed."""
+    if result < 0:
+        fail(what)
+    return result
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version; 0 when it has none, or it is off."""
+    libc.syscall.restype = ctypes.c_long
+    return max(0, int(libc.syscall(SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(RULESET_VERSION))))
+
+
+def enter_namespaces(network: bool) -> None:
+    """New namespaces; as a user (not root) a user namespace first, mapping the user to itself."""
+    uid, gid = os.getuid(), os.getgid()
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (0 if network else CLONE_NEWNET)
+    if uid != 0:
+        flags |= CLONE_NEWUSER
+    call(libc.unshare(flags), "unshare (user namespaces may be off: sysctl kernel.unprivileged_userns_clone)")
+    if uid != 0:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as file:
+                file.write(text)
+
+
+def mount(source: str, target: str, kind: str | None, flags: int, data: str | None, what: str) -> None:
+    """Mount ``source`` on ``target``; ``what`` names the step in the message when it fails."""
+    encoded = [None if value is None else value.encode() for value in (source, target, kind, data)]
+    call(libc.mount(*encoded[:3], ctypes.c_ulong(flags), encoded[3]), f"{what} {target}")
+
+
+def arrange_files(view: dict[str, object]) -> None:
+    """The filesystem view: mounts private, empty folders over the hidden ones, kept folders bound back."""
+    kept = [str(folder) for folder in view["kept"]]  # type: ignore[attr-defined]
+    bound = [(folder, os.open(folder, os.O_PATH | os.O_CLOEXEC)) for folder in [*kept, str(view["workspace"])]]
+    mount("none", "/", None, MS_REC | MS_PRIVATE, None, "make private")  # nothing reaches the host's mounts
+    size = f"size={view['tmp_bytes']}"
+    for folder, mode in view["empty"]:  # type: ignore[attr-defined]
+        mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"{size},mode={mode}", "empty folder over")
+    for folder, handle in bound:
+        os.makedirs(folder, mode=0o755, exist_ok=True)
+        mount(f"/proc/self/fd/{handle}", folder, None, MS_BIND | MS_REC, None, "bind back")
+        os.close(handle)
+
+
+def restrict(abi: int, writable: list[str]) -> None:
+    """Landlock: writes only in ``writable`` folders and the null devices; no abstract socket nor signal outside."""
+    handled = 0
+    for since, rights in WRITES_BY_ABI:
+        handled |= rights if abi >= since else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
+    attr = struct.pack("<QQQ", handled, 0, scoped)
+    ruleset = call(libc.syscall(SYS_CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)),
+                   "landlock_create_ruleset")
+    for path, rights in [*((folder, handled) for folder in writable), *((device, handled & FILE_WRITES)
+                                                                        for device in DEVICES)]:
+        if not os.path.exists(path):
+            continue
+        handle = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        rule = struct.pack("<Qi", rights, handle)
+        call(libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), rule,
+                          ctypes.c_uint32(0)), f"landlock_add_rule {path}")
+        os.close(handle)
+    call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    call(libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
+    os.close(ruleset)
+
+
+def wait_for(child: int) -> int:
+    """Reap every child until ``child`` ends; its exit status (128 + the signal's number when killed)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return FAILED
+        if pid == child:
+            return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+
+def init(launcher_alive: int, command: list[str], abi: int, writable: list[str]) -> None:
+    """PID 1 of the namespace: dies with the launcher, mounts ``/proc``, runs the program and waits for it.
+
+    ``launcher_alive`` is a pipe the launcher never writes to: it reads as ended once the launcher is dead.
+    """
+    call(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent death signal")
+    if select.select([launcher_alive], [], [], 0)[0]:  # the launcher was killed before the signal was set
+        os._exit(FAILED)
+    os.close(launcher_alive)
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None, "mount")
+    program = os.fork()
+    if program == 0:
+        restrict(abi, writable)
+        try:
+            os.execv(command[0], command)
+        except OSError as exc:
+            sys.stderr.write(f"sandbox: cannot run {command[0]!r}: {exc.strerror}\n")
+            os._exit(FAILED)
+    os._exit(wait_for(program))
+
+
+def main(argv: list[str]) -> None:
+    """``argv``: the script, the JSON configuration (``landlock.launcher_config``), ``--``, the command."""
+    config = json.loads(argv[1])
+    command = argv[3:]
+    abi = landlock_abi()
+    if abi < 1:
+        sys.stderr.write("sandbox: the kernel has no Landlock (or it is off)\n")
+        os._exit(FAILED)
+    enter_namespaces(bool(config["network"]))
+    arrange_files(config["view"])
+    alive, held = os.pipe()
+    child = os.fork()  # the first process of the new PID namespace
+    if child == 0:
+        os.close(held)
+        init(alive, command, abi, list(config["writable"]))
+    os.close(alive)
+    os._exit(wait_for(child))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
