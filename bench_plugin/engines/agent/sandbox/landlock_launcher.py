@@ -2,7 +2,8 @@
 
 It needs the standard library alone, no program and no root. In order:
 
-1. new namespaces: mounts, PIDs, IPC, host name, the network unless allowed, and a user namespace when
+1. dies with its parent (pytest), like ``bwrap --die-with-parent``;
+   new namespaces: mounts, PIDs, IPC, host name, the network unless allowed, and a user namespace when
    not root (the caller's user mapped to itself: no root inside);
 2. the filesystem view of bubblewrap's backend: mounts private, an empty ``/tmp``, ``/dev/shm`` and ``/run``
    (no network) and an empty folder over each hidden one, the kept folders and the workspace bound back;
@@ -159,7 +160,11 @@ def main(argv: list[str]) -> None:
     if abi < 1:
         sys.stderr.write("sandbox: the kernel has no Landlock (or it is off)\n")
         os._exit(FAILED)
+    parent = os.getppid()
     enter_namespaces(bool(config["network"]))
+    call(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent death signal")  # dies with pytest
+    if os.getppid() != parent:  # pytest died before the signal was set
+        os._exit(FAILED)
     arrange_files(config["view"])
     alive, held = os.pipe()
     child = os.fork()  # the first process of the new PID namespace
