@@ -29,7 +29,8 @@ from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.sandbox.bubblewrap import BubblewrapSandbox, bwrap_argv, filesystem_view
 from bench_plugin.engines.agent.sandbox.choose import open_sandbox
 from bench_plugin.engines.agent.sandbox.container import ContainerSandbox, container_argv, find_engine
-from bench_plugin.engines.agent.sandbox.landlock import launcher_config
+from bench_plugin.engines.agent.sandbox.landlock import launcher_options
+from bench_plugin.engines.agent.sandbox.landlock_launcher import Options
 from bench_plugin.engines.agent.sandbox.launch import CommandResult
 from bench_plugin.engines.agent.sandbox.owner import FIRST_UID
 from bench_plugin.engines.agent.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
@@ -168,13 +169,14 @@ def test_landlock_launcher_is_told_what_to_empty_and_where_to_write(tmp_path: Pa
     workspace = tmp_path / "ws"
     workspace.mkdir()
     view = filesystem_view(workspace.resolve(), network=False)
-    config = launcher_config(view, SandboxLimits(file_mb=3), network=False)
-    empty = dict(config["view"]["empty"])  # type: ignore[index]
+    options = Options([*launcher_options(view, SandboxLimits(file_mb=3), network=False), "--", "prog", "x"])
+    empty = dict(options.empty)
     assert empty["/tmp"] == "1777" and empty["/dev/shm"] == "1777" and empty["/run"] == "0755"
-    assert config["writable"] == [str(view.workspace), "/tmp", "/dev/shm"] and config["network"] is False
-    assert config["view"]["tmp_bytes"] == 3 * 1024 * 1024  # type: ignore[index]
-    with_network = launcher_config(filesystem_view(workspace.resolve()), LIMITS, network=True)
-    assert "/run" not in dict(with_network["view"]["empty"])  # type: ignore[index]  # DNS settings may live there
+    assert options.writable == [str(view.workspace), "/tmp", "/dev/shm"] and not options.network
+    assert options.bound[-1] == str(view.workspace) and options.tmp_bytes == str(3 * 1024 * 1024)
+    assert options.command == ["prog", "x"]
+    with_network = Options([*launcher_options(filesystem_view(workspace.resolve()), LIMITS, network=True), "--"])
+    assert with_network.network and "/run" not in dict(with_network.empty)  # DNS settings may live there
 
 
 def test_seatbelt_profile_denies_by_default_and_never_allows_unix_sockets() -> None:

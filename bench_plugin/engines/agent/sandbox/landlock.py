@@ -11,7 +11,6 @@ Unix sockets. It needs a kernel with Landlock (5.13 or later, on) that lets user
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,15 +35,16 @@ def landlock_abi() -> int:
     return landlock_launcher.landlock_abi()
 
 
-def launcher_config(view: FilesystemView, limits: SandboxLimits, *, network: bool) -> dict[str, object]:
+def launcher_options(view: FilesystemView, limits: SandboxLimits, *, network: bool) -> list[str]:
     """What the launcher is told: the folders to empty and to bind back, where to write, the network."""
     empty = [*_PRIVATE, *((str(folder), "0755") for folder in view.hidden if str(folder) != "/tmp")]
-    return {
-        "network": network,
-        "view": {"empty": empty, "kept": [str(folder) for folder in view.kept], "workspace": str(view.workspace),
-                 "tmp_bytes": limits.file_mb * 1024 * 1024},
-        "writable": [str(view.workspace), *(folder for folder, _ in _PRIVATE)],
-    }
+    writable = [str(view.workspace), *(folder for folder, _ in _PRIVATE)]
+    return [
+        *(["--network"] if network else []), "--tmp-bytes", str(limits.file_mb * 1024 * 1024),
+        *(arg for folder, mode in empty for arg in ("--empty", folder, mode)),
+        *(arg for folder in view.kept for arg in ("--keep", str(folder))), "--workspace", str(view.workspace),
+        *(arg for folder in writable for arg in ("--write", folder)),
+    ]
 
 
 class LandlockSandbox(Sandbox):
@@ -62,6 +62,7 @@ class LandlockSandbox(Sandbox):
             hand_over(workspace, uid)
         command = entry_argv(argv, workspace, self.limits, uid=uid, count_processes=True,
                              seccomp=deny_unix_sockets_filter())
-        config = launcher_config(filesystem_view(workspace, [program], network=network), self.limits, network=network)
-        args = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(config), "--", *command]
+        view = filesystem_view(workspace, [program], network=network)
+        options = launcher_options(view, self.limits, network=network)
+        args = [sys.executable, "-I", "-S", str(LAUNCHER), *options, "--", *command]
         return Launch(tuple(args), environment(workspace), Path("/"))

@@ -1,6 +1,9 @@
-"""The launcher of the ``landlock`` backend: run as a script (``python -I -S landlock_launcher.py CONFIG -- ARGV``).
+"""The launcher of the ``landlock`` backend: run as a script (``python -I -S landlock_launcher.py OPTIONS -- ARGV``).
 
-It needs the standard library alone, no program and no root. In order:
+It needs the standard library alone (no ``json``: its import would cost more than the rest), no program
+and no root. ``OPTIONS`` (``landlock.launcher_options``): ``--network``, ``--tmp-bytes N``, ``--empty
+FOLDER MODE``, ``--keep FOLDER``, ``--workspace FOLDER``, ``--write FOLDER``, the last four repeatable.
+In order:
 
 1. dies with its parent (pytest), like ``bwrap --die-with-parent``;
    new namespaces: mounts, PIDs, IPC, host name, the network unless allowed, and a user namespace when
@@ -11,7 +14,8 @@ It needs the standard library alone, no program and no root. In order:
    ends, the kernel kills every process left in the namespace; it mounts the namespace's ``/proc`` and
    waits for the program, reaping orphans;
 4. a grandchild that restricts itself with Landlock (writes only in the workspace, ``/tmp``, ``/dev/shm``
-   and the null devices; no abstract Unix socket nor signal outside) and runs ``ARGV`` (the entry).
+   and the null devices; no abstract Unix socket nor signal outside) and runs ``ARGV``: the entry
+   (``entry.py``), run in this interpreter rather than a second one, which then runs the program.
 
 A step that fails writes ``sandbox: ...`` to stderr and exits 126 before running anything.
 """
@@ -19,7 +23,6 @@ A step that fails writes ``sandbox: ...`` to stderr and exits 126 before running
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import select
 import signal
@@ -83,13 +86,47 @@ def mount(source: str, target: str, kind: str | None, flags: int, data: str | No
     call(libc.mount(*encoded[:3], ctypes.c_ulong(flags), encoded[3]), f"{what} {target}")
 
 
-def arrange_files(view: dict[str, object]) -> None:
+class Options:
+    """The launcher's options, read from its command line up to ``--``; ``command`` is what follows."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.network = False
+        self.tmp_bytes = "0"
+        self.empty: list[tuple[str, str]] = []
+        self.bound: list[str] = []  # kept folders, then the workspace
+        self.writable: list[str] = []
+        at = 0
+        while argv[at] != "--":
+            at = self.read(argv, at)
+        self.command = argv[at + 1:]
+
+    def read(self, argv: list[str], at: int) -> int:
+        """Read the option at ``at``; the index of the next one."""
+        option = argv[at]
+        if option == "--network":
+            self.network = True
+            return at + 1
+        if option == "--empty":
+            self.empty.append((argv[at + 1], argv[at + 2]))
+            return at + 3
+        if option == "--tmp-bytes":
+            self.tmp_bytes = argv[at + 1]
+        elif option in ("--keep", "--workspace"):
+            self.bound.append(argv[at + 1])
+        elif option == "--write":
+            self.writable.append(argv[at + 1])
+        else:
+            sys.stderr.write(f"sandbox: unknown launcher option {option!r}\n")
+            os._exit(FAILED)
+        return at + 2
+
+
+def arrange_files(options: Options) -> None:
     """The filesystem view: mounts private, empty folders over the hidden ones, kept folders bound back."""
-    kept = [str(folder) for folder in view["kept"]]  # type: ignore[attr-defined]
-    bound = [(folder, os.open(folder, os.O_PATH | os.O_CLOEXEC)) for folder in [*kept, str(view["workspace"])]]
+    bound = [(folder, os.open(folder, os.O_PATH | os.O_CLOEXEC)) for folder in options.bound]
     mount("none", "/", None, MS_REC | MS_PRIVATE, None, "make private")  # nothing reaches the host's mounts
-    size = f"size={view['tmp_bytes']}"
-    for folder, mode in view["empty"]:  # type: ignore[attr-defined]
+    size = f"size={options.tmp_bytes}"
+    for folder, mode in options.empty:
         mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"{size},mode={mode}", "empty folder over")
     for folder, handle in bound:
         os.makedirs(folder, mode=0o755, exist_ok=True)
@@ -144,33 +181,40 @@ def init(launcher_alive: int, command: list[str], abi: int, writable: list[str])
     program = os.fork()
     if program == 0:
         restrict(abi, writable)
-        try:
-            os.execv(command[0], command)
-        except OSError as exc:
-            sys.stderr.write(f"sandbox: cannot run {command[0]!r}: {exc.strerror}\n")
-            os._exit(FAILED)
+        run(command)
     os._exit(wait_for(program))
 
 
+def run(command: list[str]) -> None:
+    """Become ``command``; the entry (``python -I -S -c SCRIPT ...``) runs in this interpreter, one start fewer."""
+    if command[:4] == [sys.executable, "-I", "-S", "-c"]:
+        sys.argv = ["-c", *command[5:]]
+        exec(compile(command[4], "<entry>", "exec"), {"__name__": "__main__"})  # it ends in an exec of the program
+    try:
+        os.execv(command[0], command)
+    except OSError as exc:
+        sys.stderr.write(f"sandbox: cannot run {command[0]!r}: {exc.strerror}\n")
+    os._exit(FAILED)
+
+
 def main(argv: list[str]) -> None:
-    """``argv``: the script, the JSON configuration (``landlock.launcher_config``), ``--``, the command."""
-    config = json.loads(argv[1])
-    command = argv[3:]
+    """``argv``: the script, its options (``landlock.launcher_options``), ``--``, the command."""
+    options = Options(argv[1:])
     abi = landlock_abi()
     if abi < 1:
         sys.stderr.write("sandbox: the kernel has no Landlock (or it is off)\n")
         os._exit(FAILED)
     parent = os.getppid()
-    enter_namespaces(bool(config["network"]))
+    enter_namespaces(options.network)
     call(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent death signal")  # dies with pytest
     if os.getppid() != parent:  # pytest died before the signal was set
         os._exit(FAILED)
-    arrange_files(config["view"])
+    arrange_files(options)
     alive, held = os.pipe()
     child = os.fork()  # the first process of the new PID namespace
     if child == 0:
         os.close(held)
-        init(alive, command, abi, list(config["writable"]))
+        init(alive, options.command, abi, options.writable)
     os.close(alive)
     os._exit(wait_for(child))
 
