@@ -39,11 +39,11 @@ class SandboxNotice:
         record = getattr(report, "bench_record", None)
         if not isinstance(record, dict):
             return
-        if ran_without_sandbox(record.get("agent")) and report.nodeid not in self.cases:
-            self.cases.append(report.nodeid)
-        if skipped_for_want_of_sandbox(record.get("status"), record.get("error")) and report.nodeid not in self.skipped:
-            self.skipped.append(report.nodeid)
-            self.skip_reason = self.skip_reason or str(record.get("reason") or "")
+        if ran_without_sandbox(record.get("agent")):
+            _add_once(self.cases, report.nodeid)
+        if skipped_for_want_of_sandbox(record.get("status"), record.get("error")):
+            _add_once(self.skipped, report.nodeid)
+            self.skip_reason = self.skip_reason or str(record.get("reason"))
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -68,3 +68,8 @@ class SandboxNotice:
 def _first(nodeids: list[str]) -> str:
     """The first three node ids, and how many more."""
     return ", ".join(nodeids[:3]) + (f" and {len(nodeids) - 3} more" if len(nodeids) > 3 else "")
+
+
+def _add_once(nodeids: list[str], nodeid: str) -> None:
+    if nodeid not in nodeids:
+        nodeids.append(nodeid)

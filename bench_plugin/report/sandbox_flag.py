@@ -55,11 +55,14 @@ def sandbox_section(records: Iterable[CaseRecord]) -> dict[str, Any]:
     unconfined = [record.nodeid for record in records if ran_without_sandbox(record.agent)]
     if unconfined:
         section[NONE] = unconfined
-    skipped = [record for record in records if skipped_for_want_of_sandbox(record.status, record.error)]
-    if skipped:
-        section[SKIPPED] = [record.nodeid for record in skipped]
-        section["reason"] = skipped[0].reason
+    section.update(_skipped_section(records))
     return {"sandbox": section} if section else {}
+
+
+def _skipped_section(records: list[CaseRecord]) -> dict[str, Any]:
+    """``{"skipped": [nodeid, ...], "reason": ...}`` for the cases skipped for want of a sandbox; ``{}`` if none."""
+    skipped = [record for record in records if skipped_for_want_of_sandbox(record.status, record.error)]
+    return {SKIPPED: [record.nodeid for record in skipped], "reason": skipped[0].reason} if skipped else {}
 
 
 def unsandboxed_cases(summary: Mapping[str, Any]) -> list[str]:
@@ -70,9 +73,9 @@ def unsandboxed_cases(summary: Mapping[str, Any]) -> list[str]:
 def skipped_cases(summary: Mapping[str, Any]) -> tuple[list[str], str]:
     """Every case of the run skipped because no sandbox works here, and the first one's reason."""
     sections = [suite.get("sandbox") or {} for suite in summary.get("suites") or []]
-    cases = [str(nodeid) for section in sections for nodeid in section.get(SKIPPED) or []]
-    reasons = [str(section["reason"]) for section in sections if section.get("reason")]
-    return cases, reasons[0] if reasons else ""
+    skipping = [section for section in sections if section.get(SKIPPED)]
+    cases = [str(nodeid) for section in skipping for nodeid in section[SKIPPED]]
+    return cases, str(skipping[0].get("reason", "")) if skipping else ""
 
 
 def suite_cases(suite: Mapping[str, Any]) -> list[str]:

@@ -83,27 +83,34 @@ async def _bubblewrap(spec: SandboxSpec) -> tuple[Sandbox | None, str]:
     return await bubblewrap(spec.limits)
 
 
-async def landlock(spec: SandboxSpec) -> tuple[LandlockSandbox | None, str]:
+async def landlock(spec: SandboxSpec) -> tuple[Sandbox | None, str]:
     """Namespaces with Landlock when the kernel offers both and a program runs (tried once per process)."""
     if not sys.platform.startswith("linux"):
-        return None, "" if spec.backend == "auto" else "Linux only"
+        return None, _elsewhere(spec, "Linux only")
     if not _LANDLOCK_PROBE:
-        abi = landlock_abi()
-        _LANDLOCK_PROBE.append(await _try(LandlockSandbox(SandboxLimits())) if abi else
+        _LANDLOCK_PROBE.append(await _try(LandlockSandbox(SandboxLimits())) if landlock_abi() else
                                "the kernel has no Landlock, or it is off (Linux 5.13+, lsm=landlock)")
-    reason = _LANDLOCK_PROBE[0]
-    return (None, reason) if reason is not None else (LandlockSandbox(spec.limits), "")
+    return _opened(_LANDLOCK_PROBE[0], LandlockSandbox(spec.limits))
 
 
-async def seatbelt(spec: SandboxSpec) -> tuple[SeatbeltSandbox | None, str]:
+async def seatbelt(spec: SandboxSpec) -> tuple[Sandbox | None, str]:
     """Seatbelt (macOS) when ``sandbox-exec`` runs a program here (tried once per process)."""
     if sys.platform != "darwin":
-        return None, "" if spec.backend == "auto" else "macOS only"
+        return None, _elsewhere(spec, "macOS only")
     if not _SEATBELT_PROBE:
         found = shutil.which("sandbox-exec", path="/usr/bin")
         _SEATBELT_PROBE.append(await _try(SeatbeltSandbox(SandboxLimits())) if found else "sandbox-exec is missing")
-    reason = _SEATBELT_PROBE[0]
-    return (None, reason) if reason is not None else (SeatbeltSandbox(spec.limits), "")
+    return _opened(_SEATBELT_PROBE[0], SeatbeltSandbox(spec.limits))
+
+
+def _elsewhere(spec: SandboxSpec, only: str) -> str:
+    """Why a backend of another system is not used: nothing under ``auto`` (it is not missing), else ``only``."""
+    return "" if spec.backend == "auto" else only
+
+
+def _opened(reason: str | None, sandbox: Sandbox) -> tuple[Sandbox | None, str]:
+    """``sandbox`` when its probe found no reason against it, else None and the reason."""
+    return (None, reason) if reason is not None else (sandbox, "")
 
 
 async def container(spec: SandboxSpec) -> tuple[ContainerSandbox | None, str]:

@@ -37,14 +37,18 @@ def landlock_abi() -> int:
 
 def launcher_options(view: FilesystemView, limits: SandboxLimits, *, network: bool) -> list[str]:
     """What the launcher is told: the folders to empty and to bind back, where to write, the network."""
-    empty = [*_PRIVATE, *((str(folder), "0755") for folder in view.hidden if str(folder) != "/tmp")]
-    writable = [str(view.workspace), *(folder for folder, _ in _PRIVATE)]
-    return [
-        *(["--network"] if network else []), "--tmp-bytes", str(limits.file_mb * 1024 * 1024),
-        *(arg for folder, mode in empty for arg in ("--empty", folder, mode)),
-        *(arg for folder in view.kept for arg in ("--keep", str(folder))), "--workspace", str(view.workspace),
-        *(arg for folder in writable for arg in ("--write", folder)),
-    ]
+    options = ["--network"] if network else []
+    options += ["--tmp-bytes", str(limits.file_mb * 1024 * 1024)]
+    hidden = [(str(folder), "0755") for folder in view.hidden if str(folder) not in dict(_PRIVATE)]
+    for folder, mode in [*_PRIVATE, *hidden]:
+        options += ["--empty", folder, mode]
+    options += [*_each("--keep", view.kept), "--workspace", str(view.workspace)]
+    return options + _each("--write", [view.workspace, *(Path(folder) for folder, _ in _PRIVATE)])
+
+
+def _each(option: str, folders: Sequence[Path]) -> list[str]:
+    """``option`` before each folder: ``--keep A --keep B``."""
+    return [arg for folder in folders for arg in (option, str(folder))]
 
 
 class LandlockSandbox(Sandbox):

@@ -143,18 +143,24 @@ def restrict(abi: int, writable: list[str]) -> None:
     attr = struct.pack("<QQQ", handled, 0, scoped)
     ruleset = call(libc.syscall(SYS_CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)),
                    "landlock_create_ruleset")
-    for path, rights in [*((folder, handled) for folder in writable), *((device, handled & FILE_WRITES)
-                                                                        for device in DEVICES)]:
-        if not os.path.exists(path):
-            continue
-        handle = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        rule = struct.pack("<Qi", rights, handle)
-        call(libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), rule,
-                          ctypes.c_uint32(0)), f"landlock_add_rule {path}")
-        os.close(handle)
+    for folder in writable:
+        allow(ruleset, folder, handled)
+    for device in DEVICES:
+        allow(ruleset, device, handled & FILE_WRITES)
     call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     call(libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
     os.close(ruleset)
+
+
+def allow(ruleset: int, path: str, rights: int) -> None:
+    """Add the rule that grants ``rights`` beneath ``path`` (when it exists) to ``ruleset``."""
+    if not os.path.exists(path):
+        return
+    handle = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    rule = struct.pack("<Qi", rights, handle)
+    call(libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), rule, ctypes.c_uint32(0)),
+         f"landlock_add_rule {path}")
+    os.close(handle)
 
 
 def wait_for(child: int) -> int:
