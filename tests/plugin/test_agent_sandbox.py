@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import pwd
+import shutil
 import socket
 import time
 import uuid
@@ -220,6 +221,24 @@ def test_no_working_sandbox_skips_the_case_with_the_fix(pytester: pytest.Pyteste
     report = (out / "report.md").read_text()
     assert "**1 case SKIPPED: no sandbox works on this machine** (nothing was run)" in report
     assert "install bubblewrap" in report
+
+
+def test_bundled_agent_suite_without_any_sandbox_skips_only_the_cases_that_run_programs(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's first command on a machine that cannot confine: exit 0, the others pass, the skips say why."""
+    shutil.copytree(Path(__file__).resolve().parents[2] / "suites" / "agent_tasks", pytester.path / "agent_tasks")
+    monkeypatch.setenv("PATH", str(pytester.mkdir("empty-path")))  # no bwrap, docker nor podman
+    monkeypatch.setattr(choose, "_ENGINE_PROBE", [])
+    monkeypatch.setattr(choose, "_LANDLOCK_PROBE", ["user namespaces are off here (test)"])
+    out = pytester.path / "out"
+    result = pytester.runpytest("agent_tasks", "-p", "no:cacheprovider", "--bench-output", str(out))
+    assert result.ret == 0, result.stdout.str()
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    skipped = [record["nodeid"] for record in records if record["status"] == "skipped"]
+    assert skipped and all(record["error"]["kind"] == "sandbox" for record in records if record["status"] == "skipped")
+    assert {record["status"] for record in records} == {"passed", "skipped"}
+    result.assert_outcomes(passed=len(records) - len(skipped), skipped=len(skipped))
+    result.stdout.fnmatch_lines([f"*agent cases SKIPPED: no sandbox works on this machine ({len(skipped)}): *"])
 
 
 def test_sandbox_key_is_checked_by_the_schema(pytester: pytest.Pytester) -> None:

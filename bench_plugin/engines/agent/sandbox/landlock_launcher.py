@@ -76,8 +76,12 @@ def enter_namespaces(network: bool) -> None:
     call(libc.unshare(flags), "unshare (user namespaces may be off: sysctl kernel.unprivileged_userns_clone)")
     if uid != 0:
         for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-            with open(f"/proc/self/{name}", "w") as file:
-                file.write(text)
+            try:
+                with open(f"/proc/self/{name}", "w") as file:
+                    file.write(text)
+            except OSError as exc:  # e.g. a security module that lets users make a user namespace but not use it
+                ctypes.set_errno(exc.errno or 0)
+                fail(f"user namespace: /proc/self/{name}")
 
 
 def mount(source: str, target: str, kind: str | None, flags: int, data: str | None, what: str) -> None:
@@ -127,6 +131,8 @@ def arrange_files(options: Options) -> None:
     mount("none", "/", None, MS_REC | MS_PRIVATE, None, "make private")  # nothing reaches the host's mounts
     size = f"size={options.tmp_bytes}"
     for folder, mode in options.empty:
+        if not os.path.isdir(folder):  # (no /dev/shm on some machines)
+            continue
         mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"{size},mode={mode}", "empty folder over")
     for folder, handle in bound:
         os.makedirs(folder, mode=0o755, exist_ok=True)
