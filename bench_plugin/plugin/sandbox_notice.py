@@ -16,6 +16,7 @@ import pytest
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.report.sandbox_flag import (
     SKIPPED_HEADLINE,
+    html_skipped_note,
     html_warning,
     ran_without_sandbox,
     skipped_for_want_of_sandbox,
@@ -60,9 +61,9 @@ class SandboxNotice:
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str]) -> None:
         """A banner at the top of report.html (pytest-html calls this once, after the last case)."""
-        banner = html_warning(self.cases)
-        if banner:
-            prefix.append(banner)
+        for banner in (html_skipped_note(self.skipped, self.skip_reason), html_warning(self.cases)):
+            if banner:
+                prefix.append(banner)
 
 
 def _first(nodeids: list[str]) -> str:

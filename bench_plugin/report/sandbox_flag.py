@@ -7,7 +7,8 @@ the suite's section), dashboard.html and report.html (a banner). Node ids come f
 escapes them with its own helper.
 
 Where no sandbox works, the cases that need one are skipped (record ``error.kind`` ``sandbox``): the
-terminal and summary.json (a suite's ``sandbox.skipped``) and report.md name them with the reason and the fix.
+terminal, summary.json (a suite's ``sandbox.skipped``), report.md, dashboard.html and report.html name
+them with the reason and the fix.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ RISK = ("they could read this machine's files and pytest's environment (API keys
 MAX_NAMED = 10
 """Cases named per suite file; the rest are counted."""
 # inline, so that the banner looks the same in dashboard.html (whose CSP allows inline styles) and report.html
+_NOTE_STYLE = ("border:2px solid #b45309;background:#fffbeb;color:#78350f;padding:8px 14px;margin:10px 0;"
+               "border-radius:6px;font-size:14px")
 _BANNER_STYLE = ("border:2px solid #b91c1c;background:#fef2f2;color:#7f1d1d;padding:8px 14px;margin:10px 0;"
                  "border-radius:6px;font-size:14px")
 
@@ -145,6 +148,18 @@ def html_warning(nodeids: Sequence[str]) -> str:
         items.append(f"<li><code>{html.escape(path)}</code> ({_counted(len(found))}): {named}{more}</li>")
     return (f'<div class="bench-unsandboxed" role="alert" style="{_BANNER_STYLE}"><strong>{HEADLINE}</strong> '
             f"(sandbox: none) in {_counted(len(nodeids))}: {html.escape(RISK)}.<ul>{''.join(items)}</ul></div>")
+
+
+def html_skipped_note(nodeids: Sequence[str], reason: str) -> str:
+    """The note of dashboard.html and report.html naming the cases skipped for want of a sandbox; escaped."""
+    if not nodeids:
+        return ""
+    named = ", ".join(f"<code>{html.escape(nodeid)}</code>" for nodeid in nodeids[:MAX_NAMED])
+    more = f" and {len(nodeids) - MAX_NAMED} more" if len(nodeids) > MAX_NAMED else ""
+    why = html.escape(" ".join(line.strip() for line in reason.removeprefix("sandbox: ").splitlines()))
+    return (f'<div class="bench-sandbox-skipped" role="note" style="{_NOTE_STYLE}"><strong>{_counted(len(nodeids))} '
+            f"{SKIPPED_HEADLINE.removeprefix('agent cases ')}</strong> (nothing was run): {named}{more}."
+            f"<br>{why}</div>")
 
 
 def html_suite_warning(suite: Mapping[str, Any]) -> str:

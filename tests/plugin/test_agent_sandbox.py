@@ -221,6 +221,9 @@ def test_no_working_sandbox_skips_the_case_with_the_fix(pytester: pytest.Pyteste
     report = (out / "report.md").read_text()
     assert "**1 case SKIPPED: no sandbox works on this machine** (nothing was run)" in report
     assert "install bubblewrap" in report
+    for page in ("dashboard.html", "report.html"):
+        text = (out / page).read_text()
+        assert "1 case SKIPPED: no sandbox works on this machine</strong>" in text and "install bubblewrap" in text
 
 
 def test_bundled_agent_suite_without_any_sandbox_skips_only_the_cases_that_run_programs(
