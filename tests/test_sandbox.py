@@ -140,8 +140,8 @@ def test_container_command_line_has_every_limit_and_no_network() -> None:
                                                          network=True, uid=1))
 
 
-def test_without_any_backend_the_case_fails_saying_how_to_fix_it(monkeypatch: pytest.MonkeyPatch,
-                                                                  tmp_path: Path) -> None:
+def test_without_any_backend_opening_one_fails_saying_how_to_fix_it(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap, no docker, no podman
     monkeypatch.setattr(choose, "_ENGINE_PROBE", [])
     monkeypatch.setattr(choose, "_LANDLOCK_PROBE", ["the kernel has no Landlock (test)"])
