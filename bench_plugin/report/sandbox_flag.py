@@ -124,9 +124,9 @@ def _markdown_skipped(summary: Mapping[str, Any]) -> list[str]:
         return []
     named = ", ".join(markdown_code(nodeid) for nodeid in cases[:MAX_NAMED])
     more = f" and {len(cases) - MAX_NAMED} more" if len(cases) > MAX_NAMED else ""
-    why = " ".join(line.strip() for line in reason.removeprefix("sandbox: ").splitlines())
+    why = [f"> {markdown_text(line.strip())}" for line in reason.removeprefix("sandbox: ").splitlines()]
     return [f"> **{_counted(len(cases))} {SKIPPED_HEADLINE.removeprefix('agent cases ')}** (nothing was run): "
-            f"{named}{more}.", ">", f"> {markdown_text(why)}", ""]
+            f"{named}{more}.", *(line for paragraph in why for line in (">", paragraph)), ""]
 
 
 def markdown_suite_warning(suite: Mapping[str, Any]) -> list[str]:
