@@ -426,6 +426,8 @@ except OSError as exc:
         assert "CONNECTED" not in result.stdout and "refused" in result.stdout, (network, result)
     control = run(UnconfinedSandbox(LIMITS), workspace, code)
     assert "CONNECTED" in control.stdout  # the probe works: without a sandbox it connects
+    pair = run(sandbox, workspace, "import socket\na, b = socket.socketpair()\na.send(b'ok')\nprint(b.recv(2))")
+    assert pair.stdout == "b'ok'\n"  # a pair of the program's own still works (asyncio, multiprocessing pipes)
 
 
 def test_no_network_unless_allowed(backend: str, workspace: Path) -> None:
