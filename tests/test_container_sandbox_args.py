@@ -115,6 +115,7 @@ def fake_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", str(folder))
     monkeypatch.setenv("OPENAI_API_KEY", MARKER)  # in pytest's environment: it must not reach the client
     monkeypatch.setattr(choose, "_ENGINE_PROBE", [])  # the engine is looked for once per process
+    monkeypatch.setattr(choose, "_LANDLOCK_PROBE", ["off (test)"])  # auto would take it before a container
     return log
 
 

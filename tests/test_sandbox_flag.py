@@ -9,7 +9,7 @@ from markdown_it import MarkdownIt
 
 from bench_plugin.report.dashboard import render_dashboard
 from bench_plugin.report.markdown import render_markdown
-from bench_plugin.report.sandbox_flag import MAX_NAMED, html_warning, sandbox_section
+from bench_plugin.report.sandbox_flag import MAX_NAMED, html_skipped_note, html_warning, sandbox_section
 from bench_plugin.report.summary import summarize
 from bench_plugin.results.record import CaseRecord
 
@@ -84,3 +84,31 @@ def test_html_banner_is_empty_without_cases_and_escapes_file_names() -> None:
     assert html_warning([]) == ""
     banner = html_warning(['suites/"a"&<b>.yaml::t[m-run1]'])
     assert "<code>suites/&quot;a&quot;&amp;&lt;b&gt;.yaml</code> (1 case)" in banner
+
+
+def skipped(task: str, *, suite: str = "agents") -> CaseRecord:
+    """A case skipped because no sandbox works here, as run/case.py records it."""
+    reason = "sandbox: agent commands run in a sandbox, and it does not work here: <b>x</b>\n  hint: install bubblewrap"
+    return CaseRecord(nodeid=f"suites/{suite}.yaml::{task}[m-run1]", suite=suite, path=f"suites/{suite}.yaml",
+                      task=task, model="m", model_id="m", model_label="m", provider="scripted", run=1,
+                      status="skipped", reason=reason,
+                      error={"kind": "sandbox", "type": "SandboxError", "message": reason})
+
+
+def test_cases_skipped_for_want_of_a_sandbox_are_named_with_the_fix_in_every_file() -> None:
+    records = [skipped(HOSTILE), skipped("b", suite="other"), record("c", sandbox=None)]
+    summary = summarize(records)
+    first, second = summary["suites"]
+    assert first["sandbox"]["skipped"] == [f"suites/agents.yaml::{HOSTILE}[m-run1]"]
+    assert second["sandbox"]["reason"].endswith("hint: install bubblewrap")
+    text = render_markdown(summary)
+    note = text.split("\n## ")[0]
+    assert "> **2 cases SKIPPED: no sandbox works on this machine** (nothing was run): " in note
+    assert "install bubblewrap" in note and "<b>" not in note  # the reason is text, not markup
+    tokens = MarkdownIt("commonmark", {"html": True}).parse(note)
+    children = [child for token in tokens for child in (token.children or [])]
+    assert not [t for t in [*tokens, *children] if t.type in ("html_block", "html_inline", "link_open", "image")]
+    page = render_dashboard(summary, records)
+    assert "2 cases SKIPPED: no sandbox works on this machine</strong>" in page
+    assert "<img" not in page and "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert html_skipped_note([], "") == "" and sandbox_section([record("x", sandbox=None)]) == {}

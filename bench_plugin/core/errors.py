@@ -9,7 +9,7 @@
      |    +-- ReplayMissError           an offline replay has no recorded answer: the case is skipped
      |    +-- RecordedFailureError      an offline replay serves a recorded failure: ERROR (or XFAIL)
      +-- JudgeError                 a judge answered but its verdict cannot be read: unscored
-     +-- SandboxError               agent commands need a sandbox and none that may be used works here: ERROR
+     +-- SandboxError               agent commands need a sandbox and none that may be used works here: skipped
      +-- UnknownName (also ValueError)  a registry has nothing by that name (scorer type, engine, provider type)
 
     Signals that never leave their stage:
@@ -179,7 +179,7 @@ class JudgeError(BenchError):
 class SandboxError(BenchError):
     """An agent case must run programs, and no sandbox it may use works on this machine.
 
-    The case is an infrastructure failure (ERROR): the model is not called.
+    The case is skipped with the reason and the fix (re-running cannot help): the model is not called.
 
     Args:
         message: the backends tried and why each does not work.

@@ -70,8 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bench-html", default=None, metavar="PATH|off",
                     help="HTML report path (default: <output>/report.html when suites are run)")
     group.addoption("--bench-sandbox", default=None, choices=SANDBOX_BACKENDS,
-                    help="where agent commands run, over the suites' sandbox: (default auto: bubblewrap, else a "
-                         "container engine); none runs them without isolation, and every report says so")
+                    help="where agent commands run, over the suites' sandbox: (default auto: bubblewrap, else "
+                         "landlock (Linux namespaces and Landlock), else seatbelt (macOS), else a container "
+                         "engine); none runs them without isolation, and every report says so")
     group.addoption("--bench-sandbox-image", default=None, metavar="IMAGE",
                     help=f"image of the container sandbox, present locally (default {DEFAULT_SANDBOX_IMAGE})")
     group.addoption("--bench-shard", default=None, metavar="I/N",

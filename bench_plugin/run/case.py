@@ -157,8 +157,9 @@ def _failure(exc: BaseException) -> tuple[str, str, dict[str, Any]]:
         if exc.expected:  # still an infrastructure failure; pytest shows it as XFAIL (nodes.py)
             error["expected"] = True
         return status, f"{exc.kind}: {exc.message}", error
-    if isinstance(exc, SandboxError):  # the machine cannot isolate the case's programs: nothing was run
-        return rec.ERROR, f"sandbox: {exc}", {"kind": "sandbox", "type": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, SandboxError):  # the machine cannot isolate the case's programs: nothing was run, and
+        # re-running cannot help; skipped with the fix, like a replay miss, and the rest of the run goes on
+        return rec.SKIPPED, f"sandbox: {exc}", {"kind": "sandbox", "type": type(exc).__name__, "message": str(exc)}
     if isinstance(exc, SystemExit):  # code of the project's (an engine from conftest.py) called sys.exit()
         message = f"the case's code called sys.exit({exc.code!r}), which ends this case, not the run"
         return rec.INVALID, message, {"kind": "suite", "type": "SystemExit", "message": message,

@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import pwd
+import shutil
 import socket
 import time
 import uuid
@@ -197,23 +198,55 @@ def test_the_option_wins_over_the_suite(pytester: pytest.Pytester) -> None:
     assert "sandbox" not in record["agent"] and "WITHOUT a sandbox" not in result.stdout.str()
 
 
-def test_no_working_sandbox_is_an_error_that_says_how_to_fix_it(pytester: pytest.Pytester,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_working_sandbox_skips_the_case_with_the_fix(pytester: pytest.Pytester,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Re-running cannot help: the case is skipped with why and the fix, named at the end, and the run exits 0."""
     empty = pytester.mkdir("empty-path")
     monkeypatch.setenv("PATH", str(empty))  # no bwrap, no container engine
     monkeypatch.setattr(choose, "_ENGINE_PROBE", [])
-    result, record, _ = run_suite(pytester, attack_suite(["python3 -c \"print(1)\""]))
-    result.assert_outcomes(errors=1)
-    assert record["status"] == "error" and record["error"]["kind"] == "sandbox"
+    monkeypatch.setattr(choose, "_LANDLOCK_PROBE", ["user namespaces are off here (test)"])
+    result, record, out = run_suite(pytester, attack_suite(["python3 -c \"print(1)\""]))
+    result.assert_outcomes(skipped=1)
+    assert result.ret == 0
+    assert record["status"] == "skipped" and record["error"]["kind"] == "sandbox"
     assert record["usage"]["calls"] == 0  # no model was called
-    result.stdout.fnmatch_lines(["*agent commands run in a sandbox, and it does not work here: "
-                                 "bubblewrap: bwrap is not installed; container: docker is not installed*",
+    assert "re-run" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*agent cases SKIPPED: no sandbox works on this machine (1): suites/attack.yaml::*",
+                                 "*agent commands run in a sandbox, and it does not work here: "
+                                 "bubblewrap: bwrap is not installed; landlock: user namespaces are off here (test)"
+                                 "; container: docker is not installed*",
                                  "*hint: install bubblewrap (apt-get install bubblewrap*--bench-sandbox none*"])
+    suite = json.loads((out / "summary.json").read_text())["suites"][0]
+    assert suite["sandbox"]["skipped"] == [record["nodeid"]] and "bwrap is not installed" in suite["sandbox"]["reason"]
+    report = (out / "report.md").read_text()
+    assert "**1 case SKIPPED: no sandbox works on this machine** (nothing was run)" in report
+    assert "install bubblewrap" in report
+    for page in ("dashboard.html", "report.html"):
+        text = (out / page).read_text()
+        assert "1 case SKIPPED: no sandbox works on this machine</strong>" in text and "install bubblewrap" in text
+
+
+def test_bundled_agent_suite_without_any_sandbox_skips_only_the_cases_that_run_programs(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's first command on a machine that cannot confine: exit 0, the others pass, the skips say why."""
+    shutil.copytree(Path(__file__).resolve().parents[2] / "suites" / "agent_tasks", pytester.path / "agent_tasks")
+    monkeypatch.setenv("PATH", str(pytester.mkdir("empty-path")))  # no bwrap, docker nor podman
+    monkeypatch.setattr(choose, "_ENGINE_PROBE", [])
+    monkeypatch.setattr(choose, "_LANDLOCK_PROBE", ["user namespaces are off here (test)"])
+    out = pytester.path / "out"
+    result = pytester.runpytest("agent_tasks", "-p", "no:cacheprovider", "--bench-output", str(out))
+    assert result.ret == 0, result.stdout.str()
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    skipped = [record["nodeid"] for record in records if record["status"] == "skipped"]
+    assert skipped and all(record["error"]["kind"] == "sandbox" for record in records if record["status"] == "skipped")
+    assert {record["status"] for record in records} == {"passed", "skipped"}
+    result.assert_outcomes(passed=len(records) - len(skipped), skipped=len(skipped))
+    result.stdout.fnmatch_lines([f"*agent cases SKIPPED: no sandbox works on this machine ({len(skipped)}): *"])
 
 
 def test_sandbox_key_is_checked_by_the_schema(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", **{"suites/attack": attack_suite(["ls"], allow=("ls",), top="sandbox: chroot")})
     result = pytester.runpytest("suites", "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["*attack.yaml:1: sandbox: expected one of auto, bubblewrap, container, none, "
-                                 "got 'chroot'"])
+    result.stdout.fnmatch_lines(["*attack.yaml:1: sandbox: expected one of auto, bubblewrap, landlock, seatbelt, "
+                                 "container, none, got 'chroot'"])
     assert result.ret != 0

@@ -24,7 +24,13 @@ from bench_plugin.report.dashboard.versus import (
     repeats_section,
     significance_section,
 )
-from bench_plugin.report.sandbox_flag import html_suite_warning, html_warning, unsandboxed_cases
+from bench_plugin.report.sandbox_flag import (
+    html_skipped_note,
+    html_suite_warning,
+    html_warning,
+    skipped_cases,
+    unsandboxed_cases,
+)
 from bench_plugin.results.record import CaseRecord
 
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(PAGE_SCRIPT.encode()).digest()).decode()
@@ -66,6 +72,7 @@ def dashboard_pieces(
            f"<title>{esc(title)}</title><style>{PAGE_STYLE}</style></head><body>")
     yield f"<header><h1>{esc(title)}</h1><p>{describe_counts(summary.get('totals') or {})}</p>"
     yield html_warning(unsandboxed_cases(summary))  # agent commands that ran without a sandbox, if any
+    yield html_skipped_note(*skipped_cases(summary))  # agent cases not run: no sandbox works here
     if len(suites) > 1:
         yield _navigation(suites)
     yield "</header><main>"

@@ -15,7 +15,7 @@ TOOL_TYPES = (*BUILTIN_TOOLS, "scripted")
 DEFAULT_MAX_STEPS = 20
 DEFAULT_MAX_SECONDS = 300.0
 DEFAULT_COMMAND_TIMEOUT_S = 10.0
-SANDBOX_BACKENDS = ("auto", "bubblewrap", "container", "none")
+SANDBOX_BACKENDS = ("auto", "bubblewrap", "landlock", "seatbelt", "container", "none")
 DEFAULT_SANDBOX_IMAGE = "python:3-slim"
 
 
@@ -139,9 +139,9 @@ class SandboxLimits:
 class SandboxSpec:
     """Where an agent task's programs run: the ``sandbox:`` of the task, else the suite, else the option.
 
-    ``backend`` is ``auto`` (bubblewrap when it works, else a container engine with the image present),
-    ``bubblewrap``, ``container`` or ``none`` (no isolation, asked for explicitly); ``image`` is the
-    container image.
+    ``backend`` is ``auto`` (bubblewrap when it works, else Linux namespaces with Landlock, else macOS
+    Seatbelt, else a container engine with the image present), ``bubblewrap``, ``landlock``, ``seatbelt``,
+    ``container`` or ``none`` (no isolation, asked for explicitly); ``image`` is the container image.
     """
 
     backend: str = "auto"

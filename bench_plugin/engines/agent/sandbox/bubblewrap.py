@@ -4,7 +4,8 @@ What a program sees: the host's files read-only, with ``/tmp``, the folder of th
 caller's home folder replaced by empty ones (the interpreter that runs pytest is put back, read-only);
 the workspace, read-write, the only place it may write besides a small private ``/tmp`` and
 ``/dev/shm``; its own ``/proc`` and PID namespace, so no other process of the machine; no network (its
-own empty network namespace) unless the tool allows it. It dies with pytest and with its bwrap
+own empty network namespace, and ``/run`` hidden) unless the tool allows it; no Unix socket of the
+host (``unix_sockets.py``). It dies with pytest and with its bwrap
 process, every process it started included.
 """
 
@@ -30,9 +31,11 @@ from bench_plugin.engines.agent.sandbox.launch import (
     python_argv,
 )
 from bench_plugin.engines.agent.sandbox.owner import hand_over, needs_own_user, workspace_user
+from bench_plugin.engines.agent.sandbox.unix_sockets import deny_unix_sockets_filter
 from bench_plugin.suite.agent.spec import SandboxLimits
 
 _SYSTEM = (Path("/usr"), Path("/etc"))  # a folder holding these is never hidden
+RUNTIME_FOLDERS = (Path("/run"), Path("/var/run"))
 
 
 @dataclass(frozen=True)
@@ -50,20 +53,22 @@ class FilesystemView:
     workspace: Path
 
 
-def filesystem_view(workspace: Path, programs: Iterable[Path] = ()) -> FilesystemView:
+def filesystem_view(workspace: Path, programs: Iterable[Path] = (), *, network: bool = True) -> FilesystemView:
     """The view for a program in ``workspace``: ``/tmp``, the workspaces' folder and home hidden.
 
     Args:
         workspace: the case's workspace (resolved).
         programs: executables the program needs besides the interpreter; their folders stay visible.
+        network: without it, ``/run`` and ``/var/run`` are hidden too (the sockets of the machine's
+            services live there; DNS settings may too, which only a program with network needs).
     """
-    hidden = _hidden_folders(workspace)
+    hidden = _hidden_folders(workspace, () if network else RUNTIME_FOLDERS)
     return FilesystemView(tuple(hidden), tuple(_kept_folders(hidden, _needed_folders(workspace, programs))), workspace)
 
 
-def _hidden_folders(workspace: Path) -> list[Path]:
-    """``/tmp``, the workspaces' folder and home, outermost first, none inside another; system folders stay."""
-    candidates = [Path("/tmp"), workspace.parent, Path(tempfile.gettempdir())]
+def _hidden_folders(workspace: Path, more: Iterable[Path] = ()) -> list[Path]:
+    """``/tmp``, the workspaces' folder, home and ``more``, outermost first, none inside another; not ``/usr``."""
+    candidates = [Path("/tmp"), workspace.parent, Path(tempfile.gettempdir()), *more]
     with contextlib.suppress(KeyError, RuntimeError):  # a user with no account, or no home
         candidates.append(Path.home())
         candidates.append(Path(pwd.getpwuid(os.geteuid()).pw_dir))
@@ -212,8 +217,9 @@ class BubblewrapSandbox(Sandbox):
         if needs_own_user():
             uid = workspace_user(workspace)
             hand_over(workspace, uid)
-        command = entry_argv(argv, workspace, self.limits, uid=uid, count_processes=True)
-        view = filesystem_view(workspace, [program])
+        command = entry_argv(argv, workspace, self.limits, uid=uid, count_processes=True,
+                             seccomp=deny_unix_sockets_filter())
+        view = filesystem_view(workspace, [program], network=network)
         args = bwrap_argv(self.bwrap, command, view, network=network, limits=self.limits, own_user=uid is not None,
                           features=self.features)
         return Launch(tuple(args), {"PATH": host_path()}, Path("/"))
