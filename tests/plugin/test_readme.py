@@ -44,3 +44,20 @@ def test_tutorial_typo_message_is_the_one_shown(pytester: pytest.Pytester) -> No
 def fnmatch_literal(text: str) -> str:
     """Escape fnmatch's special characters so ``text`` matches only itself."""
     return re.sub(r"([][*?])", r"[\1]", text)
+
+
+def readme_ci_gates() -> str:
+    section = README[README.index("## In CI: is this commit worse than main?"):]
+    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert block, "the CI section's gates block moved"
+    return block.group(1)
+
+
+def test_the_ci_sections_gates_hold_against_an_unchanged_baseline(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/my_bench": tutorial_suite() + readme_ci_gates()})
+    first = pytester.runpytest("suites/", "--bench-output", "main-results", "--bench-html", "off")
+    first.assert_outcomes(passed=3, skipped=1)  # the two cases, the absolute gate; the relative one has no baseline
+    again = pytester.runpytest("suites/", "--bench-baseline", "main-results", "--bench-exit-on-gates",
+                               "--bench-html", "off")
+    assert again.ret == 0
+    again.stdout.fnmatch_lines(["*quality gates*"])
