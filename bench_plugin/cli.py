@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,9 +42,34 @@ from bench_plugin.suite.discover import find_suites
 from bench_plugin.suite.leaderboard import read_suite_leaderboards
 from bench_plugin.suite.schema import suite_schema
 
+# what a shell reports for a command stopped by a closed pipe (128 + SIGPIPE)
+CLOSED_PIPE_EXIT = 141
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``bench`` console script; returns the exit code."""
+    """Entry point of the ``bench`` console script; returns the exit code.
+
+    A reader that stops early (``bench schema | head``) closes the pipe: the command then ends quietly, as
+    other command-line tools do, instead of printing a traceback.
+    """
+    try:
+        code = _command(argv)
+        sys.stdout.flush()  # inside the try: a closed pipe found at exit would print "Exception ignored"
+    except BrokenPipeError:
+        _drop_stdout()
+        return CLOSED_PIPE_EXIT
+    return code
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device, so the flush at exit finds nothing to write into the closed pipe."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+
+
+def _command(argv: Sequence[str] | None) -> int:
+    """Parse the arguments and run the command they name."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "mock-server":
         return serve(args[1:])

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from bench_plugin.cli import main
+from bench_plugin.cli import CLOSED_PIPE_EXIT, main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -160,3 +163,17 @@ def test_merge_of_a_killed_named_run_reads_its_journals(
     expected = ["t1", "t2", "t3"] if with_results else ["t2", "t3"]
     assert sorted(r["task"] for r in merged) == expected
     assert {r["task"]: r["status"] for r in merged}["t2"] == "passed"  # the journal's reading is the newer
+
+
+def test_a_closed_pipe_ends_the_command_quietly() -> None:
+    """``bench schema | head -c 200``: the reader is gone before the schema is written; no traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write now fails with EPIPE, as after head has read its 200 bytes
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; from bench_plugin.cli import main; "
+                               "sys.exit(main(['schema']))"], stdout=write_end, stderr=subprocess.PIPE, check=False)
+    finally:
+        os.close(write_end)
+    assert done.stderr.decode() == ""
+    assert done.returncode == CLOSED_PIPE_EXIT
+
