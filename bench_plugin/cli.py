@@ -123,6 +123,11 @@ def _validate(options: argparse.Namespace) -> int:
     run finds before its first call is found here: the YAML and the schema, scripted models' rules,
     and per case its templates (prompts, scorer options, judge prompts), scorers and composite.
     """
+    missing = [path for path in options.paths if not Path(path).exists()]
+    for path in missing:
+        print(f"bench validate: {path} does not exist", file=sys.stderr)
+    if missing:
+        return 2
     files = find_suites(Path(p) for p in options.paths)
     if not files:
         print(f"no suite files under {' '.join(options.paths)}", file=sys.stderr)

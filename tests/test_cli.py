@@ -177,3 +177,8 @@ def test_a_closed_pipe_ends_the_command_quietly() -> None:
     assert done.stderr.decode() == ""
     assert done.returncode == CLOSED_PIPE_EXIT
 
+
+def test_validate_says_a_path_does_not_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(tmp_path / "nosuch")]) == 2
+    assert f"bench validate: {tmp_path / 'nosuch'} does not exist" in capsys.readouterr().err
+
