@@ -22,9 +22,12 @@ from typing import Any
 import pytest
 
 from bench_plugin.calls.pricing import price_unknown
+from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.errors import AuthError
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.mock.server import main as serve
 from bench_plugin.plugin.nodes import CaseItem
+from bench_plugin.providers.http import api_key_from_env
 from bench_plugin.report.audit import audit, render_audit
 from bench_plugin.report.compare.build import NothingToCompare, Side, compare_sides, regressions
 from bench_plugin.report.compare.facts import facts_of
@@ -169,14 +172,31 @@ class _Validation:
             print(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(broken)} with problems")
             for note in unpriced_models(items):  # not a problem: the run works, but its cost will be unknown
                 print(f"{path}: note: {note}")
+            for warning in missing_keys(items):  # not a problem of the suite: the key may be set where it runs
+                print(f"{path}: warning: {warning}", file=sys.stderr)
 
 
 def unpriced_models(items: Sequence[CaseItem]) -> list[str]:
     """A line for each paid endpoint's model (under test or judging) whose calls will have no price."""
-    models = {model.name: model for item in items for model in (item.case.model, *item.case.judges.values())
-              if model is not None}
     return [f"model {name}: {why} (its cost stays unknown, and a --bench-budget-usd run stops at its first call)"
-            for name, model in models.items() if (why := price_unknown(model)) is not None]
+            for name, model in _models_of(items).items() if (why := price_unknown(model)) is not None]
+
+
+def missing_keys(items: Sequence[CaseItem]) -> list[str]:
+    """A line for each model (under test or judging) whose key variable is unset here: every call of it would fail."""
+    lines = []
+    for name, model in _models_of(items).items():
+        try:
+            api_key_from_env(model.provider)
+        except AuthError as exc:
+            lines.append(f"model {name}: {exc.message} (every call to it would fail; set it, or put it in .env)")
+    return lines
+
+
+def _models_of(items: Sequence[CaseItem]) -> dict[str, ModelSpec]:
+    """The models the cases call, under test or judging, by name."""
+    return {model.name: model for item in items for model in (item.case.model, *item.case.judges.values())
+            if model is not None}
 
 
 def _report(options: argparse.Namespace) -> int:

@@ -182,3 +182,14 @@ def test_validate_says_a_path_does_not_exist(tmp_path: Path, capsys: pytest.Capt
     assert main(["validate", str(tmp_path / "nosuch")]) == 2
     assert f"bench validate: {tmp_path / 'nosuch'} does not exist" in capsys.readouterr().err
 
+
+def test_validate_warns_of_a_key_variable_that_is_not_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run would fail every call with ``auth``; validate says so before it, without calling any model."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env of the project's is read
+    (tmp_path / "s.yaml").write_text("models:\n  a: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n")
+    assert main(["validate", str(tmp_path), "--bench-models", "openai:gpt-4o-mini"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: model openai:gpt-4o-mini: environment variable OPENAI_API_KEY is not set" in err
