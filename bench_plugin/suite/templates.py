@@ -232,6 +232,7 @@ def _case_error(
         message, hint = f"template error: {exc.message}", LIMIT_HINT
     elif isinstance(exc, jinja2.TemplateError):
         message = f"template error: {getattr(exc, 'message', None) or exc}"
+        hint = _unknown_filter_hint(message)
     elif isinstance(exc, OverflowError):
         message = f"template error: a number too large to compute ({exc})"
     elif isinstance(exc, RecursionError):
@@ -243,6 +244,23 @@ def _case_error(
     if message.startswith("template error: "):
         message += _where_in_template(exc)
     return CaseError(message, path=path, line=line, key=key or None, hint=hint)
+
+
+_PORTED_FILTERS = {"load": "fromjson", "dump": "tojson"}
+"""promptfoo's (Nunjucks') JSON filters and their names here."""
+_UNKNOWN_FILTER = re.compile(r"No filter named '([^']+)'")
+
+
+def _unknown_filter_hint(message: str) -> str | None:
+    """For ``No filter named 'X'``: the filter a ported template meant (``load`` is ``fromjson``), or a close name."""
+    found = _UNKNOWN_FILTER.search(message)
+    if found is None:
+        return None
+    name = found.group(1)
+    if name in _PORTED_FILTERS:
+        here = _PORTED_FILTERS[name]
+        return f"promptfoo's {name!r} filter is {here!r} here: {{{{ value | {here} }}}}"
+    return did_you_mean(name, sorted(make_environment(None).filters)) or None
 
 
 def _where_in_template(exc: BaseException) -> str:
