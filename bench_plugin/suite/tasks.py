@@ -70,7 +70,9 @@ def build_tasks(
                     *_variables(loaded, entry.get("derived", {}), (*base, "derived")),
                 ),
                 dataset=_dataset(loaded, entry, base),
-                system=_text(loaded, entry, base, "system", "system_file") or suite_system,
+                # beside messages: only the task's own (sent first, expand.py); the suite's is not added to them
+                system=_text(loaded, entry, base, "system", "system_file")
+                or (suite_system if "messages" not in entry else None),
                 prompt=_text(loaded, entry, base, "prompt", "prompt_file"),
                 messages=(
                     build_messages(loaded, entry["messages"], (*base, "messages")) if "messages" in entry else None
