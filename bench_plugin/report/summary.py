@@ -237,7 +237,9 @@ def suite_spend(model_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def describe_spend(records: Sequence[CaseRecord]) -> str:
     """What one model's cases cost, for its terminal line: ``cost $0.0123 + judges $0.0040``, and the cases left out.
 
-    "" when no call had a price nor lacked one (offline providers cost nothing to call).
+    With cases whose calls have no price the total is a lower bound: ``cost at least $0.0123 ...``, or ``cost
+    unknown`` when nothing priced cost anything (a fresh run and a resumed one whose answers came from the cache
+    read the same). "" when no call had a price nor lacked one (offline providers cost nothing to call).
     """
     own = total(usage_number(record, "cost_usd") for record in records)
     judges = total(judge_usage(record.usage or {}, record.components)["cost_usd"] for record in records)
@@ -246,11 +248,12 @@ def describe_spend(records: Sequence[CaseRecord]) -> str:
     parts += [] if judges is None else [f"judges ${judges:.4f}"]
     if not parts and not unpriced:
         return ""
-    spend = "cost " + (" + ".join(parts) if parts else "unknown")
     if not unpriced:
-        return spend
+        return "cost " + " + ".join(parts)
+    known = (own or 0) + (judges or 0) > 0
+    spend = "cost at least " + " + ".join(parts) if known else "cost unknown"
     judges_only = all(not cost_note_of(r.usage or {}) for r in records if cost_note(r))  # the model is priced
-    cases = f"{len(unpriced)} case{'s' * (len(unpriced) != 1)}"
+    cases = f"{len(unpriced)} of {len(records)} case{'s' * (len(records) != 1)}"
     what = f"{cases} whose judge calls have no price" if judges_only else f"{cases} without a price"
     return f"{spend} ({what}: {unpriced[0]})"
 
