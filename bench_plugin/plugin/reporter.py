@@ -24,7 +24,7 @@ from bench_plugin.report.escape import log_line
 from bench_plugin.report.spend import SessionSpend
 from bench_plugin.results.journal import delete_journals, journal_records
 from bench_plugin.results.record import FAILED, PASSED, CaseRecord
-from bench_plugin.results.store import ResultsStore
+from bench_plugin.results.store import ResultsStore, remove_stale_temp_files
 from bench_plugin.run.run_history import RunSettings
 from bench_plugin.suite.discover import SUITE_SUFFIXES
 
@@ -148,6 +148,7 @@ class BenchReporter:
         try:
             if not self._opened:  # first record: only runs that have cases touch the output folder
                 self.store.open(keep_earlier=self._run.keep_earlier)
+                remove_stale_temp_files(self.output_dir, self.output_dir / FOLDER)  # of a killed session's writes
                 self._opened = True
             if self._run.name is not None:
                 self._now.add(data["nodeid"])

@@ -19,6 +19,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -334,6 +335,26 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
         except BaseException:
             Path(temp_name).unlink(missing_ok=True)
             raise
+
+
+_TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+"""What ``write_atomically`` names its temporary file: ``.summary.json.k3j9_x2a.tmp`` (``mkstemp``'s 8 characters)."""
+
+
+def remove_stale_temp_files(folder: Path, *below: Path) -> int:
+    """Delete the temporary files ``write_atomically`` left in ``folder`` (and anywhere under ``below``).
+
+    A process killed while replacing a file (SIGKILL, a power cut) leaves its temporary file behind; the next
+    session of the same output folder removes it as it starts. Returns how many it removed.
+    """
+    found = [*folder.glob(".*.tmp"), *(path for deeper in below for path in deeper.rglob(".*.tmp"))]
+    removed = 0
+    for path in found:
+        if _TEMP_NAME.match(path.name) and path.is_file() and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+    return removed
 
 
 def read_results(path: Path | str) -> list[CaseRecord]:

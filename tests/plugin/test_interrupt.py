@@ -93,3 +93,18 @@ def test_after_ctrl_c_the_summary_says_what_did_not_run_and_how_to_resume(pytest
     else:
         result.stdout.fnmatch_lines(["interrupted: 4 of 6 selected cases did not run or finish (a named run, "
                                      "--bench-run NAME, resumes where it stopped)"])
+
+
+def test_a_session_removes_the_temporary_files_a_killed_one_left(pytester: pytest.Pytester) -> None:
+    """A SIGKILL while summary.json was replaced left ``.summary.json.*.tmp``, still there after the resume."""
+    output = pytester.path / "bench-results"
+    left = [output / ".summary.json.k3j9_x2a.tmp", output / "conversations" / "echo" / ".t[m-run1].md.ab12cd34.tmp"]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half a file")
+    mine = output / ".notes.tmp"  # not a name of ours
+    mine.write_text("kept")
+    pytester.makefile(".yaml", **{"suites/echo": "models:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n"})
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert not any(path.exists() for path in left)
+    assert mine.read_text() == "kept"
