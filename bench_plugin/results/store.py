@@ -177,6 +177,11 @@ class ResultsStore:
         self._earlier_spans = dict(self._spans)
         return len(complete)
 
+    @property
+    def holds_copies(self) -> bool:
+        """Whether the file holds more than the store keeps: a case's older line, a blank line."""
+        return not self._file_is_sorted()
+
     def append(self, record: Mapping[str, Any] | CaseRecord) -> None:
         """Write one finished case and flush it to the OS at once; the store keeps what the reports read of it.
 
@@ -304,6 +309,26 @@ def _file_mode() -> int:
     mask = os.umask(0o022)  # elsewhere: set and put back at once
     os.umask(mask)
     return 0o666 & ~mask
+
+
+def keep_each_case_once(path: Path) -> None:
+    """Rewrite a results file that holds a case more than once (sessions killed in a row) with its newest line only.
+
+    The end of a session does the same; done as a session that continues the file starts (before anything
+    notes where its lines are), whatever reads the file meanwhile (``bench report``, another tool) sees each case
+    once, and another kill adds no more copies.
+
+    Raises:
+        OSError: the file cannot be read or written (``filename`` names it).
+        ValueError: a line before the last is not a case record (``path:line``).
+    """
+    if not path.is_file():
+        return
+    store = ResultsStore(path)
+    store.open(keep_earlier=True)
+    if store.holds_copies:
+        store.finalize()  # in the store's order: each case where its newest line was
+    store.close()
 
 
 def write_atomically(path: Path, text: str | Iterable[str]) -> None:
