@@ -1,0 +1,41 @@
+"""Why an endpoint refused a request as sent (HTTP 400, 422...): the likely cause, read from the server's answer.
+
+Running such a case again cannot help; what to change depends on what the server said: a prompt longer than
+the model's context, or a parameter the server does not take (and whether the suite or ``--bench-model-arg``
+sent it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+
+_CONTEXT = re.compile(r"context[ _-]?(length|size|window)|maximum context|prompt is too long|too many tokens",
+                      re.IGNORECASE)
+"""How servers say the prompt does not fit: OpenAI and vLLM (``maximum context length``, the code
+``context_length_exceeded``), llama.cpp (``context size``), Anthropic (``prompt is too long``)."""
+_UNKNOWN_FIELD = re.compile(r"unexpected (field|param|argument|keyword)|unrecogni[sz]ed|unknown (field|param|argument)"
+                            r"|extra (fields|inputs) (are )?not permitted|not supported|unsupported", re.IGNORECASE)
+"""How servers say a request carries a field they do not take (transformers' serve: ``Unexpected fields``)."""
+
+
+def likely_cause(message: str, params: Iterable[str], from_command_line: Collection[str]) -> str | None:
+    """What to change, from the server's message; None when it names nothing recognised.
+
+    Args:
+        message: the server's answer, as the record keeps it.
+        params: the names of the parameters the model was sent (the suite's and ``--bench-model-arg``'s).
+        from_command_line: those ``--bench-model-arg`` set.
+    """
+    if _CONTEXT.search(message):
+        return ("the prompt does not fit the model's context (with max_tokens for the answer): shorten the prompt, "
+                "lower max_tokens, or choose a model with a longer context")
+    sent = list(params)
+    named = [key for key in sent if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", message)]
+    if not named and _UNKNOWN_FIELD.search(message):  # the server did not say which: the command line's first
+        named = [key for key in sent if key in from_command_line]
+    if not named:
+        return None
+    key = named[0]
+    where = "--bench-model-arg" if key in from_command_line else "the suite (the model's parameters)"
+    return f"the server does not take parameter {key!r}, which {where} sent: leave it out for this model"
