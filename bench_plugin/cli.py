@@ -12,6 +12,7 @@ bench mock-server [...]          the OpenAI/Anthropic-compatible mock server
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -66,9 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _drop_stdout() -> None:
     """Point stdout at the null device, so the flush at exit finds nothing to write into the closed pipe."""
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, sys.stdout.fileno())
-    os.close(null)
+    with contextlib.suppress(OSError, ValueError):  # a stdout without a file descriptor (captured): nothing to do
+        out = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, out)
+        finally:
+            os.close(null)
 
 
 def _command(argv: Sequence[str] | None) -> int:
