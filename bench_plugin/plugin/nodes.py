@@ -295,12 +295,17 @@ def infrastructure_message(record: CaseRecord, model_args: Collection[str] = ())
     ``model_args``: the parameters ``--bench-model-arg`` set, to say where a refused one came from.
     """
     kind = str((record.error or {}).get("kind") or "")
-    if kind != "auth" and not _REFUSED.fullmatch(kind):
-        return f"{record.reason}\n(infrastructure failure, not a model failure: re-run this case)"
+    if kind == "auth" or _REFUSED.fullmatch(kind):
+        return (f"{record.reason}\n(infrastructure failure, not a model failure: the request was refused as sent; "
+                f"{_what_to_fix(record, kind, model_args)})")
+    return f"{record.reason}\n(infrastructure failure, not a model failure: re-run this case)"
+
+
+def _what_to_fix(record: CaseRecord, kind: str, model_args: Collection[str]) -> str:
+    """The likely cause the server's answer shows; else the usual suspects."""
     message = str((record.error or {}).get("message") or record.reason)
     cause = likely_cause(message, record.model_params, model_args) if kind != "auth" else None
-    fix = f"likely cause: {cause}" if cause else "fix the key, the model id or the suite before running it again"
-    return f"{record.reason}\n(infrastructure failure, not a model failure: the request was refused as sent; {fix})"
+    return f"likely cause: {cause}" if cause else "fix the key, the model id or the suite before running it again"
 
 
 def _decides_outcome(record: CaseRecord, when: str) -> bool:

@@ -30,12 +30,16 @@ def likely_cause(message: str, params: Iterable[str], from_command_line: Collect
     if _CONTEXT.search(message):
         return ("the prompt does not fit the model's context (with max_tokens for the answer): shorten the prompt, "
                 "lower max_tokens, or choose a model with a longer context")
-    sent = list(params)
-    named = [key for key in sent if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", message)]
-    if not named and _UNKNOWN_FIELD.search(message):  # the server did not say which: the command line's first
-        named = [key for key in sent if key in from_command_line]
-    if not named:
+    key = _refused_parameter(message, list(params), from_command_line)
+    if key is None:
         return None
-    key = named[0]
     where = "--bench-model-arg" if key in from_command_line else "the suite (the model's parameters)"
     return f"the server does not take parameter {key!r}, which {where} sent: leave it out for this model"
+
+
+def _refused_parameter(message: str, sent: list[str], from_command_line: Collection[str]) -> str | None:
+    """The parameter the server names; when it names none but refuses a field, the command line's first."""
+    named = [key for key in sent if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", message)]
+    if not named and _UNKNOWN_FIELD.search(message):
+        named = [key for key in sent if key in from_command_line]
+    return named[0] if named else None

@@ -246,16 +246,18 @@ def describe_spend(records: Sequence[CaseRecord]) -> str:
     unpriced = [note for record in records if (note := cost_note(record))]
     parts = [] if own is None else [f"${own:.4f}"]
     parts += [] if judges is None else [f"judges ${judges:.4f}"]
-    if not parts and not unpriced:
-        return ""
     if not unpriced:
-        return "cost " + " + ".join(parts)
-    known = (own or 0) + (judges or 0) > 0
-    spend = "cost at least " + " + ".join(parts) if known else "cost unknown"
-    judges_only = all(not cost_note_of(r.usage or {}) for r in records if cost_note(r))  # the model is priced
+        return "cost " + " + ".join(parts) if parts else ""
+    spend = "cost at least " + " + ".join(parts) if (own or 0) + (judges or 0) > 0 else "cost unknown"
+    return f"{spend} ({_unpriced_cases(records, unpriced)})"
+
+
+def _unpriced_cases(records: Sequence[CaseRecord], unpriced: Sequence[str]) -> str:
+    """``3 of 10 cases without a price: why`` (or ``whose judge calls have no price``, when the model is priced)."""
+    judges_only = all(not cost_note_of(r.usage or {}) for r in records if cost_note(r))
     cases = f"{len(unpriced)} of {len(records)} case{'s' * (len(records) != 1)}"
     what = f"{cases} whose judge calls have no price" if judges_only else f"{cases} without a price"
-    return f"{spend} ({what}: {unpriced[0]})"
+    return f"{what}: {unpriced[0]}"
 
 
 def cost_note(record: CaseRecord) -> str | None:
