@@ -13,7 +13,9 @@ bench mock-server [...]          the OpenAI/Anthropic-compatible mock server
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,8 +25,12 @@ import pytest
 
 from bench_plugin.calls.pricing import price_unknown
 from bench_plugin.core.text_safety import echo
+from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.errors import AuthError
+from bench_plugin.core.text_safety import log_line
 from bench_plugin.mock.server import main as serve
 from bench_plugin.plugin.nodes import CaseItem
+from bench_plugin.providers.http import api_key_from_env
 from bench_plugin.report.audit import audit, render_audit
 from bench_plugin.report.compare.build import NothingToCompare, Side, compare_sides, regressions
 from bench_plugin.report.compare.facts import facts_of
@@ -46,9 +52,38 @@ from bench_plugin.suite.leaderboard import LeaderboardSpec, read_suite_leaderboa
 from bench_plugin.suite.quality_gates import parse_gate_text
 from bench_plugin.suite.schema import suite_schema
 
+# what a shell reports for a command stopped by a closed pipe (128 + SIGPIPE)
+CLOSED_PIPE_EXIT = 141
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``bench`` console script; returns the exit code."""
+    """Entry point of the ``bench`` console script; returns the exit code.
+
+    A reader that stops early (``bench schema | head``) closes the pipe: the command then ends quietly, as
+    other command-line tools do, instead of printing a traceback.
+    """
+    try:
+        code = _command(argv)
+        sys.stdout.flush()  # inside the try: a closed pipe found at exit would print "Exception ignored"
+    except BrokenPipeError:
+        _drop_stdout()
+        return CLOSED_PIPE_EXIT
+    return code
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device, so the flush at exit finds nothing to write into the closed pipe."""
+    with contextlib.suppress(OSError, ValueError):  # a stdout without a file descriptor (captured): nothing to do
+        out = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, out)
+        finally:
+            os.close(null)
+
+
+def _command(argv: Sequence[str] | None) -> int:
+    """Parse the arguments and run the command they name."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "mock-server":
         return serve(args[1:])
@@ -103,6 +138,11 @@ def _validate(options: argparse.Namespace) -> int:
     run finds before its first call is found here: the YAML and the schema, scripted models' rules,
     and per case its templates (prompts, scorer options, judge prompts), scorers and composite.
     """
+    missing = [path for path in options.paths if not Path(path).exists()]
+    for path in missing:
+        print(f"bench validate: {path} does not exist", file=sys.stderr)
+    if missing:
+        return 2
     files = find_suites(Path(p) for p in options.paths)
     if not files:
         echo(f"no suite files under {' '.join(options.paths)}", file=sys.stderr)
@@ -144,14 +184,31 @@ class _Validation:
             echo(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(broken)} with problems")
             for note in unpriced_models(items):  # not a problem: the run works, but its cost will be unknown
                 echo(f"{path}: note: {note}")
+            for warning in missing_keys(items):  # not a problem of the suite: the key may be set where it runs
+                echo(f"{path}: warning: {warning}", file=sys.stderr)
 
 
 def unpriced_models(items: Sequence[CaseItem]) -> list[str]:
     """A line for each paid endpoint's model (under test or judging) whose calls will have no price."""
-    models = {model.name: model for item in items for model in (item.case.model, *item.case.judges.values())
-              if model is not None}
     return [f"model {name}: {why} (its cost stays unknown, and a --bench-budget-usd run stops at its first call)"
-            for name, model in models.items() if (why := price_unknown(model)) is not None]
+            for name, model in _models_of(items).items() if (why := price_unknown(model)) is not None]
+
+
+def missing_keys(items: Sequence[CaseItem]) -> list[str]:
+    """A line for each model (under test or judging) whose key variable is unset here: every call of it would fail."""
+    lines = []
+    for name, model in _models_of(items).items():
+        try:
+            api_key_from_env(model.provider)
+        except AuthError as exc:
+            lines.append(f"model {name}: {exc.message} (every call to it would fail; set it, or put it in .env)")
+    return lines
+
+
+def _models_of(items: Sequence[CaseItem]) -> dict[str, ModelSpec]:
+    """The models the cases call, under test or judging, by name."""
+    return {model.name: model for item in items for model in (item.case.model, *item.case.judges.values())
+            if model is not None}
 
 
 def _report(options: argparse.Namespace) -> int:

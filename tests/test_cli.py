@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from bench_plugin.cli import main
+from bench_plugin.cli import CLOSED_PIPE_EXIT, main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -165,3 +168,33 @@ def test_merge_of_a_killed_named_run_reads_its_journals(
     expected = ["t1", "t2", "t3"] if with_results else ["t2", "t3"]
     assert sorted(r["task"] for r in merged) == expected
     assert {r["task"]: r["status"] for r in merged}["t2"] == "passed"  # the journal's reading is the newer
+
+
+def test_a_closed_pipe_ends_the_command_quietly() -> None:
+    """``bench schema | head -c 200``: the reader is gone before the schema is written; no traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write now fails with EPIPE, as after head has read its 200 bytes
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; from bench_plugin.cli import main; "
+                               "sys.exit(main(['schema']))"], stdout=write_end, stderr=subprocess.PIPE, check=False)
+    finally:
+        os.close(write_end)
+    assert done.stderr.decode() == ""
+    assert done.returncode == CLOSED_PIPE_EXIT
+
+
+def test_validate_says_a_path_does_not_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(tmp_path / "nosuch")]) == 2
+    assert f"bench validate: {tmp_path / 'nosuch'} does not exist" in capsys.readouterr().err
+
+
+def test_validate_warns_of_a_key_variable_that_is_not_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run would fail every call with ``auth``; validate says so before it, without calling any model."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env of the project's is read
+    (tmp_path / "s.yaml").write_text("models:\n  a: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n")
+    assert main(["validate", str(tmp_path), "--bench-models", "openai:gpt-4o-mini"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: model openai:gpt-4o-mini: environment variable OPENAI_API_KEY is not set" in err

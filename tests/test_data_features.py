@@ -39,6 +39,20 @@ def test_messages_from_a_dataset_field_are_sent_as_written(tmp_path: Path) -> No
     assert [(m.role, m.content, m.name) for m in second.messages] == [("user", "Second", "ada")]
 
 
+def test_a_tasks_system_beside_messages_is_sent_after_their_own_system_messages(tmp_path: Path) -> None:
+    """inspect_ai's ``system_message`` ports as a task's ``system:``: it is sent, never dropped; the suite's is not."""
+    text = MODELS + ("system: The suite's, for prompts only.\n"
+                     "tasks:\n  - id: 'c-{{ id }}'\n    dataset: {file: chats.jsonl}\n    messages: '{{ messages }}'\n"
+                     "    system: 'Reply to {{ id }} in one word.'\n"
+                     "  - id: plain\n    messages: [{role: user, content: Hi}]\n")
+    first, second, plain = expand(text, tmp_path, {"chats.jsonl": CHATS})
+    assert [(m.role, m.content) for m in first.messages] == [
+        ("system", "Be brief."), ("system", "Reply to q1 in one word."), ("user", "Hi {{ x }}")]
+    assert [(m.role, m.content) for m in second.messages] == [
+        ("system", "Reply to q2 in one word."), ("user", "Second")]
+    assert [(m.role, m.content) for m in plain.messages] == [("user", "Hi")]
+
+
 def test_messages_from_json_text_with_fromjson(tmp_path: Path) -> None:
     csv = 'q,chat\nq1,"[{""role"": ""user"", ""content"": ""From CSV""}]"\n'
     text = MODELS + "tasks:\n  - id: '{{ q }}'\n    dataset: {file: rows.csv}\n    messages: '{{ chat | fromjson }}'\n"

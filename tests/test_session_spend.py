@@ -63,7 +63,19 @@ def test_a_partial_cost_says_how_many_cases_it_leaves_out() -> None:
     assert row["cost_missing"] == {"cases": 1, "note": "no model price"} and row["judge_cost_missing"] is None
     assert describe_missing_cost(row) == ["Cost of m leaves out 1 of 2 cases, whose calls have no price: "
                                           "no model price."]
-    assert describe_spend(records) == "cost $0.2500 + judges $1.0000 (1 case without a price: no model price)"
+    assert describe_spend(records) == ("cost at least $0.2500 + judges $1.0000 (1 of 2 cases without a price: "
+                                       "no model price)")
+
+
+def test_a_model_without_a_price_reads_the_same_fresh_and_resumed_with_cache_hits() -> None:
+    """A resumed run said "cost $0.0000 (200 cases without a price...)": the answers from the cache cost nothing."""
+    unpriced = {"input_tokens": 3, "output_tokens": 2, "cost_usd": None, "cost_note": "no model price",
+                "judge": {"cost_usd": None}}
+    cache_hit = {"input_tokens": 3, "output_tokens": 2, "cost_usd": 0.0, "judge": {"cost_usd": None}}
+    fresh = [CaseRecord.from_dict(record(unpriced, task=task)) for task in ("t", "u")]
+    resumed = [*fresh, CaseRecord.from_dict(record(cache_hit, task="v"))]
+    assert describe_spend(fresh) == "cost unknown (2 of 2 cases without a price: no model price)"
+    assert describe_spend(resumed) == "cost unknown (2 of 3 cases without a price: no model price)"
 
 
 def test_offline_calls_cost_nothing_and_say_nothing() -> None:

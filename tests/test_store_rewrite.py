@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.results.store import ResultsStore
+from bench_plugin.results.store import ResultsStore, keep_each_case_once
 
 
 def record(nodeid: str, **fields: Any) -> dict[str, Any]:
@@ -77,3 +77,19 @@ def test_a_kept_file_with_a_blank_line_is_rewritten_without_it(tmp_path: Path) -
     resumed.append(record("s::b", reason="new"))
     resumed.finalize(["s::a", "s::b"])
     assert path.read_text("utf-8").count("\n") == 2 and lines(path) == [("s::a", "kept"), ("s::b", "new")]
+
+
+def test_a_kept_file_holding_a_case_twice_is_rewritten_once_each_as_it_is_opened(tmp_path: Path) -> None:
+    """After two SIGKILLs in a row results.jsonl held 383 lines for 255 cases until a session completed."""
+    path = tmp_path / "results.jsonl"
+    killed = [record("s::a", reason="first"), record("s::b", reason="b"), record("s::a", reason="again")]
+    path.write_text("".join(json.dumps(data) + "\n" for data in killed) + '{"nodeid": "s::c', encoding="utf-8")
+    keep_each_case_once(path)  # as a session that continues the file starts
+    assert lines(path) == [("s::b", "b"), ("s::a", "again")]  # before any case of this session ends
+    resumed = ResultsStore(path)
+    resumed.open(keep_earlier=True)
+    assert [(r.nodeid, r.reason) for r in resumed.read_earlier()] == [("s::b", "b"), ("s::a", "again")]
+    resumed.append(record("s::c", reason="new"))
+    assert lines(path) == [("s::b", "b"), ("s::a", "again"), ("s::c", "new")]
+    resumed.finalize(["s::a", "s::b", "s::c"])
+    assert lines(path) == [("s::a", "again"), ("s::b", "b"), ("s::c", "new")]

@@ -126,3 +126,16 @@ def test_a_template_file_that_is_not_utf8_names_its_line_and_column(renderer: Te
     expected = r"template file prompts/latin1\.j2 is not UTF-8: byte 0xe9 at line 2, column 6"
     with pytest.raises(CaseError, match=expected):
         renderer.render_file("prompts/latin1.j2", {})
+
+
+def test_promptfoos_load_filter_is_named_as_fromjson(renderer: TemplateRenderer) -> None:
+    """A prompt ported from promptfoo reads JSON with ``load``: the hint says what it is called here."""
+    with pytest.raises(CaseError) as caught:
+        renderer.render("{{ (style | load).tone }}", {"style": '{"tone": "calm"}'}, key="prompt", line=4)
+    assert "No filter named 'load'" in str(caught.value)
+    assert "hint: promptfoo's 'load' filter is 'fromjson' here: {{ value | fromjson }}" in str(caught.value)
+
+
+def test_a_misspelt_filter_gets_a_did_you_mean(renderer: TemplateRenderer) -> None:
+    with pytest.raises(CaseError, match="hint: did you mean 'lower'"):
+        renderer.render("{{ q | lowr }}", {"q": "A"}, key="prompt", line=4)

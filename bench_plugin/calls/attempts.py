@@ -119,7 +119,8 @@ class AttemptGate:
                     endpoint.scope.take(tokens)
                 self._entry.attempts += 1
                 try:
-                    completion: Completion = await self._provider.complete(request)
+                    with self._status.calling():
+                        completion: Completion = await self._provider.complete(request)
                 except BaseException as exc:
                     # an attempt that got no answer counted no token: its estimate goes back (left taken, one
                     # 429 held the model for max_tokens / rate, 8 s for 4096 at 30,000 tpm)

@@ -1,4 +1,4 @@
-"""What the runner is doing right now: cases started and finished, errors, and every call or command that waits.
+"""What the runner is doing right now: cases started and finished, calls in flight, errors, and every wait.
 
 A call waits for its provider's limits (``waiting``); a case, for a place among the cases at work to run a
 command, an agent's program (``waiting_for_place``, through ``places.take_place``). The runner's loop thread
@@ -38,6 +38,7 @@ class RunStatus:
         self.errors = 0
         self.not_run = 0
         self.place_waits = 0  # cases waiting for a place among the cases at work, to run a command
+        self.calls = 0  # calls sent and not answered yet: a provider's limits keep it below the cases started
         self.waits: dict[int, Wait] = {}
 
     def case_started(self) -> None:
@@ -66,6 +67,17 @@ class RunStatus:
                 self.waits.pop(key, None)
 
     @contextlib.contextmanager
+    def calling(self) -> Iterator[None]:
+        """Count a call as in flight while the block sends it and waits for its answer."""
+        with self._lock:
+            self.calls += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.calls -= 1
+
+    @contextlib.contextmanager
     def waiting_for_place(self) -> Iterator[None]:
         """Count a case as waiting for a place to run a command while the block runs (``limits.CaseSlot``)."""
         with self._lock:
@@ -80,13 +92,13 @@ class RunStatus:
         """The counters now, with each wait's end on the wall clock (so another process can read it)."""
         with self._lock:
             started, finished, errors, not_run = self.started, self.finished, self.errors, self.not_run
-            place_waits, waits = self.place_waits, list(self.waits.values())
+            place_waits, calls, waits = self.place_waits, self.calls, list(self.waits.values())
         at, monotonic = time.time(), time.monotonic()
         ends = tuple(Wait(wait.provider, wait.why, at + wait.until - monotonic) for wait in waits)
-        return StatusSnapshot(started, finished, errors, not_run, ends, place_waits)
+        return StatusSnapshot(started, finished, errors, not_run, ends, place_waits, calls)
 
     def line(self, total: int | None) -> str:
-        """One line: cases done (of ``total``), in flight, errors, not run, waiting for a place, the waits grouped."""
+        """One line: cases done (of ``total``) and started, calls in flight, errors, not run, the waits grouped."""
         return self.snapshot().line(total)
 
 
@@ -97,7 +109,8 @@ _COUNTS = ("started", "finished", "errors", "not_run")
 class StatusSnapshot:
     """``RunStatus`` at one moment; ``waits`` end on the wall clock (``time.time()``).
 
-    ``place_waits``: cases waiting for a place to run a command (they are also in flight).
+    ``place_waits``: cases waiting for a place to run a command (they are also started). ``calls``: calls sent
+    and not answered yet.
     """
 
     started: int = 0
@@ -106,11 +119,12 @@ class StatusSnapshot:
     not_run: int = 0
     waits: tuple[Wait, ...] = ()
     place_waits: int = 0
+    calls: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, to cross from an xdist worker to the controller."""
         return {"started": self.started, "finished": self.finished, "errors": self.errors, "not_run": self.not_run,
-                "place_waits": self.place_waits,
+                "place_waits": self.place_waits, "calls": self.calls,
                 "waits": [[wait.provider, wait.why, wait.until] for wait in self.waits]}
 
     @classmethod
@@ -122,17 +136,22 @@ class StatusSnapshot:
         """
         try:
             started, finished, errors, not_run = (int(data[key]) for key in _COUNTS)
-            place_waits = int(data.get("place_waits", 0))
+            place_waits, calls = int(data.get("place_waits", 0)), int(data.get("calls", 0))
             waits = tuple(Wait(str(provider), str(why), float(until)) for provider, why, until in data["waits"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a status snapshot: {exc}") from exc
-        return cls(started, finished, errors, not_run, waits, place_waits)
+        return cls(started, finished, errors, not_run, waits, place_waits, calls)
 
     def line(self, total: int | None, now: float | None = None) -> str:
-        """One line: cases done (of ``total``), in flight, errors, not run, waiting for a place, the waits grouped."""
-        done, flight, errors, not_run = self.finished, self.started - self.finished, self.errors, self.not_run
-        parts = [f"{done}/{total}" if total is not None else f"{done}", f"cases done, {flight} in flight"]
-        text = f"bench: {' '.join(parts)}, {errors} error{'s' * (errors != 1)}"
+        """One line: cases done (of ``total``) and started, calls in flight, errors, not run, the waits grouped.
+
+        Cases started (not done yet) and calls in flight are apart: 200 cases may start while a provider lets 4
+        calls go at a time, the others waiting for its limits.
+        """
+        done, running, errors, not_run = self.finished, self.started - self.finished, self.errors, self.not_run
+        parts = [f"{done}/{total}" if total is not None else f"{done}", f"cases done, {running} started"]
+        calls = f"{self.calls} call{'s' * (self.calls != 1)} in flight"
+        text = f"bench: {' '.join(parts)}, {calls}, {errors} error{'s' * (errors != 1)}"
         if not_run:
             text += f", {not_run} not run"
         if self.place_waits:
@@ -148,7 +167,7 @@ def combine(snapshots: Iterable[StatusSnapshot]) -> StatusSnapshot:
     for part in snapshots:
         total = StatusSnapshot(total.started + part.started, total.finished + part.finished,
                                total.errors + part.errors, total.not_run + part.not_run, total.waits + part.waits,
-                               total.place_waits + part.place_waits)
+                               total.place_waits + part.place_waits, total.calls + part.calls)
     return total
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -15,6 +15,7 @@ from bench_plugin.core.errors import CaseFailed, SuiteError
 from bench_plugin.core.text_safety import shown
 from bench_plugin.plugin.gate_items import gate_items
 from bench_plugin.plugin.options.quality_gates import GATE_SETTINGS_KEY
+from bench_plugin.plugin.refusals import likely_cause
 from bench_plugin.plugin.session import STATE_KEY, BenchState
 from bench_plugin.providers.offline_checks import check_offline_models
 from bench_plugin.results import record as rec
@@ -178,7 +179,7 @@ class CaseItem(pytest.Item):
                 # a replayed recorded failure the suite expects: still an infrastructure failure in
                 # records and reports, XFAIL for pytest (--runxfail turns it back into an ERROR)
                 raise pytest.xfail.Exception(f"expected infrastructure failure: {record.reason}", pytrace=False)
-            pytest.fail(infrastructure_message(record), pytrace=False)
+            pytest.fail(infrastructure_message(record, self._model_args()), pytrace=False)
 
     def runtest(self) -> None:
         """Turn the record's status into pytest's outcome: pass, fail, or skip when unscored."""
@@ -224,7 +225,7 @@ class CaseItem(pytest.Item):
         self._mark_reused(report)
         self._add_properties(report, record)
         if call.when == "setup" and report.failed:
-            report.longrepr = infrastructure_message(record)  # setup errors skip repr_failure
+            report.longrepr = infrastructure_message(record, self._model_args())  # setup errors skip repr_failure
         if report.skipped and isinstance(report.longrepr, tuple):
             self._point_skip_at_task(report, report.longrepr[2])
 
@@ -275,6 +276,10 @@ class CaseItem(pytest.Item):
         if when == "teardown":
             CaseItem._setup_keywords = ("", {})
 
+    def _model_args(self) -> tuple[str, ...]:
+        """The parameters ``--bench-model-arg`` set: a refused request names where its parameter came from."""
+        return tuple(key for key, _ in self.config.stash[STATE_KEY].expand_options.model_args)
+
     def reportinfo(self) -> tuple[Any, int | None, str]:
         """Where the case is written: the suite file and the task's line."""
         return self.path, self.case.line, f"{self.case.suite}::{self.name}"
@@ -290,14 +295,24 @@ _REFUSED = re.compile(r"http_4(?!08|09|25|29)\d\d")
 """Kinds of an endpoint refusing the request as sent (a prompt too long, a bad parameter): no re-run fixes them."""
 
 
-def infrastructure_message(record: CaseRecord) -> str:
-    """What pytest shows for an ERROR case: whether running it again can help."""
+def infrastructure_message(record: CaseRecord, model_args: Collection[str] = ()) -> str:
+    """What pytest shows for an ERROR case: whether running it again can help, and what to fix when not.
+
+    ``model_args``: the parameters ``--bench-model-arg`` set, to say where a refused one came from.
+    """
     kind = str((record.error or {}).get("kind") or "")
     reason = shown(record.reason)  # an endpoint's error text
     if kind == "auth" or _REFUSED.fullmatch(kind):
         return (f"{reason}\n(infrastructure failure, not a model failure: the request was refused as sent; "
-                "fix the key, the model id or the suite before running it again)")
+                f"{_what_to_fix(record, kind, model_args)})")
     return f"{reason}\n(infrastructure failure, not a model failure: re-run this case)"
+
+
+def _what_to_fix(record: CaseRecord, kind: str, model_args: Collection[str]) -> str:
+    """The likely cause the server's answer shows; else the usual suspects."""
+    message = str((record.error or {}).get("message") or record.reason)
+    cause = likely_cause(message, record.model_params, model_args) if kind != "auth" else None
+    return f"likely cause: {cause}" if cause else "fix the key, the model id or the suite before running it again"
 
 
 def _decides_outcome(record: CaseRecord, when: str) -> bool:

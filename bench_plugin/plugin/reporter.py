@@ -25,7 +25,7 @@ from bench_plugin.report.escape import log_line
 from bench_plugin.report.spend import SessionSpend
 from bench_plugin.results.journal import delete_journals, journal_records
 from bench_plugin.results.record import FAILED, PASSED, CaseRecord
-from bench_plugin.results.store import ResultsStore
+from bench_plugin.results.store import ResultsStore, remove_stale_temp_files
 from bench_plugin.run.run_history import RunSettings
 from bench_plugin.suite.discover import SUITE_SUFFIXES
 
@@ -66,6 +66,7 @@ class BenchReporter:
         # model the cases it was selected for, not those of other shards
         self._selected: list[str] | None = None
         self._finished = True  # the session ran to its end (not Ctrl-C, SIGTERM, -x): its journals can go
+        self._interrupted = False  # Ctrl-C or SIGTERM: the summary says what did not run, and how to resume
         # node id -> the report carrying its record, until pytest-html has drawn the case's row (at its teardown)
         self._drawing: dict[str, pytest.TestReport] = {}
         self._summary: list[str] | None = None  # the terminal's per-model lines, once reported
@@ -148,6 +149,7 @@ class BenchReporter:
         try:
             if not self._opened:  # first record: only runs that have cases touch the output folder
                 self.store.open(keep_earlier=self._run.keep_earlier)
+                remove_stale_temp_files(self.output_dir, self.output_dir / FOLDER)  # of a killed session's writes
                 self._opened = True
             if self._run.name is not None:
                 self._now.add(data["nodeid"])
@@ -216,6 +218,7 @@ class BenchReporter:
         # an interrupted session's xdist workers may still finish cases into their journals: the next one reads them
         self._finished = session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not (
             session.shouldstop or session.shouldfail)
+        self._interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
         try:
             return (yield)
         except OSError as exc:
@@ -341,6 +344,7 @@ class BenchReporter:
         """Print the per-model summary and where the files went, or which file could not be written."""
         if not self._opened and self.write_error is None:
             self._print_refused(terminalreporter)
+            self._print_interrupted(terminalreporter)
             return
         if self._summary is None:  # no report was written: a write failed
             self._summary = summary_lines(self.store.report_records())
@@ -349,6 +353,7 @@ class BenchReporter:
             terminalreporter.write_line(log_line(line))
         self._print_spend(terminalreporter)
         self._print_continuation(terminalreporter)
+        self._print_interrupted(terminalreporter)
         if self.write_error is not None:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
             if self._write_note:  # ours failed; else another plugin's report did, after ours were written
@@ -389,6 +394,15 @@ class BenchReporter:
         for line in continuation_lines(self._run, self.reused, self.rejudged, kept, self.refused) + \
                 left_out_lines(self.left_out) + scored_otherwise_lines(self.scored_otherwise):
             terminalreporter.write_line(log_line(line))
+
+    def _print_interrupted(self, terminalreporter: Any) -> None:
+        """After Ctrl-C or SIGTERM: how many selected cases have no result, and how to finish them."""
+        if not self._interrupted:
+            return
+        selected = sum(nodeid.partition("::")[0].endswith(SUITE_SUFFIXES) for nodeid in self._selected or ())
+        recorded = self.appended + self.reused + self.refused
+        for line in interrupted_lines(self._run, selected, recorded):
+            terminalreporter.write_line(log_line(line), yellow=True)
 
     def _print_files(self, terminalreporter: Any) -> None:
         """Where the files went."""
@@ -483,6 +497,17 @@ def continuation_lines(run: RunSettings, reused: int, rejudged: int, kept: int, 
     if kept > 0:
         lines.append(f"results.jsonl also keeps {kept} earlier case{'s' * (kept != 1)} this session did not select")
     return lines
+
+
+def interrupted_lines(run: RunSettings, selected: int, recorded: int) -> list[str]:
+    """What an interrupted session left undone: the selected cases without a result, and how to run them."""
+    missing = max(selected - recorded, 0)
+    if not missing:
+        return []
+    line = f"interrupted: {missing} of {selected} selected case{'s' * (selected != 1)} did not run or finish"
+    if run.name is None:
+        return [f"{line} (a named run, --bench-run NAME, resumes where it stopped)"]
+    return [f"{line}; the same command resumes run {run.name}: the cases it finished are reused, not sent again"]
 
 
 def scored_otherwise_lines(cases: int) -> list[str]:

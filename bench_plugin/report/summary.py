@@ -262,31 +262,27 @@ def suite_spend(model_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def describe_spend(records: Sequence[CaseRecord]) -> str:
     """What one model's cases cost, for its terminal line: ``cost $0.0123 + judges $0.0040``, and the cases left out.
 
-    "" when no call had a price nor lacked one (offline providers cost nothing to call).
+    With cases whose calls have no price the total is a lower bound: ``cost at least $0.0123 ...``, or ``cost
+    unknown`` when nothing priced cost anything (a fresh run and a resumed one whose answers came from the cache
+    read the same). "" when no call had a price nor lacked one (offline providers cost nothing to call).
     """
     unpriced = [note for record in records if (note := cost_note(record))]
-    parts = _priced_parts(records)
-    if not parts and not unpriced:
-        return ""
-    spend = "cost " + (" + ".join(parts) if parts else "unknown")
-    if not unpriced:
-        return spend
-    return f"{spend} ({_unpriced_cases(records, len(unpriced))}: {unpriced[0]})"
-
-
-def _priced_parts(records: Sequence[CaseRecord]) -> list[str]:
-    """The model's cost and its judges', those that are known."""
     own = total(usage_number(record, "cost_usd") for record in records)
     judges = total(judge_usage(record.usage or {}, record.components)["cost_usd"] for record in records)
     parts = [] if own is None else [f"${own:.4f}"]
-    return parts + ([] if judges is None else [f"judges ${judges:.4f}"])
+    parts += [] if judges is None else [f"judges ${judges:.4f}"]
+    if not unpriced:
+        return "cost " + " + ".join(parts) if parts else ""
+    spend = "cost at least " + " + ".join(parts) if (own or 0) + (judges or 0) > 0 else "cost unknown"
+    return f"{spend} ({_unpriced_cases(records, unpriced)})"
 
 
-def _unpriced_cases(records: Sequence[CaseRecord], count: int) -> str:
-    """``N cases without a price``, or ``whose judge calls have no price`` when the model's own calls have one."""
-    judges_only = all(not cost_note_of(r.usage or {}) for r in records if cost_note(r))  # the model is priced
-    cases = f"{count} case{'s' * (count != 1)}"
-    return f"{cases} whose judge calls have no price" if judges_only else f"{cases} without a price"
+def _unpriced_cases(records: Sequence[CaseRecord], unpriced: Sequence[str]) -> str:
+    """``3 of 10 cases without a price: why`` (or ``whose judge calls have no price``, when the model is priced)."""
+    judges_only = all(not cost_note_of(r.usage or {}) for r in records if cost_note(r))
+    cases = f"{len(unpriced)} of {len(records)} case{'s' * (len(records) != 1)}"
+    what = f"{cases} whose judge calls have no price" if judges_only else f"{cases} without a price"
+    return f"{what}: {unpriced[0]}"
 
 
 def cost_note(record: CaseRecord) -> str | None:

@@ -19,6 +19,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -179,6 +180,11 @@ class ResultsStore:
         self._earlier_spans = dict(self._spans)
         return len(complete)
 
+    @property
+    def holds_copies(self) -> bool:
+        """Whether the file holds more than the store keeps: a case's older line, a blank line."""
+        return not self._file_is_sorted()
+
     def append(self, record: Mapping[str, Any] | CaseRecord) -> None:
         """Write one finished case and flush it to the OS at once; the store keeps what the reports read of it.
 
@@ -308,6 +314,26 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
+def keep_each_case_once(path: Path) -> None:
+    """Rewrite a results file that holds a case more than once (sessions killed in a row) with its newest line only.
+
+    The end of a session does the same; done as a session that continues the file starts (before anything
+    notes where its lines are), whatever reads the file meanwhile (``bench report``, another tool) sees each case
+    once, and another kill adds no more copies.
+
+    Raises:
+        OSError: the file cannot be read or written (``filename`` names it).
+        ValueError: a line before the last is not a case record (``path:line``).
+    """
+    if not path.is_file():
+        return
+    store = ResultsStore(path)
+    store.open(keep_earlier=True)
+    if store.holds_copies:
+        store.finalize()  # in the store's order: each case where its newest line was
+    store.close()
+
+
 def write_atomically(path: Path, text: str | Iterable[str], *, private: bool = False) -> None:
     """Replace ``path`` with ``text`` so that readers see the old file or the new one, never half.
 
@@ -338,6 +364,26 @@ def write_atomically(path: Path, text: str | Iterable[str], *, private: bool = F
         except BaseException:
             Path(temp_name).unlink(missing_ok=True)
             raise
+
+
+_TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+"""What ``write_atomically`` names its temporary file: ``.summary.json.k3j9_x2a.tmp`` (``mkstemp``'s 8 characters)."""
+
+
+def remove_stale_temp_files(folder: Path, *below: Path) -> int:
+    """Delete the temporary files ``write_atomically`` left in ``folder`` (and anywhere under ``below``).
+
+    A process killed while replacing a file (SIGKILL, a power cut) leaves its temporary file behind; the next
+    session of the same output folder removes it as it starts. Returns how many it removed.
+    """
+    found = [*folder.glob(".*.tmp"), *(path for deeper in below for path in deeper.rglob(".*.tmp"))]
+    removed = 0
+    for path in found:
+        if _TEMP_NAME.match(path.name) and path.is_file() and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+    return removed
 
 
 def read_results(path: Path | str) -> list[CaseRecord]:

@@ -283,11 +283,13 @@ def _messages(
 
     For a task with scripted turns (``turns:``/``phases:``) only the system prompt: the engine renders the
     turns as the conversation reaches them. ``messages`` (a list, or a template giving one from data)
-    are sent as they are: the suite's ``system:`` is not added.
+    are sent as they are: the suite's ``system:`` is not added, the task's own is (``_with_system``).
     """
     messages = prompt.messages if prompt is not None else task.messages
     if messages is not None:
-        return render_messages(renderer, messages, scope, path)
+        rendered = render_messages(renderer, messages, scope, path)
+        own_system = task.system if prompt is None else None  # tasks.py keeps only a messages task's own
+        return _with_system(own_system, rendered, renderer, scope)
     head = _system(renderer, task, scope, prompt)
     if task.has_turns:
         return head
@@ -303,6 +305,20 @@ def _system(
     system_spec = prompt.system if prompt is not None and prompt.system is not None else task.system
     system = system_spec.render(renderer, scope) if system_spec is not None else None
     return (Message("system", system),) if system else ()
+
+
+def _with_system(
+    spec: TemplateSpec | None, messages: tuple[Message, ...], renderer: TemplateRenderer, scope: dict[str, Any]
+) -> tuple[Message, ...]:
+    """The messages with a task's ``system:`` after the system messages they start with.
+
+    That is where inspect_ai's ``system_message`` inserts it: a ported task keeps its system prompt.
+    """
+    system = spec.render(renderer, scope) if spec is not None else ""
+    if not system:
+        return messages
+    at = next((i for i, message in enumerate(messages) if message.role != "system"), len(messages))
+    return (*messages[:at], Message("system", system), *messages[at:])
 
 
 def _unknown_task_model(suite: SuiteSpec, task: TaskSpec, name: str, index: int) -> CaseSpec:

@@ -95,7 +95,9 @@ class _TaskBuilder:
                 *_variables(loaded, entry.get("derived", {}), (*base, "derived")),
             ),
             dataset=_dataset(loaded, entry, base),
-            system=_text(loaded, entry, base, "system", "system_file") or self.suite.system,
+            # beside messages: only the task's own (sent after their system messages, expand.py)
+            system=_text(loaded, entry, base, "system", "system_file")
+            or (self.suite.system if "messages" not in entry else None),
             prompt=_text(loaded, entry, base, "prompt", "prompt_file"),
             messages=self._messages(entry, base),
             prompts=self._prompts(entry, base),

@@ -267,7 +267,8 @@ def _over_limit(exc: LimitExceeded) -> _Explained:
 
 
 def _template_error(exc: jinja2.TemplateError) -> _Explained:
-    return f"template error: {getattr(exc, 'message', None) or exc}", None
+    message = f"template error: {getattr(exc, 'message', None) or exc}"
+    return message, _unknown_filter_hint(message)
 
 
 def _overflow(exc: OverflowError) -> _Explained:
@@ -287,6 +288,23 @@ _EXPLAINERS: tuple[tuple[type[Exception], Callable[[Any], _Explained]], ...] = (
     (OverflowError, _overflow),
     (RecursionError, _recursion),
 )
+
+
+_PORTED_FILTERS = {"load": "fromjson", "dump": "tojson"}
+"""promptfoo's (Nunjucks') JSON filters and their names here."""
+_UNKNOWN_FILTER = re.compile(r"No filter named '([^']+)'")
+
+
+def _unknown_filter_hint(message: str) -> str | None:
+    """For ``No filter named 'X'``: the filter a ported template meant (``load`` is ``fromjson``), or a close name."""
+    found = _UNKNOWN_FILTER.search(message)
+    if found is None:
+        return None
+    name = found.group(1)
+    if name in _PORTED_FILTERS:
+        here = _PORTED_FILTERS[name]
+        return f"promptfoo's {name!r} filter is {here!r} here: {{{{ value | {here} }}}}"
+    return did_you_mean(name, sorted(make_environment(None).filters)) or None
 
 
 def _where_in_template(exc: BaseException) -> str:

@@ -169,7 +169,7 @@ def test_a_cost_that_leaves_cases_out_says_so_in_every_report_and_under_the_budg
     why = f"no known price for '{model_id}' at {mock_server.openai_base_url} (a local server)"
     # the dollar budget bounded nothing: the terminal says which cases it could not count, and why
     result.stdout.fnmatch_lines([
-        f"budget m  2 cases: 2 passed; mean 1.0000; cost unknown (2 cases without a price: {why}*)",
+        f"budget m  2 cases: 2 passed; mean 1.0000; cost unknown (2 of 2 cases without a price: {why}*)",
         f"budget: $0.0000 of $5 spent (--bench-budget-usd); 2 cases had calls without a price, not counted: {why}*",
     ])
     output = pytester.path / "bench-results"

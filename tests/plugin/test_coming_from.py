@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from doc_examples import Example, load_examples, output_dir, run_example
 
+from bench_plugin.scoring.code import read_result
+from bench_plugin.suite.templates import TemplateRenderer
+
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "coming-from.md"
 PAGE_NAME = "docs/coming-from.md"
 
@@ -165,3 +168,19 @@ def first_clause(here: str) -> str:
 def _text(example: Example) -> str:
     """Everything an example consists of: its suite, its files and its command line."""
     return "\n".join([example.suite, *example.files.values(), " ".join(example.args)])
+
+
+def test_the_differences_name_a_bare_number_and_a_prompt_files_newline_as_the_code_has_them(tmp_path: Path) -> None:
+    """Two promptfoo habits that change results here are listed, each with a fix that works."""
+    page = PAGE.read_text(encoding="utf-8")
+    differences = page.split("### Differences that change results", 1)[1].split("\n## ", 1)[0]
+    assert "returning a bare number" in differences and "keep their trailing newline" in differences
+    assert read_result(0.4, None) == (0.4, None, "")  # counts toward the score, decides nothing
+    with pytest.raises(ValueError, match="expected a number from 0 to 1"):
+        read_result(3, None)
+    assert read_result({"pass": 3 > 0, "score": min(3, 1)}, None) == (1.0, True, "")  # the fix the page gives
+    (tmp_path / "kept.txt").write_text("Hi {{ name }}\n")
+    (tmp_path / "trimmed.txt").write_text("Hi {{ name }}{#- -#}\n")
+    renderer = TemplateRenderer(tmp_path, "suites/demo.yaml")
+    assert renderer.render_file("kept.txt", {"name": "Ada"}) == "Hi Ada\n"
+    assert renderer.render_file("trimmed.txt", {"name": "Ada"}) == "Hi Ada"

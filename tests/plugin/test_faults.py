@@ -379,3 +379,30 @@ tasks:
     assert [f["path"] for f in record["agent"]["files"]] == ["note.md"]
     assert record["agent"]["budget"]["stopped"] == "error: a model call failed: http_400"
     assert [m["role"] for m in record["transcript"]] == ["user", "assistant", "tool"]
+
+
+def refused_suite(server: MockServer, *models: str) -> str:
+    entries = "".join(f"  {name}: {{provider: mock, id: {name}}}\n" for name in models)
+    return (f"providers:\n  mock: {{type: openai_compatible, base_url: '{server.openai_base_url}', max_retries: 0}}\n"
+            f"models:\n{entries}tasks:\n  - {{id: t, prompt: hi}}\n")
+
+
+def test_a_refused_request_names_its_likely_cause_from_the_servers_answer(
+    pytester: pytest.Pytester, server: MockServer
+) -> None:
+    """A 400 or 422 always said "fix the key, the model id or the suite", whatever the server had said."""
+    long, strict, plain = unique("long"), unique("strict"), unique("plain")
+    server.add_rule({"model": long, "status": 400, "error": "This model's maximum context length is 8 tokens. However, "
+                                                             "your messages resulted in 12 tokens."})
+    server.add_rule({"model": strict, "status": 422, "error": "Unexpected fields in the request"})
+    server.add_rule({"model": plain, "status": 400, "error": "Bad request"})
+    pytester.makefile(".yaml", **{"suites/refused": refused_suite(server, long, strict, plain)})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-model-arg", "top_k=40")
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines([
+        "*the request was refused as sent; likely cause: the prompt does not fit the model's context (with "
+        "max_tokens for the answer): shorten the prompt, lower max_tokens, or choose a model with a longer context)",
+        "*the request was refused as sent; likely cause: the server does not take parameter 'top_k', which "
+        "--bench-model-arg sent: leave it out for this model)",
+        "*the request was refused as sent; fix the key, the model id or the suite before running it again)",
+    ])

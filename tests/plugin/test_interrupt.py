@@ -61,3 +61,50 @@ def test_a_projects_own_tests_keep_sigterms_default(pytester: pytest.Pytester) -
         "    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n"
     ))
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+STOP_AFTER_TWO = """\
+import pytest
+
+reported = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        reported.append(report.nodeid)
+        if len(reported) == 2:
+            raise KeyboardInterrupt  # Ctrl-C after two cases
+"""
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "unnamed"])
+def test_after_ctrl_c_the_summary_says_what_did_not_run_and_how_to_resume(pytester: pytest.Pytester,
+                                                                          named: bool) -> None:
+    pytester.makeconftest(STOP_AFTER_TWO)
+    pytester.makefile(".yaml", **{"suites/echo": "models:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n"})
+    run = ["--bench-run", "nightly"] if named else []
+    result = pytester.runpytest_inprocess("suites", "--bench-runs", "6", "--bench-concurrency", "1", "-p",
+                                          "no:cacheprovider", *run, no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    if named:
+        result.stdout.fnmatch_lines(["interrupted: * of 6 selected cases did not run or finish; the same command "
+                                     "resumes run nightly: the cases it finished are reused, not sent again"])
+    else:
+        result.stdout.fnmatch_lines(["interrupted: 4 of 6 selected cases did not run or finish (a named run, "
+                                     "--bench-run NAME, resumes where it stopped)"])
+
+
+def test_a_session_removes_the_temporary_files_a_killed_one_left(pytester: pytest.Pytester) -> None:
+    """A SIGKILL while summary.json was replaced left ``.summary.json.*.tmp``, still there after the resume."""
+    output = pytester.path / "bench-results"
+    left = [output / ".summary.json.k3j9_x2a.tmp", output / "conversations" / "echo" / ".t[m-run1].md.ab12cd34.tmp"]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half a file")
+    mine = output / ".notes.tmp"  # not a name of ours
+    mine.write_text("kept")
+    pytester.makefile(".yaml", **{"suites/echo": "models:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n"})
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert not any(path.exists() for path in left)
+    assert mine.read_text() == "kept"

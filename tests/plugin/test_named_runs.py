@@ -667,3 +667,29 @@ def test_a_reused_case_scored_by_earlier_scorers_says_so_until_it_is_rejudged(
     again = pytester.runpytest("suites", "--bench-run", "r", *NO_CACHE)
     assert "scored by other scorers" not in again.stdout.str()
     assert [c["name"] for c in run_records(pytester)["t[m-run1]"]["scores"]["components"]] == ["J", "L"]
+
+
+SEEN_AT_START = """\
+import json
+from pathlib import Path
+
+
+def pytest_sessionstart(session):
+    results = Path("bench-results/runs/r/results.jsonl")
+    ids = [json.loads(line)["nodeid"] for line in results.read_text().splitlines()]
+    Path("seen.json").write_text(json.dumps(ids))
+"""
+
+
+def test_a_session_resuming_after_kills_sees_each_case_once_from_its_start(pytester: pytest.Pytester) -> None:
+    """Two SIGKILLs in a row left 383 lines for 255 cases in results.jsonl until a session ran to its end."""
+    pytester.makefile(".yaml", **{"suites/echo": "models:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n"})
+    pytester.runpytest("suites", *NO_CACHE, "--bench-run", "r", "--bench-runs", "3").assert_outcomes(passed=3)
+    results = pytester.path / "bench-results" / "runs" / "r" / "results.jsonl"
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join([*lines, lines[0], lines[1], lines[0]]) + "\n")  # what killed sessions appended
+    pytester.makeconftest(SEEN_AT_START)
+    pytester.runpytest("suites", *NO_CACHE, "--bench-run", "r", "--bench-runs", "3").assert_outcomes(passed=3)
+    seen = json.loads((pytester.path / "seen.json").read_text())
+    assert sorted(seen) == sorted(json.loads(line)["nodeid"] for line in lines)  # each case once, as it started
+    assert len(run_records(pytester)) == 3

@@ -7,6 +7,7 @@ template file) fail that case alone.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -93,8 +94,8 @@ def test_a_conversation_needs_two_participants_and_a_number_of_rounds(pytester: 
          ("suites/bad.yaml:8: tasks[0].conversation.participants[1].model: unknown model 'bee'; "
           "models of this suite: a, b")),
         (("{model: b}", "{model: '{{ others[0] }}'}"),
-         ("suites/bad.yaml:8: tasks[0].conversation.participants[1].model: template error: "
-          "list object has no element 0")),
+         ("suites/bad.yaml:8: tasks[0].conversation.participants[1].model: this conversation seats 2 models (the "
+          "model under test, others[0]), and the run has 1: a")),
         (("[{}, {model: b}]", "[{name: X}, {model: b, name: X}]"),
          ("suites/bad.yaml:8: tasks[0].conversation.participants[1].name: two participants are named 'X' "
           "(participants 1 and 2)")),
@@ -143,3 +144,16 @@ def test_a_bad_template_file_fails_its_cases_with_the_file_line(
     result = pytester.runpytest("suites")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([pattern(f"suites/bad.yaml:10: tasks[0].conversation.{expected}")])
+
+
+def test_a_three_seat_conversation_with_one_model_says_how_many_it_needs(pytester: pytest.Pytester) -> None:
+    """``pytest suites/backrooms --bench-models vllm:M`` said "list object has no element 0" for every case."""
+    bundled = Path(__file__).resolve().parents[2] / "suites" / "backrooms" / "backrooms.yaml"
+    pytester.makefile(".yaml", **{"suites/backrooms": bundled.read_text(encoding="utf-8")})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-models", "vllm:M")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        pattern("conversation.participants[1].model: this conversation seats 3 models (the model under test, "
+                "others[0], others[1]), and the run has 1: vllm:M"),
+        pattern("hint: name 3 models with --bench-models (comma-separated); each takes seat 1 in its cases"),
+    ])

@@ -22,15 +22,15 @@ def test_a_snapshot_crosses_as_plain_data_and_snapshots_add_up():
     for _ in range(3):
         status.case_started()
     status.case_finished("error")
-    with status.waiting("openai", "HTTP 429, server asked 30 s", 30):
+    with status.waiting("openai", "HTTP 429, server asked 30 s", 30), status.calling():
         sent = json.loads(json.dumps(status.snapshot().to_dict()))
     other = StatusSnapshot(started=2, finished=2, errors=0, not_run=1, waits=(Wait("openai", "rpm limit 15/min", 0),))
     both = combine([StatusSnapshot.from_dict(sent), other])
     assert (both.started, both.finished, both.errors, both.not_run) == (5, 3, 1, 1)
     now = sent["waits"][0][2] - 30  # the moment the first snapshot was taken
-    assert both.line(10, now=now) == ("bench: 3/10 cases done, 2 in flight, 1 error, 1 not run; waiting: openai "
-                                      "(1 call) 30 s: HTTP 429, server asked 30 s; openai (1 call) 0 s: rpm limit "
-                                      "15/min")
+    assert both.line(10, now=now) == ("bench: 3/10 cases done, 2 started, 1 call in flight, 1 error, 1 not run; "
+                                      "waiting: openai (1 call) 30 s: HTTP 429, server asked 30 s; openai (1 call) 0 "
+                                      "s: rpm limit 15/min")
     with pytest.raises(ValueError, match="not a status snapshot"):
         StatusSnapshot.from_dict({"started": 1})
 
@@ -42,7 +42,7 @@ def test_the_cases_waiting_for_a_place_cross_from_the_workers_and_add_up():
         sent = json.loads(json.dumps(status.snapshot().to_dict()))
     other = StatusSnapshot(started=3, place_waits=2)
     assert combine([StatusSnapshot.from_dict(sent), other]).line(8) == (
-        "bench: 0/8 cases done, 4 in flight, 0 errors, 3 waiting for a place to run a command")
+        "bench: 0/8 cases done, 4 started, 0 calls in flight, 0 errors, 3 waiting for a place to run a command")
 
 
 def message(worker: str, seq: int, started: int, finished: int, waits: list[Any] | None = None) -> dict[str, Any]:
@@ -59,15 +59,17 @@ def test_the_controller_keeps_each_workers_newest_counters(pytester: pytest.Pyte
     board.take({"worker": "gw1", "seq": "x"})  # malformed: ignored
     (tmp_path / "gw1.json").write_text(json.dumps(message("gw1", 5, 2, 0, [["mock", "paused after HTTP 429", until]])))
     board.read_files()
-    assert board.line(None).startswith("bench: 3/8 cases done, 3 in flight, 0 errors; waiting: mock (1 call) ")
+    assert board.line(None).startswith("bench: 3/8 cases done, 3 started, 0 calls in flight, 0 errors; waiting: mock "
+                                       "(1 call) ")
     assert board.line(None).endswith(" s: paused after HTTP 429")
     board.take({**message("gw0", 3, started=4, finished=3), "place_waits": 1})
-    assert board.line(None).startswith("bench: 3/8 cases done, 3 in flight, 0 errors, 1 waiting for a place to run a "
-                                       "command; waiting: mock (1 call) ")
+    assert board.line(None).startswith("bench: 3/8 cases done, 3 started, 0 calls in flight, 0 errors, 1 waiting for "
+                                       "a place to run a command; waiting: mock (1 call) ")
     board.pytest_testnodedown(SimpleNamespace(gateway=SimpleNamespace(id="gw1")), None)  # gone: nothing in flight
-    assert board.line(None) == "bench: 3/8 cases done, 1 in flight, 0 errors, 1 waiting for a place to run a command"
+    assert board.line(None) == ("bench: 3/8 cases done, 1 started, 0 calls in flight, 0 errors, 1 waiting for a place "
+                                "to run a command")
     board.pytest_testnodedown(SimpleNamespace(gateway=SimpleNamespace(id="gw0")), None)  # nor waits for a place
-    assert board.line(None) == "bench: 3/8 cases done, 0 in flight, 0 errors"
+    assert board.line(None) == "bench: 3/8 cases done, 0 started, 0 calls in flight, 0 errors"
     board.close()
     assert board.folder is None and not tmp_path.exists()
 

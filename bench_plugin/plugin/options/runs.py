@@ -14,6 +14,7 @@ import pytest
 from bench_plugin.core.private_files import LINK_REFUSED, refuse_links
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.results.journal import absorb_left_journals, delete_journals, journals
+from bench_plugin.results.store import keep_each_case_once
 from bench_plugin.run.run_history import RunHistory, RunSettings
 
 RUNS_FOLDER = "runs"
@@ -104,6 +105,9 @@ def load_history(settings: RunSettings, *, controller: bool = True, collect_only
                 settings.results.unlink(missing_ok=True)
             elif not settings.fresh:
                 absorb_left_journals(settings.results)
+        continued = settings.name is not None or settings.rejudge
+        if controller and continued and settings.results is not None and not settings.fresh and not collect_only:
+            keep_each_case_once(settings.results)  # before the history notes where each case's line is
         return RunHistory.load(settings)
     except (OSError, ValueError) as exc:
         raise pytest.UsageError(f"bench: cannot continue the earlier results: {exc}; start over with "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -97,6 +98,7 @@ def build_conversation(
     assert task.conversation is not None, "build_conversation needs a task with conversation:"
     b = _Builder(task.conversation, task.system, renderer, scope, suite)
     entry = task.conversation.data
+    _check_enough_models(b, entry["participants"], case_model.name, selected)
     participants = _participants(b, entry, case_model, selected)
     key, line = b.where()
     return ConversationSpec(
@@ -151,6 +153,39 @@ def resolve_model(name: str, suite: SuiteSpec) -> ModelSpec:
     if model is None:
         raise ValueError(f"unknown model '{name}'; models of this suite: {', '.join(suite.models) or 'none'}")
     return model
+
+
+_OTHERS_AT = re.compile(r"\bothers\s*\[\s*(\d+)\s*\]")
+"""A seat that takes one of the run's other models: ``{{ others[1] }}``."""
+
+
+def _check_enough_models(b: _Builder, entries: Sequence[Mapping[str, Any]], case_model: str,
+                         selected: Sequence[str]) -> None:
+    """Refuse a conversation whose seats read more of the run's other models than the run has, naming both counts.
+
+    ``{{ others[1] }}`` with one model selected failed as ``list object has no element 1``: the seats need the
+    model under test and ``others[0]`` to ``others[N]``.
+    """
+    others = [name for name in selected if name != case_model]
+    reads = _others_read(entries)
+    short = [seat for seat, n in reads if n >= len(others)]
+    if not short:
+        return
+    needed = max(n for _, n in reads) + 2  # the model under test, and others[0] to others[N]
+    seats = ", ".join(f"others[{n}]" for n in range(needed - 1))
+    raise b.error(f"this conversation seats {needed} models (the model under test, {seats}), and the run has "
+                  f"{len(others) + 1}: {', '.join([case_model, *others])}", "participants", short[0], "model",
+                  hint=f"name {needed} models with --bench-models (comma-separated); each takes seat 1 in its cases")
+
+
+def _others_read(entries: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
+    """(seat, the highest N of ``others[N]`` its ``model:`` reads) for each seat that takes another model of the run."""
+    reads = []
+    for seat, item in enumerate(entries):
+        found = _OTHERS_AT.findall(str(item.get("model", "")))
+        if found:
+            reads.append((seat, max(int(n) for n in found)))
+    return reads
 
 
 def _participant_model(
