@@ -24,10 +24,9 @@ from typing import Any
 import pytest
 
 from bench_plugin.calls.pricing import price_unknown
-from bench_plugin.core.text_safety import echo
 from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.core.errors import AuthError
-from bench_plugin.core.text_safety import log_line
+from bench_plugin.core.text_safety import echo
 from bench_plugin.mock.server import main as serve
 from bench_plugin.plugin.nodes import CaseItem
 from bench_plugin.providers.http import api_key_from_env
