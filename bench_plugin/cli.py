@@ -38,6 +38,7 @@ from bench_plugin.report.compare.text import headline_lines
 from bench_plugin.report.compare.verdicts import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, CompareSettings
 from bench_plugin.report.compare.write import write_comparison
 from bench_plugin.report.conversation_log import ConversationLogWriter
+from bench_plugin.report.markdown import describe_skipped
 from bench_plugin.report.quality_gates import read_baseline, resolve_baseline
 from bench_plugin.report.quality_gates.stored import judge_stored_results, verdict_lines
 from bench_plugin.report.write import in_case_order, write_reports
@@ -217,14 +218,16 @@ def _report(options: argparse.Namespace) -> int:
         echo("bench report: the results are in different folders; choose where the reports go with -o FOLDER",
               file=sys.stderr)
         return 2
-    records = _read(options.results)
-    if records is None:
+    read = _read_sets(options.results)
+    if read is None:
         return 2
+    records, skipped = read
     # suites are named relative to the directory pytest ran in; run bench report from there
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
     try:
-        paths = write_reports(records, options.output or options.results[0].parent, aggregates, leaderboards)
+        paths = write_reports(records, options.output or options.results[0].parent, aggregates, leaderboards,
+                              skipped=skipped)
     except OSError as exc:
         return _cannot_write(exc)
     echo(f"{len(records)} records -> {', '.join(str(path) for path in paths.values())}")
@@ -239,19 +242,28 @@ def _cannot_write(exc: OSError) -> int:
 
 def _audit(options: argparse.Namespace) -> int:
     """Print the audit of the result sets (read as ``bench report`` reads them); write nothing."""
-    records = _read(options.results)
-    if records is None:
+    read = _read_sets(options.results)
+    if read is None:
         return 2
+    records, skipped = read
     echo(render_audit(audit(records)), end="")
+    if skipped:  # the audit did not see them
+        echo(f"\n{describe_skipped(len(skipped))}")
     return 0
 
 
 def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
-    """The records of every file, each case once; None (the reason printed) when a file cannot be read.
+    """The records of every file, each case once; None (the reason printed) when a file cannot be read."""
+    read = _read_sets(paths)
+    return None if read is None else read[0]
 
-    A run's folder stands for its results.jsonl. A named run's journals beside a results file (a session killed
-    before it folded them in: ``journal.py``) are read after it, as resuming the run would. What a file leaves out
-    is said: none of its lines was a case, or its last one was torn by a killed run.
+
+def _read_sets(paths: Sequence[Path]) -> tuple[list[CaseRecord], list[str]] | None:
+    """The records of every file, each case once, and each line left out (``path:line: why``); None: unreadable.
+
+    None comes with the reason printed. A run's folder stands for its results.jsonl. A named run's journals beside
+    a results file (a session killed before it folded them in: ``journal.py``) are read after it, as resuming the
+    run would. What a file leaves out is said: none of its lines was a case, or its last one was torn by a killed run.
     """
     files = []
     for path in paths:
@@ -273,7 +285,7 @@ def _read(paths: Sequence[Path]) -> list[CaseRecord] | None:
         echo(f"bench: {exc}", file=sys.stderr)
         return None
     _say_left_out(left_out, duplicates)
-    return records
+    return records, [what for _, what in left_out if what not in _LEFT_OUT_WHOLE]
 
 
 def _say_left_out(left_out: list[tuple[Path, str]], duplicates: int) -> None:
@@ -315,16 +327,17 @@ def _merge(options: argparse.Namespace) -> int:
 
     The files are read before anything is written, so the output may be one of them.
     """
-    records = _read(options.results)
-    if records is None:
+    read = _read_sets(options.results)
+    if read is None:
         return 2
+    records, skipped = read
     output: Path = options.output
     ordered = in_case_order(records)
     # suites are named relative to the directory pytest ran in; run bench merge from there
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
     try:
-        paths = _write_merged(ordered, output, aggregates, leaderboards)
+        paths = _write_merged(ordered, output, aggregates, leaderboards, skipped)
     except OSError as exc:
         return _cannot_write(exc)
     echo(f"{len(options.results)} result sets, {len(ordered)} cases -> {output / 'results.jsonl'}, "
@@ -416,14 +429,14 @@ def _gates(options: argparse.Namespace) -> int:
         echo(line)
     return 1 if any(verdict.outcome == "broken" for verdict in verdicts.values()) else 0
 def _write_merged(ordered: list[CaseRecord], output: Path, aggregates: Mapping[str, AggregateSpec],
-                  leaderboards: Mapping[str, LeaderboardSpec]) -> dict[str, Path]:
+                  leaderboards: Mapping[str, LeaderboardSpec], skipped: Sequence[str] = ()) -> dict[str, Path]:
     """The merged results.jsonl, the conversation logs and every report; their paths."""
     write_atomically(output / "results.jsonl", "".join(encode_record(r.to_dict()) + "\n" for r in ordered),
                      private=True)
     conversations = ConversationLogWriter(output)
     for record in ordered:
         conversations.write(record.to_dict())
-    return write_reports(ordered, output, aggregates, leaderboards)
+    return write_reports(ordered, output, aggregates, leaderboards, skipped=skipped)
 
 
 def _schema(options: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 
 Each variant below once ended in a traceback or an INTERNALERROR (OverflowError, RecursionError, a TypeError
 deep in a report). Now ``bench report``, ``merge`` and ``audit`` leave the record out, naming the file, the
-line and the field, and count it; a resumed run or --bench-rejudge, which would rewrite the file, stops in
-words instead (``test_hostile_results_runs.py``); the cache takes a hostile row as a miss.
+line and the field, and count it (report.md and summary.json too); a resumed run or --bench-rejudge moves the
+line to results.rejected.jsonl, saying so (``test_hostile_results_runs.py``); the cache takes a hostile row as a
+miss.
 """
 
 from __future__ import annotations
@@ -77,6 +78,29 @@ def test_a_hostile_record_is_left_out_naming_file_line_and_field_and_counted(
     assert "Traceback" not in captured.out + captured.err
     if command != "audit":  # the other record is reported
         assert "1 records ->" in captured.out or "1 cases ->" in captured.out
+
+
+@pytest.mark.parametrize("command", ["report", "merge", "audit"])
+def test_the_records_left_out_are_counted_in_report_md_and_summary_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Said on stderr only, a record left out was missing from the reports with nothing there to say so."""
+    good = golden_lines()
+    lines = [good[0], with_value(("composite",), "1e400"), good[1], with_value(("variables",), DEEP)]
+    results = tmp_path / "in.jsonl"
+    results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main([command, str(results)] + ([] if command == "audit" else ["-o", str(out)])) == 0
+    captured = capsys.readouterr()
+    assert f"{results}:2: not a case record this version can read: composite" in captured.err, captured.err
+    assert f"{results}:4: not a case record this version can read: variables: nested deeper" in captured.err
+    if command == "audit":  # it writes nothing: its output says so
+        assert "**2 records left out**" in captured.out, captured.out
+        return
+    assert "**2 records left out**" in (out / "report.md").read_text(encoding="utf-8")
+    skipped = json.loads((out / "summary.json").read_text(encoding="utf-8"))["skipped_records"]
+    assert skipped["count"] == 2 and [line.split(": ")[0] for line in skipped["lines"]] == \
+        [f"{results}:2", f"{results}:4"]
 
 
 def test_names_of_150_characters_make_reports_and_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,7 +39,8 @@ def loads_bounded(text: str | bytes) -> Any:
     except json.JSONDecodeError:
         raise
     except RecursionError as exc:  # json's C scanner stops at Python's recursion limit
-        raise BoundsError(f"nested deeper than {MAX_DEPTH} levels") from exc
+        field = _deep_field(text if isinstance(text, str) else text.decode("utf-8", "replace"))
+        raise BoundsError(f"{field + ': ' if field else ''}nested deeper than {MAX_DEPTH} levels") from exc
     except ValueError as exc:  # an integer of more than 4,300 digits
         raise BoundsError(f"a number out of range ({exc})") from exc
     problem = value_problem(value)
@@ -97,3 +98,25 @@ def _path(where: Where) -> str:
     for key in reversed(keys):
         text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
     return text or "the value"
+
+
+def _deep_field(text: str) -> str | None:
+    """The top-level key whose value nests deeper than ``MAX_DEPTH`` (found by counting brackets), or None.
+
+    json stops at the recursion limit without saying where: this names the field for the reader's warning.
+    """
+    depth, key, in_text, escaped, start = 0, None, False, False, 0
+    for index, char in enumerate(text):
+        if in_text:
+            escaped, in_text = char == "\\" and not escaped, in_text and (char != '"' or escaped)
+            if not in_text and depth == 1:
+                key = text[start:index]  # a key or a value: a value is followed by no ':' before the next key
+        elif char == '"':
+            in_text, start = True, index + 1
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return key
+        elif char in "]}":
+            depth -= 1
+    return None

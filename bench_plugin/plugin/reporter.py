@@ -25,6 +25,7 @@ from bench_plugin.report.escape import log_line
 from bench_plugin.report.spend import SessionSpend
 from bench_plugin.results.journal import delete_journals, journal_records
 from bench_plugin.results.record import FAILED, PASSED, CaseRecord
+from bench_plugin.results.rejected import set_aside_lines
 from bench_plugin.results.store import ResultsStore, remove_stale_temp_files
 from bench_plugin.run.run_history import RunSettings
 from bench_plugin.suite.discover import SUITE_SUFFIXES
@@ -267,7 +268,7 @@ class BenchReporter:
             written = write_reports(records, self.output_dir, aggregates, leaderboards, whole=self._whole_suite,
                                     # records of earlier sessions too (a resumed run): every model, every case
                                     selected=self._selected if not self.store.earlier else None,
-                                    left_out=self.left_out,
+                                    left_out=self.left_out, skipped=self._state.history.set_aside,
                                     earlier=lambda path: [r for r in earlier.get(path, ()) if self._kept(r)])
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
@@ -342,6 +343,7 @@ class BenchReporter:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the per-model summary and where the files went, or which file could not be written."""
+        self._print_set_aside(terminalreporter)
         if not self._opened and self.write_error is None:
             self._print_refused(terminalreporter)
             self._print_interrupted(terminalreporter)
@@ -361,6 +363,13 @@ class BenchReporter:
                 return
         self._print_files(terminalreporter)
         self._baseline_summary(terminalreporter)
+
+    def _print_set_aside(self, terminalreporter: Any) -> None:
+        """The lines of the continued results file that were not case records (``rejected.py``), each named."""
+        if self._run.results is not None and self._state.history.set_aside:
+            terminalreporter.section("bench: earlier records left out", yellow=True)
+            for line in set_aside_lines(self._state.history.set_aside, self._run.results):
+                terminalreporter.write_line(log_line(line), yellow=True)
 
     def _print_refused(self, terminalreporter: Any) -> None:
         """Nothing was written: every selected case was refused (or none ran)."""

@@ -59,7 +59,7 @@ def render_markdown(
 
 
 def render_run_notes(summary: Mapping[str, Any]) -> list[str]:
-    """What the report says of the whole run before its suites: cache use, a budget spent, earlier cases left out."""
+    """What the report says of the run before its suites: cache use, a budget spent, cases and records left out."""
     lines = []
     if summary.get("cache"):
         lines += [f"{describe_cache_use(summary['cache']).capitalize()} (an answer from the cache was not asked "
@@ -68,7 +68,17 @@ def render_run_notes(summary: Mapping[str, Any]) -> list[str]:
         lines += [describe_budget(summary["budget"]), ""]
     if summary.get("left_out"):
         lines += [describe_left_out(summary["left_out"]), ""]
+    if summary.get("skipped_records"):
+        lines += [describe_skipped(summary["skipped_records"]["count"]), ""]
     return lines
+
+
+def describe_skipped(count: int) -> str:
+    """The lines of the results files read that were not case records: left out, so every figure lacks them."""
+    many = count != 1
+    return (f"**{count} record{'s' * many} left out**: {'lines' if many else 'a line'} of the results read that "
+            f"{'are not case records' if many else 'is not a case record'} this version can read (each named in "
+            "the warnings, the first in summary.json's `skipped_records`); the figures below do not count them.")
 
 
 def describe_budget(budget: Mapping[str, Any]) -> str:

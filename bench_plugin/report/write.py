@@ -24,6 +24,7 @@ from bench_plugin.suite.leaderboard import LeaderboardSpec
 
 _ONE_LINE = json.JSONEncoder(sort_keys=True, separators=(", ", ": "))  # without indent: json's C encoder
 _SCALARS = (str, int, float, bool, type(None))
+_SKIPPED_NAMED = 20  # summary.json names the first lines left out; the warnings on the terminal name each
 
 
 def in_case_order(records: Iterable[CaseRecord]) -> list[CaseRecord]:
@@ -40,6 +41,7 @@ def write_reports(
     selected: Iterable[str] | None = None,
     left_out: Mapping[str, Mapping[str, int]] | None = None,
     earlier: Callable[[str], Sequence[CaseRecord]] | None = None,
+    skipped: Sequence[str] = (),
 ) -> dict[str, Path]:
     """Write summary.json, report.md and dashboard.html for ``records`` into ``folder``; return their paths.
 
@@ -62,12 +64,16 @@ def write_reports(
             task -> cases. report.md and summary.json (``"left_out"``) say so.
         earlier: the whole records of a suite as the run held them before this session (a continued run): the
             leaderboard sessions they gave are replaced by those of ``records`` (``update_leaderboard``).
+        skipped: ``path:line: why`` of each line of the results files read that was not a case record, left
+            out: report.md and summary.json (``"skipped_records"``) count them.
     """
     ordered = in_case_order(records)
     summary = summarize(ordered, _unfinished(selected, ordered))
     paths = {"summary": folder / "summary.json", "markdown": folder / "report.md"}
     if left_out:
         summary["left_out"] = describe_left_out(left_out)
+    if skipped:
+        summary["skipped_records"] = {"count": len(skipped), "lines": list(skipped[:_SKIPPED_NAMED])}
     tables = add_aggregates(summary, ordered, aggregates or {})
     boards = _Leaderboards(folder, leaderboards or {}, ordered, whole, earlier)
     for suite in summary["suites"]:

@@ -455,6 +455,18 @@ def parse_record_data(line: str, path: Path, number: int, *, last: bool = True) 
     return data
 
 
+def check_record_line(line: str, path: Path, number: int) -> None:
+    """Raise unless a whole line is a case record that resuming, re-judging and the reports can all read.
+
+    Raises:
+        ValueError: ``path:line: why``, naming the field that is wrong.
+    """
+    data = parse_record_data(line, path, number, last=False)
+    assert data is not None
+    _record(CaseRecord.from_dict, data, path, number)
+    _packed(data, path, number)
+
+
 def _packed(data: Mapping[str, Any], path: Path, number: int) -> bytes:
     """``pack_for_reports(data)``, a missing field named as the file's line."""
     try:

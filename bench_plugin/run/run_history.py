@@ -10,9 +10,10 @@ score their transcripts again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,27 +72,33 @@ class RunHistory:
         entries: node id -> its newest line's place and outcome (``load`` reads them).
     """
 
-    def __init__(self, settings: RunSettings | None = None, entries: Mapping[str, _Entry] | None = None) -> None:
+    def __init__(self, settings: RunSettings | None = None, entries: Mapping[str, _Entry] | None = None,
+                 set_aside: Sequence[str] = ()) -> None:
         self.settings = settings or RunSettings()
         self._entries = dict(entries or {})
+        # ``path:line: why`` of each line that was not a case record, moved to results.rejected.jsonl at start
+        self.set_aside = tuple(set_aside)
         self._decisions: dict[str, str] = {}
 
     @classmethod
-    def load(cls, settings: RunSettings) -> RunHistory:
+    def load(cls, settings: RunSettings, set_aside: Sequence[str] = ()) -> RunHistory:
         """Index the results file the settings name; an empty history when there is none, or ``fresh``.
 
+        A line that is not a case record is passed over: its case runs again (the controller has set such lines
+        aside before, ``rejected.py``: ``set_aside`` says which).
+
         Raises:
-            ValueError: ``path:line: ...`` for a line (other than a torn last one) that is not a case record.
             OSError: the file exists but cannot be read.
         """
         path = settings.results
         if path is None or settings.fresh or not (settings.name or settings.rejudge) or not path.exists():
-            return cls(settings)
+            return cls(settings, set_aside=set_aside)
         entries: dict[str, _Entry] = {}
-        for record, offset, length, number in _record_lines(path.read_bytes(), path):
+        for record, offset, length, number in _record_lines(path.read_bytes()):
             entries.pop(record["nodeid"], None)  # the newest line of a case is its record
-            entries[record["nodeid"]] = _entry(record, offset, length, path, number)
-        return cls(settings, entries)
+            with contextlib.suppress(ValueError):  # not a record this version can read: the case runs again
+                entries[record["nodeid"]] = _entry(record, offset, length, path, number)
+        return cls(settings, entries, set_aside)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -166,31 +173,29 @@ def fingerprint(model_id: str, messages: list[dict[str, Any]]) -> str:
     return hashlib.blake2b(text.encode("utf-8", "backslashreplace"), digest_size=16).hexdigest()
 
 
-def _record_lines(data: bytes, path: Path) -> Iterator[tuple[dict[str, Any], int, int, int]]:
-    """(record, offset, length, line number) of each line of a results file; a torn last line is left out.
+def _record_lines(data: bytes) -> Iterator[tuple[dict[str, Any], int, int, int]]:
+    """(record, offset, length, line number) of each line of a results file that is a JSON object with a node id.
 
-    Raises:
-        ValueError: ``path:line: ...`` for a line that is not a case record.
+    A torn last line is left out, and so is a line that is not a case record.
     """
     offset = 0
     number = 0
     while (end := data.find(b"\n", offset)) >= 0:  # no newline: a last line torn by a killed run (cut off later)
         number += 1
         line = data[offset:end].decode("utf-8", "replace")
-        if line.strip():
-            yield _case_record(line, path, number), offset, end - offset, number
+        record = _case_record(line) if line.strip() else None
+        if record is not None:
+            yield record, offset, end - offset, number
         offset = end + 1
 
 
-def _case_record(line: str, path: Path, number: int) -> dict[str, Any]:
+def _case_record(line: str) -> dict[str, Any] | None:
+    """The line's JSON object with a node id; None for anything else (the controller set it aside, naming it)."""
     try:
         record = loads_bounded(line)
-    except ValueError:  # not JSON, or not bounded: parse_record_line names the line and why
-        record = None
-    if not isinstance(record, dict) or "nodeid" not in record:
-        parse_record_line(line, path, number, last=False)  # raises, naming the line
-        raise ValueError(f"{path}:{number}: expected a case record (a JSON object with 'nodeid')")
-    return record
+    except ValueError:  # not JSON, or not bounded
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("nodeid"), str) else None
 
 
 def _still_answers(entry: _Entry, case: CaseSpec, retry_errors: bool) -> bool:

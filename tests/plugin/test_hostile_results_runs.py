@@ -34,21 +34,66 @@ def hostile_line(variant: str) -> str:
     return line.replace(old, new, 1) + "\n"
 
 
+THREE_TASKS = """
+suite: again
+models:
+  parrot: {provider: echo}
+tasks:
+  - {id: first, prompt: "Say hi to Ada"}
+  - {id: middle, prompt: "Say hello to Ada"}
+  - {id: last, prompt: "Greet Ada"}
+scorers:
+  - {type: contains, value: Ada}
+"""
+
+
+def spoil_middle_line(results: Path, variant: str) -> str:
+    """Make the middle of three records hostile (as an edited or damaged file would be); return that line."""
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert len(lines) == 3
+    record = {**json.loads(lines[1]), "composite": 0.5, "call_log": [{}]}
+    old, new = HOSTILE[variant]
+    lines[1] = json.dumps(record, sort_keys=True).replace(old, new, 1) + "\n"
+    assert new[:20] in lines[1]
+    results.write_text("".join(lines), encoding="utf-8")
+    return lines[1]
+
+
 @pytest.mark.parametrize("variant", list(HOSTILE))
 @pytest.mark.parametrize("how", ["resume", "rejudge"])
-def test_a_hostile_stored_record_stops_the_session_naming_the_line(
+def test_a_hostile_stored_record_is_set_aside_named_and_counted(
     pytester: pytest.Pytester, variant: str, how: str
 ) -> None:
-    pytester.makefile(".yaml", **{"suites/again": SUITE})
-    folder = pytester.path / "bench-results" / ("runs/nightly" if how == "resume" else "")
-    folder.mkdir(parents=True)
-    (folder / "results.jsonl").write_text(hostile_line(variant), encoding="utf-8")
+    """A bad line stopped a resumed run (or a re-judging) with a usage error; now it is moved aside and named."""
+    pytester.makefile(".yaml", **{"suites/again": THREE_TASKS})
     option = ["--bench-run", "nightly"] if how == "resume" else ["--bench-rejudge"]
-    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off", *option)
+    folder = pytester.path / "bench-results" / ("runs/nightly" if how == "resume" else "")
+    run = ("suites", "-p", "no:cacheprovider", "--bench-html", "off", "-rE", *option)
+    first = pytester.runpytest(*run[:4], "off", *(option if how == "resume" else []))
+    first.assert_outcomes(passed=3)
+    hostile = spoil_middle_line(folder / "results.jsonl", variant)
+
+    result = pytester.runpytest(*run)
     output = "\n".join(result.outlines + result.errlines)
     assert "INTERNALERROR" not in output and "Traceback" not in output and "RecursionError" not in output, output
-    assert result.ret != 0
-    assert "results.jsonl:1: not a case record this version can read" in output, output
+    field = "'call_log[0]'" if "call_log" in variant else "composite"  # the field the warning names
+    warning = next(line for line in output.splitlines() if "results.jsonl:2: not a case record" in line)
+    assert field in warning and "that line is left out" in warning, warning
+    assert "1 record left out" in output and "results.rejected.jsonl" in output, output
+    if how == "resume":  # the other two reused, the middle one run again
+        result.assert_outcomes(passed=3)
+        assert "2 cases reused from run nightly" in output, output
+    else:  # nothing left to re-judge for the middle case: the usual error saying so
+        result.assert_outcomes(passed=2, errors=1)
+        assert "has no record of this case" in output, output
+    rejected = folder / "results.rejected.jsonl"
+    assert rejected.read_text(encoding="utf-8") == hostile
+    assert rejected.stat().st_mode & 0o777 == 0o600
+    kept = [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(kept) == (3 if how == "resume" else 2)
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    assert summary["skipped_records"]["count"] == 1
+    assert "**1 record left out**" in (folder / "report.md").read_text(encoding="utf-8")
 
 
 LIMITED_SUITE = """

@@ -163,13 +163,19 @@ def test_option_mistakes_are_usage_errors(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*cannot be combined with --bench-fresh*"])
 
 
-def test_a_corrupt_run_file_is_a_usage_error_naming_the_line(pytester: pytest.Pytester) -> None:
+def test_a_corrupt_run_files_lines_are_set_aside_naming_each_and_the_run_goes_on(pytester: pytest.Pytester) -> None:
+    """Such a file stopped the run with a usage error; its lines now go to results.rejected.jsonl (issue 29)."""
     pytester.makefile(".yaml", **{"suites/demo": "models:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n"})
     folder = pytester.path / "bench-results" / "runs" / "r"
     folder.mkdir(parents=True)
     (folder / "results.jsonl").write_text('{"nodeid": "x"\n{"nodeid": "y"}\n')
     result = pytester.runpytest("suites", "--bench-run", "r")
-    result.stderr.fnmatch_lines(["*cannot continue the earlier results*results.jsonl:1: not valid JSON*"])
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["warning: *results.jsonl:1: not valid JSON*; that line is left out",
+                                 "warning: *results.jsonl:2: incomplete case record*; that line is left out",
+                                 "2 records left out: *moved as they were to *results.rejected.jsonl*"])
+    assert (folder / "results.rejected.jsonl").read_text() == '{"nodeid": "x"\n{"nodeid": "y"}\n'
+    assert list(run_records(pytester)) == ["t[m-run1]"]
 
 
 # -- re-judging --------------------------------------------------------------------------------------------
