@@ -285,14 +285,14 @@ def _read_sets(paths: Sequence[Path]) -> tuple[list[CaseRecord], list[str]] | No
         echo(f"bench: {exc}", file=sys.stderr)
         return None
     _say_left_out(left_out, duplicates)
-    return records, [what for _, what in left_out if what not in _LEFT_OUT_WHOLE]
+    return records, _unreadable_lines(left_out)
 
 
 def _say_left_out(left_out: list[tuple[Path, str]], duplicates: int) -> None:
     """On stderr: each thing a file left out, how many records could not be read, the duplicate readings."""
     for path, what in left_out:
         echo(_left_out_line(path, what), file=sys.stderr)
-    skipped = sum(what not in _LEFT_OUT_WHOLE for _, what in left_out)
+    skipped = len(_unreadable_lines(left_out))
     if skipped:
         echo(f"bench: {skipped} record{'s' * (skipped != 1)} left out: not case records this version can read "
              "(each named above)", file=sys.stderr)
@@ -302,6 +302,11 @@ def _say_left_out(left_out: list[tuple[Path, str]], duplicates: int) -> None:
 
 
 _LEFT_OUT_WHOLE = ("empty", "torn")
+
+
+def _unreadable_lines(left_out: list[tuple[Path, str]]) -> list[str]:
+    """The ``path:line: why`` of each line left out as not a case record (not a whole file left out)."""
+    return [what for _, what in left_out if what not in _LEFT_OUT_WHOLE]
 
 
 def _left_out_line(path: Path, what: str) -> str:

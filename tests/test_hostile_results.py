@@ -149,3 +149,11 @@ def test_bounded_json_names_where_the_value_breaks_a_bound() -> None:
     with pytest.raises(BoundsError, match="nested deeper than 64"):
         loads_bounded("[" * 65 + "]" * 65)
     assert loads_bounded("[" * 64 + "]" * 64) is not None
+
+
+def test_a_value_too_deep_for_json_itself_is_named_by_its_top_level_key() -> None:
+    """The RecursionError of json says nowhere; the brackets are counted to name the field (texts' brackets aside)."""
+    with pytest.raises(BoundsError, match=r"^deep: nested deeper than 64 levels$"):
+        loads_bounded('{"note": "a \\"quoted\\" [[[ text", "deep": ' + DEEP + "}")
+    with pytest.raises(BoundsError, match=r"^nested deeper than 64 levels$"):  # no key to name
+        loads_bounded(DEEP)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -105,18 +106,19 @@ def _deep_field(text: str) -> str | None:
 
     json stops at the recursion limit without saying where: this names the field for the reader's warning.
     """
-    depth, key, in_text, escaped, start = 0, None, False, False, 0
-    for index, char in enumerate(text):
-        if in_text:
-            escaped, in_text = char == "\\" and not escaped, in_text and (char != '"' or escaped)
-            if not in_text and depth == 1:
-                key = text[start:index]  # a key or a value: a value is followed by no ':' before the next key
-        elif char == '"':
-            in_text, start = True, index + 1
-        elif char in "[{":
+    depth, key = 0, None
+    for token in _TOKENS.finditer(text):
+        mark = token.group()
+        if mark[0] == '"':
+            key = mark[1:-1] if depth == 1 else key  # at the top, the last text before a value is its key
+        elif mark in "[{":
             depth += 1
             if depth > MAX_DEPTH:
                 return key
-        elif char in "]}":
+        else:
             depth -= 1
     return None
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[][{}]')
+"""A JSON text (escapes included) or a bracket: brackets inside texts are not counted."""
