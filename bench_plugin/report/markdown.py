@@ -78,7 +78,8 @@ def describe_skipped(count: int) -> str:
     many = count != 1
     return (f"**{count} record{'s' * many} left out**: {'lines' if many else 'a line'} of the results read that "
             f"{'are not case records' if many else 'is not a case record'} this version can read (each named in "
-            "the warnings, the first in summary.json's `skipped_records`); the figures below do not count them.")
+            "the warnings, the first in summary.json's `skipped_records`); the figures below leave "
+            f"{'them' if many else 'it'} out (a continued run ran {'their cases' if many else 'its case'} again).")
 
 
 def describe_budget(budget: Mapping[str, Any]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench_plugin.core.private_files import open_private
+from bench_plugin.core.private_files import open_private, refuse_links
 from bench_plugin.results.store import check_record_line, write_all, write_atomically
 
 REJECTED_SUFFIX = ".rejected.jsonl"
@@ -27,8 +27,10 @@ def set_aside_bad_lines(results: Path) -> list[str]:
     A torn last line (no newline: a killed run) is left where it is: the store cuts it off.
 
     Raises:
-        OSError: a file cannot be read or written (``filename`` names it); results.jsonl is then as it was.
+        OSError: a file cannot be read or written, or is a symbolic link (``filename`` names it); results.jsonl is
+            then as it was.
     """
+    refuse_links(results)  # a planted link is refused by name, not read through
     if not results.is_file():
         return []
     data = results.read_bytes()
