@@ -169,5 +169,6 @@ def test_a_full_disk_under_pytest_html_is_no_internal_error(
     pytester.makefile(".yaml", **{"suites/disk": SUITE})
     result = pytester.runpytest("suites", "-p", "no:cacheprovider")
     assert_clean_stop(result, "(report.html, junit.xml)", "No space left on device")
-    result.stdout.fnmatch_lines(["*results: *(results.jsonl, report.md, summary.json)"])  # ours were written
+    # ours were written
+    result.stdout.fnmatch_lines(["*results: *(results.jsonl, report.md, summary.json, dashboard.html)"])
     assert len(lines_of(pytester.path / "bench-results" / "results.jsonl")) == 6
