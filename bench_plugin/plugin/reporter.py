@@ -228,6 +228,7 @@ class BenchReporter:
             self.write_reports()
             if other is not None:
                 self.stop_writing(other, "a report of another plugin (report.html, junit.xml)", "")
+                withdraw_html_report_line(self.config)
             if self.write_error is not None and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             if self.baseline is not None and not self._gates_decide():
@@ -422,6 +423,21 @@ def left_from_earlier_runs(output_dir: Path, listed: Collection[str]) -> list[st
     found = sorted(path.name for path in output_dir.glob("*.csv") if path.name not in listed)
     stale_logs = (output_dir / FOLDER).is_dir() and f"{FOLDER}/" not in listed
     return [*found, f"{FOLDER}/"] if stale_logs else found
+
+
+def withdraw_html_report_line(config: pytest.Config) -> None:
+    """Leave out pytest-html's "Generated html report" line: after a report's write failed, its page is cut or missing.
+
+    pytest-html writes report.html after junit.xml, so whichever of the two failed, report.html is not whole; our
+    line ``bench: cannot write ...`` is then the one thing the terminal says about it.
+    """
+    try:
+        from pytest_html.basereport import BaseReport
+    except ImportError:
+        return
+    for plugin in list(config.pluginmanager.get_plugins()):
+        if isinstance(plugin, BaseReport):
+            config.pluginmanager.unregister(plugin)
 
 
 LATE_WRITERS_FROM = 2000  # collected items
