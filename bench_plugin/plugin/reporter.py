@@ -229,6 +229,7 @@ class BenchReporter:
             self.write_reports()
             if other is not None:
                 self.stop_writing(other, "a report of another plugin (report.html, junit.xml)", "")
+                withdraw_html_report_line(self.config)
             if self.write_error is not None and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             if self.baseline is not None and not self._gates_decide():
@@ -414,12 +415,38 @@ class BenchReporter:
             terminalreporter.write_line(log_line(line), yellow=True)
 
     def _print_files(self, terminalreporter: Any) -> None:
-        """Where the files went."""
+        """Where the files went: those this run wrote, then those of earlier runs it left as they were."""
         # a continued run's logs are there from its earlier sessions, whether or not this one wrote any
         kept_logs = self._run.keep_earlier and (self.output_dir / FOLDER).is_dir()
         logs = [f"{FOLDER}/"] if self.conversations.written or kept_logs else []
-        files = ", ".join(["results.jsonl", "report.md", "summary.json", *self._csv_files, *logs])
-        terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({files})")
+        listed = ["results.jsonl", "report.md", "summary.json", "dashboard.html", *self._csv_files, *logs]
+        terminalreporter.write_line(f"results: {log_line(self.output_dir)}{os.sep} ({', '.join(listed)})")
+        earlier = left_from_earlier_runs(self.output_dir, listed)
+        if earlier:
+            names = log_line(", ".join(earlier))
+            terminalreporter.write_line(f"left from earlier runs, not written by this one: {names}")
+
+
+def left_from_earlier_runs(output_dir: Path, listed: Collection[str]) -> list[str]:
+    """The CSVs and conversation logs in the output folder that this run did not write (``listed`` names those)."""
+    found = sorted(path.name for path in output_dir.glob("*.csv") if path.name not in listed)
+    stale_logs = (output_dir / FOLDER).is_dir() and f"{FOLDER}/" not in listed
+    return [*found, f"{FOLDER}/"] if stale_logs else found
+
+
+def withdraw_html_report_line(config: pytest.Config) -> None:
+    """Leave out pytest-html's "Generated html report" line: after a report's write failed, its page is cut or missing.
+
+    pytest-html writes report.html after junit.xml, so whichever of the two failed, report.html is not whole; our
+    line ``bench: cannot write ...`` is then the one thing the terminal says about it.
+    """
+    try:
+        from pytest_html.basereport import BaseReport
+    except ImportError:
+        return
+    for plugin in list(config.pluginmanager.get_plugins()):
+        if isinstance(plugin, BaseReport):
+            config.pluginmanager.unregister(plugin)
 
 
 LATE_WRITERS_FROM = 2000  # collected items

@@ -4,7 +4,7 @@ Dimensions, in this order:
 
 - a ``key=value`` tag gives dimension ``key``; plain tags together give dimension ``tag`` (a case
   with two plain tags counts in both groups);
-- a task variable whose values are short text, integers or booleans and group the tasks: 2 to
+- a task variable (in name order) whose values are short text, integers or booleans and group the tasks: 2 to
   ``MAX_GROUPS`` distinct values, one of them shared by two tasks or more (a variable that names
   each task is an id; the prompt variants of one task, ``prompts:``, count as one task; a row's
   ``row_index`` is never one);
@@ -116,9 +116,13 @@ def _variable_dimensions(table: CaseTable, rows: Sequence[tuple[int, CaseRecord]
 
 
 def _variable_names(rows: Sequence[tuple[int, CaseRecord]]) -> list[str]:
-    """The cases' variables, first seen first."""
+    """The cases' variables in name order.
+
+    Not first seen first: a record's variables come in the suite's order during the run and sorted when read back
+    from ``results.jsonl`` (its keys are written sorted), and the same records must give the same report.
+    """
     # a row's place in its file (row_index) is no category, even when a matrix repeats the rows
-    return list(dict.fromkeys(name for _, record in rows for name in record.variables if name != ROW_INDEX))
+    return sorted({name for _, record in rows for name in record.variables if name != ROW_INDEX})
 
 
 def _spans_tasks(grouped: Mapping[str, list[int]], task_of: Sequence[str | None]) -> bool:

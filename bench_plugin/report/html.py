@@ -21,17 +21,20 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
 import pytest
 
 from bench_plugin.core.text_safety import shown
-from bench_plugin.results.record import ERROR, INVALID, SKIPPED, UNSCORED
+from bench_plugin.results.record import ERROR, INVALID, PASSED, SKIPPED, UNSCORED
 
 # (column key, header text); the key names the CSS class and pytest-html's sort key
 COLUMNS = (("model", "Model"), ("task", "Task"), ("score", "Score"), ("run", "Run"), ("components", "Components"))
+# the summary's words for a status: measured cases passed without a pass rule; skipped ones were not run
+CASE_STATUS_WORDS = {"measured": "measured (passed: no scorer has a pass rule)", SKIPPED: "skipped (nothing to run)"}
 FOLD_CHARS = 2_000  # a transcript (or a conversation) longer than this starts folded
 MAX_SHOWN_CHARS = 20_000  # per text block; the whole text stays in results.jsonl
 # added once to the page: the case view's style (pytest-html styles nothing inside an html extra) and
@@ -44,11 +47,18 @@ STYLE = (
 )
 
 
+# the reason scoring/pass_rule.py gives a case that passed because no scorer has a pass rule: measured, not judged
+NO_PASS_RULE = "no scorer has a pass rule"
+
+
 class HtmlReportHooks:
     """pytest-html hooks; the plugin registers one instance on the controller when ``--html`` is on.
 
     ``optionalhook=True`` keeps registration harmless when pytest-html is not installed.
     """
+
+    def __init__(self) -> None:
+        self.case_statuses: dict[str, str] = {}  # node id -> status, of each case with a record
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
@@ -69,6 +79,8 @@ class HtmlReportHooks:
             return
         escape_test_id_cell(report, cells)
         record = getattr(report, "bench_record", None)
+        if isinstance(record, Mapping):
+            self.case_statuses[report.nodeid] = case_status(record)
         values = row_values(record) if isinstance(record, Mapping) else ("",) * len(COLUMNS)
         at = column_after(cells, 'class="col-testId"')
         for offset, ((key, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
@@ -76,8 +88,35 @@ class HtmlReportHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str]) -> None:
-        """Add the case view's constant stylesheet, and where each whole record is, to the page once."""
+        """Add the case view's stylesheet, where each whole record is, and the cases counted, to the page once."""
         prefix.append(STYLE)
+        if self.case_statuses:
+            prefix.append(f"<p>{html.escape(cases_line(self.case_statuses.values()))}</p>")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
+        """A skipped case's log says where and why, as ``-rs`` does, not the Python tuple pytest-html prints."""
+        if report.skipped and data and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+            data[0] = html.escape(skip_text(report.longrepr)) + "\n"
+
+
+def skip_text(longrepr: tuple[Any, ...]) -> str:
+    """``path:line: message`` of a skip, without pytest's ``Skipped:`` prefix."""
+    path, line, message = longrepr
+    return f"{path}:{line}: {str(message).removeprefix('Skipped: ')}"
+
+
+def case_status(record: Mapping[str, Any]) -> str:
+    """The record's status; ``measured`` for a case that passed only because no scorer has a pass rule."""
+    status = str(record.get("status") or "")
+    return "measured" if status == PASSED and NO_PASS_RULE in str(record.get("reason") or "") else status
+
+
+def cases_line(statuses: Iterable[str]) -> str:
+    """``827 cases: 700 passed, 6 skipped...``: pytest-html's own count above leaves skipped cases out."""
+    counts = Counter(statuses)
+    parts = ", ".join(f"{count} {CASE_STATUS_WORDS.get(status, status)}" for status, count in sorted(counts.items()))
+    return f"{sum(counts.values())} cases: {parts} (the count above is pytest-html's: it leaves skipped cases out)."
 
 
 def _gets_no_row(report: pytest.TestReport) -> bool:
@@ -122,14 +161,19 @@ def _number(value: Any) -> str:
 
 
 def score_text(record: Mapping[str, Any]) -> str:
-    """The composite with 4 decimals, or why a case has no score (``unscored``, ``error``...)."""
+    """The composite with 4 decimals, or why a case has no score (``unscored``, ``error``...).
+
+    A case that passed only because no scorer has a pass rule says ``measured``: its Result column says Passed
+    (pytest's outcome, which the page's filters use), and a low score beside it should not read as a pass.
+    """
     status = str(record.get("status") or "")
     if status in (UNSCORED, ERROR, INVALID, SKIPPED):
         return status  # a leftover partial composite would read as a real score
     composite = record.get("composite")
-    if isinstance(composite, (int, float)) and not isinstance(composite, bool):
-        return f"{composite:.4f}"
-    return ""  # passed or failed without scorers: a verdict but no number
+    if not isinstance(composite, (int, float)) or isinstance(composite, bool):
+        return ""  # passed or failed without scorers: a verdict but no number
+    measured = case_status(record) == "measured"
+    return f"{composite:.4f} measured, no pass rule" if measured else f"{composite:.4f}"
 
 
 def column_after(cells: list[str], marker: str) -> int:

@@ -25,7 +25,8 @@ def run(pytester: pytest.Pytester) -> dict[str, dict[str, Any]]:
         shutil.copytree(SUITES / "backroomsbench", pytester.path / "suites" / "backroomsbench")
     result = pytester.runpytest("suites/backroomsbench", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=5, skipped=1)
-    result.stdout.fnmatch_lines(["*results: *(results.jsonl, report.md, summary.json, backroomsbench/LEADERBOARD.md*"])
+    result.stdout.fnmatch_lines(
+        ["*results: *(results.jsonl, report.md, summary.json, dashboard.html, backroomsbench/LEADERBOARD.md*"])
     lines = (pytester.path / "bench-results" / "results.jsonl").read_text().splitlines()
     return {(r := json.loads(line))["nodeid"].split("::")[1]: r["scores"]["components"][0] for line in lines}
 

@@ -69,7 +69,7 @@ def assert_table_reproduced(folder: Path) -> None:
 def test_offline_run_reproduces_every_figure_of_the_published_table(mt_bench: pytest.Pytester) -> None:
     result = mt_bench.runpytest("suites/mt_bench", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=480)
-    result.stdout.fnmatch_lines(["results: *(results.jsonl, report.md, summary.json, mt_bench.csv)"])
+    result.stdout.fnmatch_lines(["results: *(results.jsonl, report.md, summary.json, dashboard.html, mt_bench.csv)"])
     output = mt_bench.path / "bench-results"
     assert_table_reproduced(output)
     report = (output / "report.md").read_text(encoding="utf-8")

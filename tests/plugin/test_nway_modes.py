@@ -291,7 +291,7 @@ def test_each_conversation_is_saved_as_markdown_and_json(pytester: pytest.Pytest
     pytester.makefile(".yaml", **{"suites/stop": STOPPING.replace("MODE", "shared")})
     result = pytester.runpytest("suites")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["results: *(results.jsonl, report.md, summary.json, conversations/)"])
+    result.stdout.fnmatch_lines(["results: *(results.jsonl, report.md, summary.json, dashboard.html, conversations/)"])
     folder = pytester.path / "bench-results" / "conversations" / "stop"
     markdown = (folder / "stop[talker-run1].md").read_text()
     data = json.loads((folder / "stop[talker-run1].json").read_text())

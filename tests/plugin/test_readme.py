@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+SUITES = Path(__file__).resolve().parents[2] / "suites"
 
 
 def tutorial_suite() -> str:
@@ -61,3 +64,33 @@ def test_the_ci_sections_gates_hold_against_an_unchanged_baseline(pytester: pyte
                                "--bench-html", "off")
     assert again.ret == 0
     again.stdout.fnmatch_lines(["*quality gates*"])
+
+
+def readme_mock_run() -> tuple[list[str], list[dict[str, object]]]:
+    """The README's pytest command against the mock server (its arguments), and the rules it shows."""
+    start = README.index("To try the HTTP path without a real model")
+    section = README[start:README.index("\n## ", start)]
+    command = re.search(r"^pytest (suites/capitals\.yaml .*)$", section, re.MULTILINE)
+    rules = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert command and rules, "the mock server's example moved"
+    return command.group(1).split(), yaml.safe_load(rules.group(1))
+
+
+@pytest.mark.parametrize(("with_rules", "passed"), [(False, 0), (True, 1)], ids=["echo", "rules"])
+def test_the_mock_server_example_ends_as_the_readme_says(
+    pytester: pytest.Pytester, with_rules: bool, passed: int
+) -> None:
+    from bench_plugin.mock.server import MockServer
+
+    args, rules = readme_mock_run()
+    pytester.makefile(".yaml", **{"suites/capitals": (SUITES / "capitals.yaml").read_text(encoding="utf-8")})
+    shutil.copytree(SUITES / "data", pytester.path / "suites" / "data")
+    shutil.copytree(SUITES / "prompts", pytester.path / "suites" / "prompts")
+    with MockServer(rules=rules if with_rules else None) as server:
+        args = [arg.replace("http://127.0.0.1:8000", server.url) for arg in args]
+        result = pytester.runpytest(*args, "--bench-html", "off")
+    result.assert_outcomes(passed=passed, failed=8 - passed)
+    assert result.ret == 1
+    # the reason the README gives; with the rule, France is answered right and the others still echo
+    result.stdout.fnmatch_lines(["*expected to contain 'Tokyo'*not found*"])
+    assert ("expected to contain 'Paris'" in result.stdout.str()) is not with_rules

@@ -57,15 +57,16 @@ def outputs(folder: Path) -> dict[str, Any]:
             "markdown": re.sub(r"\b\d+\.\d+ s\b", "<s>", markdown)}
 
 
-def test_breakdowns_keep_the_suites_variable_order(pytester: pytest.Pytester) -> None:
+def test_breakdowns_list_variables_in_name_order(pytester: pytest.Pytester) -> None:
+    """Not the suite's order: results.jsonl keeps keys sorted, and `bench report` must rebuild the same file."""
     pytester.makefile(".yaml", **{"suites/order": SUITE})
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off")
     result.assert_outcomes(passed=2, failed=6)
     summary = json.loads((pytester.path / "bench-results" / "summary.json").read_text(encoding="utf-8"))
     [suite] = summary["suites"]
-    assert [b["dimension"] for b in suite["breakdowns"]] == ["zone", "apple"]
+    assert [b["dimension"] for b in suite["breakdowns"]] == ["apple", "zone"]
     markdown = (pytester.path / "bench-results" / "report.md").read_text(encoding="utf-8")
-    assert markdown.index("#### By zone") < markdown.index("#### By apple")
+    assert markdown.index("#### By apple") < markdown.index("#### By zone")
 
 
 def test_report_html_is_written_before_ours_and_ours_say_the_same(pytester: pytest.Pytester) -> None:
@@ -80,7 +81,8 @@ def test_report_html_is_written_before_ours_and_ours_say_the_same(pytester: pyte
     assert (pytester.path / "seen.txt").read_text() == "False"  # report.html was drawn before summary.json
     html = pytester.path / "bench-results" / "report.html"
     assert html.is_file() and "t-north-red" in html.read_text(encoding="utf-8")
-    result.stdout.fnmatch_lines(["*results: *(results.jsonl, report.md, summary.json)", "*Generated html report*"])
+    result.stdout.fnmatch_lines(["*results: *(results.jsonl, report.md, summary.json, dashboard.html)",
+                                 "*Generated html report*"])
     assert outputs(pytester.path / "bench-results") == outputs(pytester.path / "plain")
 
 

@@ -100,7 +100,7 @@ def test_suite_reproduces_the_published_summary(rent: pytest.Pytester) -> None:
     result.assert_outcomes(passed=215, xfailed=1)
     result.stdout.fnmatch_lines([
         "sycophancy_rent gpt-oss-20b * 108 cases: 107 passed, 1 error; *",
-        "results: *(results.jsonl, report.md, summary.json, run_scored.csv)",
+        "results: *(results.jsonl, report.md, summary.json, dashboard.html, run_scored.csv)",
         "XFAIL*neutral-50-timing-poor-good[[]gpt-oss-20b-run1[]]*expected infrastructure failure: recorded_failure: *",
     ])
     output = rent.path / "bench-results"
