@@ -137,9 +137,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[CONTROLS_KEY] = options.controls
     config.addinivalue_line("markers", "bench: every case collected from a bench_plugin suite")
     config.addinivalue_line("markers", f"{GATE_MARKER}: every quality gate of a bench_plugin suite")
-    # relative gates compare with the baseline --bench-baseline (or the ini key) names, as bench compare does
-    given = str(options.baseline) if options.baseline is not None else None
-    config.stash[GATE_SETTINGS_KEY] = replace(read_gate_settings(config), baseline=given)
+    config.stash[GATE_SETTINGS_KEY] = read_gate_settings(config)
     too_few_files = allow_open_files(options.concurrency)  # each process: an xdist worker holds its own sockets
     if too_few_files is not None:
         raise pytest.UsageError(too_few_files)
@@ -167,8 +165,8 @@ def pytest_configure(config: pytest.Config) -> None:
                                   "bench_reporter")
     config.pluginmanager.register(SandboxNotice(), "bench_sandbox_notice")
     judge = GateJudge(config, config.stash[GATE_SETTINGS_KEY])  # the controller sees every record (gate_judge.py)
-    if not config.option.collectonly:
-        judge.baseline()  # read now, like the comparison's: the run may write over the baseline's folder
+    if baseline is not None:  # relative gates compare with the records the comparison read at the start
+        judge.use_baseline(baseline.by_nodeid)
     config.stash[JUDGE_KEY] = judge
     config.pluginmanager.register(judge, "bench_gate_judge")
     if getattr(config.option, "htmlpath", None):

@@ -41,6 +41,7 @@ class BaselineComparison:
         except (OSError, ValueError) as exc:
             raise pytest.UsageError(f"--bench-baseline: cannot read the baseline: {exc}") from None
         self.baseline = Side(str(results), [facts_of(record) for record in records])
+        self.by_nodeid = {record.nodeid: record for record in records}  # what relative quality gates compare with
         self.lines: list[str] = []  # the headline, for the terminal's summary
         self.problem: str | None = None  # why no comparison was written
         self.regressed = False

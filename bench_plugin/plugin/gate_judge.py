@@ -25,8 +25,6 @@ from bench_plugin.report.quality_gates import (
     BaselineError,
     GateVerdict,
     judge_gate,
-    read_baseline,
-    resolve_baseline,
 )
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.suite.quality_gates import QualityGateSpec, build_quality_gates, gate_nodeid, is_gate_nodeid
@@ -47,7 +45,6 @@ class GateJudge:
         self.reported: set[str] = set()  # gates a process already reported (their items ran)
         self.verdicts: dict[str, GateVerdict] = {}
         self._baseline: Mapping[str, CaseRecord] | BaselineError | None = None
-        self._baseline_read = False
         self.exit_note: str | None = None  # what --bench-exit-on-gates did to the exit status
 
     @pytest.hookimpl(trylast=True)
@@ -86,16 +83,12 @@ class GateJudge:
         self.verdicts[nodeid] = verdict
         return verdict
 
+    def use_baseline(self, records: Mapping[str, CaseRecord]) -> None:
+        """The baseline's records by node id, as ``--bench-baseline``'s comparison read them at the start."""
+        self._baseline = records
+
     def baseline(self) -> Mapping[str, CaseRecord] | BaselineError | None:
-        """The baseline's records by node id, read once; the error when it cannot be read; None when not given."""
-        given = self.settings.baseline
-        if given is not None and not self._baseline_read:
-            self._baseline_read = True
-            try:
-                path = resolve_baseline(given, self.settings.output_dir, self.config.invocation_params.dir)
-                self._baseline = read_baseline(path)
-            except BaselineError as exc:
-                self._baseline = exc
+        """The baseline's records by node id; None when no baseline was given."""
         return self._baseline
 
     @pytest.hookimpl(wrapper=True)

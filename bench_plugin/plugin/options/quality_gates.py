@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -22,14 +21,11 @@ GATE_OPTION = "--bench-gate"
 class GateSettings:
     """What the options say about quality gates.
 
-    ``gates`` are added to every suite; ``baseline`` is as given (a results file, an output folder or a named
-    run), resolved when a relative gate first needs it, against ``output_dir`` (the output folder without a
-    named run's part).
+    ``gates`` are added to every suite. The baseline relative gates compare with is ``--bench-baseline``'s, read
+    once for the comparison and the gates (``plugin/baseline.py``).
     """
 
     gates: tuple[QualityGateSpec, ...] = ()
-    baseline: str | None = None
-    output_dir: Path = Path("bench-results")
     exit_on_gates: bool = False
 
 
@@ -59,10 +55,8 @@ def read_gate_settings(config: pytest.Config) -> GateSettings:
     """
     written = [*config.getini("bench_gates"), *config.getoption("bench_gate", [])]
     exit_on_gates = config.getoption("bench_exit_on_gates", None)
-    output = Path(config.getoption("bench_output", None) or config.getini("bench_output"))
     return GateSettings(
         gates=tuple(option_gates(written)),
-        output_dir=output if output.is_absolute() else config.rootpath / output,
         exit_on_gates=bool(config.getini("bench_exit_on_gates") if exit_on_gates is None else exit_on_gates),
     )
 

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench_plugin.report.compare.sides import SideNotFound, locate_side
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.results.store import read_results
-
-RESULTS_FILE = "results.jsonl"
-RUNS_FOLDER = "runs"  # a named run's folder under the output folder (plugin/options/runs.py)
 
 
 class BaselineError(ValueError):
@@ -16,18 +14,15 @@ class BaselineError(ValueError):
 
 
 def resolve_baseline(given: str, output_dir: Path, cwd: Path) -> Path:
-    """The results file ``given`` names: the file itself, ``<folder>/results.jsonl``, or a named run's.
+    """The results file ``given`` names, found as ``bench compare`` finds a side (``compare.sides.locate_side``).
 
     Raises:
-        BaselineError: nothing of the three exists.
+        BaselineError: nothing of that name.
     """
-    path = Path(given) if Path(given).is_absolute() else cwd / given
-    candidates = [path, path / RESULTS_FILE, output_dir / RUNS_FOLDER / given / RESULTS_FILE]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    raise BaselineError(f"--bench-baseline {given}: no results found: not a results file, nor a folder holding "
-                        f"{RESULTS_FILE}, nor a named run under {output_dir / RUNS_FOLDER}")
+    try:
+        return locate_side(given, output_dir, cwd)
+    except SideNotFound as exc:
+        raise BaselineError(f"--bench-baseline {given}: no results found: {exc}") from None
 
 
 def read_baseline(path: Path) -> dict[str, CaseRecord]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.sandbox.launch import Launch, environment
-from bench_plugin.engines.agent.sandbox.owner import hand_over, needs_own_user, workspace_user
+from bench_plugin.engines.agent.sandbox.owner import own_user
 from bench_plugin.suite.agent.spec import SandboxLimits
 
 ENGINES = ("docker", "podman")
@@ -85,11 +85,8 @@ class ContainerSandbox(Sandbox):
 
     def launch(self, argv: Sequence[str], workspace: Path, *, network: bool) -> Launch:
         """A new container per program, named so that the timeout can kill it."""
-        if needs_own_user():
-            uid = workspace_user(workspace)
-            hand_over(workspace, uid)
-        else:
-            uid = os.getuid()
+        own = own_user(workspace)
+        uid = own if own is not None else os.getuid()
         name = f"bench-sandbox-{secrets.token_hex(8)}"
         args = container_argv(self.engine, self.image, name, argv, workspace, limits=self.limits, network=network,
                               uid=uid)

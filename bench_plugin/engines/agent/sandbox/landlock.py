@@ -20,7 +20,7 @@ from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.sandbox.bubblewrap import FilesystemView, filesystem_view
 from bench_plugin.engines.agent.sandbox.entry import entry_argv
 from bench_plugin.engines.agent.sandbox.launch import Launch, environment, find_program, python_argv
-from bench_plugin.engines.agent.sandbox.owner import hand_over, needs_own_user, workspace_user
+from bench_plugin.engines.agent.sandbox.owner import own_user
 from bench_plugin.engines.agent.sandbox.unix_sockets import deny_unix_sockets_filter
 from bench_plugin.suite.agent.spec import SandboxLimits
 
@@ -60,10 +60,7 @@ class LandlockSandbox(Sandbox):
         """The launcher, then the entry (limits, user, seccomp), then the program; ``python3`` is pytest's."""
         argv = python_argv(argv)
         program = find_program(argv, workspace)
-        uid = None
-        if needs_own_user():
-            uid = workspace_user(workspace)
-            hand_over(workspace, uid)
+        uid = own_user(workspace)
         command = entry_argv(argv, workspace, self.limits, uid=uid, count_processes=True,
                              seccomp=deny_unix_sockets_filter())
         view = filesystem_view(workspace, [program], network=network)

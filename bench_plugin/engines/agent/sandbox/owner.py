@@ -34,6 +34,15 @@ def workspace_user(workspace: Path) -> int:
     return FIRST_UID + secrets.randbelow(UID_COUNT)
 
 
+def own_user(workspace: Path) -> int | None:
+    """The user the workspace's programs switch to, handed the workspace; None when pytest is not root."""
+    if not needs_own_user():
+        return None
+    uid = workspace_user(workspace)
+    hand_over(workspace, uid)
+    return uid
+
+
 def hand_over(workspace: Path, uid: int) -> None:
     """Make ``uid`` the owner of what pytest's tools put in the workspace (the rest is its own already).
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from bench_plugin.engines.agent.sandbox.base import Sandbox
 from bench_plugin.engines.agent.sandbox.entry import entry_argv
 from bench_plugin.engines.agent.sandbox.launch import Launch, environment, find_program, python_argv
-from bench_plugin.engines.agent.sandbox.owner import hand_over, needs_own_user, workspace_user
+from bench_plugin.engines.agent.sandbox.owner import own_user
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 DEVICES = ("/dev/null", "/dev/zero", "/dev/tty", "/dev/dtracehelper")
@@ -117,10 +117,7 @@ class SeatbeltSandbox(Sandbox):
         """sandbox-exec, then the entry (limits, user), then the program; ``python3`` is pytest's."""
         argv = python_argv(argv)
         program = find_program(argv, workspace)
-        uid = None
-        if needs_own_user():
-            uid = workspace_user(workspace)
-            hand_over(workspace, uid)
+        uid = own_user(workspace)
         command = entry_argv(argv, workspace, self.limits, uid=uid, count_processes=uid is not None)
         return Launch(tuple(seatbelt_argv(command, workspace, [program], network=network)), environment(workspace),
                       workspace)
