@@ -44,7 +44,7 @@ from bench_plugin.core.json_bounds import loads_bounded
 from bench_plugin.core.private_files import LINK_REFUSED, open_private, private_folder, refuse_links
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.providers.interface import merge_params
-from bench_plugin.providers.registry import HTTP_TYPES, OFFLINE_TYPES
+from bench_plugin.providers.registry import HTTP_TYPES, OFFLINE_TYPES, VARIABLE_TYPES
 
 OFF, READ, WRITE, ON = "off", "read", "write", "on"
 MODES = (OFF, READ, WRITE, ON)
@@ -109,7 +109,8 @@ def cache_key(request: CompletionRequest, occurrence: int = 0) -> str:
     the call's), the messages as sent (after the model's system-prompt policy), the tools, the model's
     and provider's ``options``, the run index and ``occurrence`` (how many identical calls the same case
     made before this one, so that two of them stay two answers). Headers are left out, since they may
-    carry keys; the task, turn and variables are left out, since they never reach the wire.
+    carry keys; the task, turn and variables are left out, since they never reach the wire, except for a
+    provider type whose request templates render them (``VARIABLE_TYPES``: an application's).
     """
     model = request.model
     document = {
@@ -124,6 +125,8 @@ def cache_key(request: CompletionRequest, occurrence: int = 0) -> str:
         "run": request.run,
         "occurrence": occurrence,
     }
+    if model.provider.type in VARIABLE_TYPES:
+        document["where"] = [request.task, request.turn, request.purpose, request.variables]
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

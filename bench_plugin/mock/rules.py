@@ -5,8 +5,9 @@ the first one whose matchers all hold is applied.
 
 Matchers (all optional; a rule without matchers applies to every request):
     ``model``: the exact model name of the request. ``match``: a regex searched in the last user message.
-    ``path``: ``openai``, ``anthropic`` or ``embeddings`` (``/v1/embeddings``, where ``match`` searches
-    the input texts, one per line). ``tool_result``: a regex searched in the request's last message
+    ``path``: ``openai``, ``anthropic``, ``embeddings`` (``/v1/embeddings``, where ``match`` searches
+    the input texts, one per line), ``application`` (``/app/ask``, where it searches the query) or ``world``.
+    ``tool_result``: a regex searched in the request's last message
     when it is a tool result (OpenAI ``role: tool``, Anthropic ``tool_result`` blocks); otherwise no match.
     ``every``: N: only every Nth request the other matchers hold for (the Nth, 2Nth...).
     ``probability``: p in [0, 1]: only that fraction of them, drawn at random (the server's ``seed`` makes
@@ -56,9 +57,11 @@ from typing import Any
 
 import yaml
 
+from bench_plugin.mock.application import application_body, application_query
 from bench_plugin.mock.embeddings import embedding_inputs, embeddings_body
+from bench_plugin.mock.world import world_reply
 
-ROUTE_NAMES = ("openai", "anthropic", "embeddings")
+ROUTE_NAMES = ("openai", "anthropic", "embeddings", "application", "world")
 MATCHERS = ("model", "match", "path", "tool_result", "every", "probability")
 ACTIONS = (
     "reply", "delay", "status", "error", "retry_after", "retry_after_date", "headers", "body", "drop", "times",
@@ -159,7 +162,7 @@ def _is_tool_calls(value: Any) -> bool:
 
 # what each checked key must hold, and how the error says it; a key the rule leaves out keeps its valid default
 _VALUE_CHECKS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
-    ("path", _is_route, "must be 'openai', 'anthropic' or 'embeddings'"),
+    ("path", _is_route, f"must be one of {', '.join(ROUTE_NAMES)}"),
     ("times", _is_times, "must be a positive integer"),
     ("delay", _is_number, "must be a number"),
     ("status", _is_number, "must be a number"),
@@ -276,7 +279,7 @@ def _completion_payload(
     ids: Iterator[int],
 ) -> tuple[int, bytes]:
     """A completion answering ``reply`` (expanded with the match's groups) and calling ``tool_calls``."""
-    reply = str(rule.get("reply", f"echo: {request_text(route, body)}"))
+    reply = str(rule.get("reply", _default_reply(route, body)))
     if match is not None:
         try:
             reply = match.expand(reply)
@@ -284,10 +287,18 @@ def _completion_payload(
             message = f"rule reply {reply!r} is not a valid template for /{match.re.pattern}/: {exc}"
             return 500, encode(error_body(route, 500, message))
     number = next(ids)
+    if route == "application":
+        return status, encode(application_body(reply, application_query(body), number))
     completion = _completion_body(route, str(body.get("model")), reply, _prompt_words(body), number)
     if rule.get("tool_calls"):
         _add_tool_calls(completion, route, rule["tool_calls"], number, with_text="reply" in rule)
     return status, encode(completion)
+
+
+def _default_reply(route: str, body: Mapping[str, Any]) -> str:
+    """Without a ``reply``: the stand-in world's answer on its route, an echo of the request's text elsewhere."""
+    text = request_text(route, body)
+    return world_reply(text) if route == "world" else f"echo: {text}"
 
 
 def _add_tool_calls(
@@ -364,6 +375,8 @@ def request_text(route: str, body: Mapping[str, Any]) -> str:
     """What ``match`` searches: the last user message, or an embeddings request's texts, one per line."""
     if route == "embeddings":
         return "\n".join(embedding_inputs(body) or [])
+    if route == "application":
+        return application_query(body)
     return _last_user_text(body)
 
 

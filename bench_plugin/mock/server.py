@@ -4,6 +4,8 @@ Run it with ``bench-mock-server --port 8000 --latency 0.2 --rules rules.yaml`` (
 ``python -m bench_plugin.mock``), then point a provider at ``http://127.0.0.1:8000/v1`` (OpenAI
 format) or ``http://127.0.0.1:8000`` (Anthropic format). Routes: ``POST /v1/chat/completions``,
 ``POST /v1/messages``, ``POST /v1/embeddings`` (deterministic vectors: ``mock/embeddings.py``),
+``POST /app/ask`` (an application in a shape of its own: ``mock/application.py``),
+``POST /world/v1/chat/completions`` (a stand-in world interface: ``mock/world.py``),
 ``GET /v1/models`` and ``GET /health``; anything else is a 404.
 
 By default a model answers ``echo: <last user message>``. Rules change that: ``bench_plugin.mock.rules``
@@ -44,7 +46,10 @@ if TYPE_CHECKING:
 # load_rules is part of this module's interface (the CLI reads rules files with it)
 __all__ = ["MockServer", "load_rules", "main", "parse_args"]
 
-ROUTES = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic", "/v1/embeddings": "embeddings"}
+ROUTES = {
+    "/v1/chat/completions": "openai", "/v1/messages": "anthropic", "/v1/embeddings": "embeddings",
+    "/app/ask": "application", "/world/v1/chat/completions": "world",
+}
 
 
 class MockServer:
@@ -222,6 +227,8 @@ class _Handler(BaseHTTPRequestHandler):
         body, headers = self._read_body(), self._lower_headers()
         self.server.mock.record("POST", path, headers, body)
         route = ROUTES.get(path)
+        if route == "application" and isinstance(body, str):
+            body = {"query": body}  # the application takes its query as a plain-text body too
         if route is None:
             self._send(404, encode(error_body("openai", 404, f"no route for POST {path}")))
         elif not isinstance(body, dict):

@@ -39,6 +39,15 @@ def pytest_bench_engines() -> Mapping[str, object]:  # type: ignore[empty-body]
     """
 
 
+def pytest_bench_base_urls(config: pytest.Config) -> Mapping[str, str]:  # type: ignore[empty-body]
+    """Return base URLs by provider name for the suites of this folder: servers the project starts itself.
+
+    Asked when a suite file is collected (a deeper conftest wins on a clash), so a ``conftest.py`` can start
+    a stand-in application on a free loopback port and point a provider at it; the user's
+    ``--bench-base-url NAME=URL`` wins over it (the real application is one option away).
+    """
+
+
 def pytest_bench_case_recorded(config: pytest.Config, record: Mapping[str, Any]) -> None:
     """Called on the controller (never on an xdist worker) as each case's record arrives.
 

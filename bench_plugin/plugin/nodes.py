@@ -21,7 +21,7 @@ from bench_plugin.providers.offline_checks import check_offline_models
 from bench_plugin.results import record as rec
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.run.case import CasePreparer, PreparedCase, build_record
-from bench_plugin.run.catalog import catalog_from_hooks
+from bench_plugin.run.catalog import base_urls_from_hooks, catalog_from_hooks
 from bench_plugin.run.rejudge import judged_again
 from bench_plugin.run.run_history import CANNOT_REJUDGE, REJUDGE, REUSE
 from bench_plugin.suite.aggregates.outputs import OutputClaims
@@ -51,7 +51,9 @@ class SuiteFile(pytest.File):
             loaded = load_suite_file(self.path, display_path=self.nodeid)
             catalog = catalog_from_hooks(self.ihook)  # this folder's conftest.py files may add names
             known = tuple(catalog.providers.names())
-            suite = build_suite(loaded, replace(state.build_options, provider_types=known))
+            # a conftest.py may point a provider at a server it starts; the user's --bench-base-url wins
+            urls = {**base_urls_from_hooks(self.ihook, self.config), **state.build_options.base_urls}
+            suite = build_suite(loaded, replace(state.build_options, provider_types=known, base_urls=urls))
             cases = expand_suite(suite, state.expand_options)
             # a rule or replay key that never works is a typo, not a failure
             check_offline_models(loaded, suite, cases, catalog.builtin_only)

@@ -19,7 +19,9 @@ ProviderFactory = Callable[[ProviderSpec, HttpPool], Provider]
 """Make the provider for one endpoint; ``HttpPool`` holds the runner's shared httpx clients."""
 
 OFFLINE_TYPES = ("echo", "scripted", "replay")
-HTTP_TYPES = ("openai_compatible", "openai", "anthropic")
+HTTP_TYPES = ("openai_compatible", "openai", "anthropic", "application")
+VARIABLE_TYPES = ("application",)
+"""Provider types whose requests carry the case's variables (templates render them in): the cache keys them."""
 
 
 def adapt_provider_factory(value: object) -> ProviderFactory:
@@ -39,6 +41,7 @@ PROVIDER_TYPES: Registry[ProviderFactory] = Registry(
         "openai_compatible": "bench_plugin.providers.openai_compat:OpenAICompatProvider",
         "openai": "bench_plugin.providers.openai_compat:OpenAICompatProvider",
         "anthropic": "bench_plugin.providers.anthropic:AnthropicProvider",
+        "application": "bench_plugin.providers.application:ApplicationProvider",
         "echo": "bench_plugin.providers.offline:EchoProvider",
         "scripted": "bench_plugin.providers.offline:ScriptedProvider",
         "replay": "bench_plugin.providers.offline:ReplayProvider",

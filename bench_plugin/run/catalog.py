@@ -66,3 +66,11 @@ def _extended(registry: Registry[T], results: Sequence[Mapping[str, object]], ho
         return registry.with_registered(merged)
     except TypeError as exc:
         raise SuiteError(f"{hook_name} returned something that is not a {registry.kind}: {exc}") from exc
+
+
+def base_urls_from_hooks(hook: HookRelay, config: object) -> dict[str, str]:
+    """The base URLs the conftest files behind ``hook`` give (``pytest_bench_base_urls``), deepest winning."""
+    merged: dict[str, str] = {}
+    for result in reversed(hook.pytest_bench_base_urls(config=config)):
+        merged.update((str(name), str(url)) for name, url in dict(result).items())
+    return merged

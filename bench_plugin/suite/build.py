@@ -20,7 +20,7 @@ from bench_plugin.suite.spec import SuiteSpec
 from bench_plugin.suite.tasks import build_tasks
 from bench_plugin.suite.templates import TemplateRenderer
 
-BUILTIN_PROVIDER_TYPES = ("openai_compatible", "openai", "anthropic", "echo", "scripted", "replay")
+BUILTIN_PROVIDER_TYPES = ("openai_compatible", "openai", "anthropic", "application", "echo", "scripted", "replay")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import Any
 from bench_plugin.core.endpoints import PRESETS, ModelSpec, Pricing, ProviderSpec, ThinkingSpec, url_problem
 from bench_plugin.core.errors import CaseError, SuiteError
 from bench_plugin.core.hints import choices_hint
+from bench_plugin.suite.application import application_options, env_problem
 from bench_plugin.suite.keys import check_key
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.paths import SuiteFolders
@@ -66,7 +67,8 @@ def _key_problem(
     """Whether the provider may be sent its key (``suite/keys.py``)."""
     key_path = ("providers", name, "api_key_env")
     return check_key(provider, allowed=allowed, user_url=user_url, path=loaded.display_path,
-                     key=format_key_path(key_path), line=loaded.lines.line_of(key_path))
+                     key=format_key_path(key_path), line=loaded.lines.line_of(key_path)) or env_problem(
+        loaded, name, provider, allowed, user_url=user_url)
 
 
 def _with_user_urls(providers: Mapping[str, ProviderSpec], base_urls: Mapping[str, str]) -> dict[str, ProviderSpec]:
@@ -101,9 +103,13 @@ def _provider(name: str, entry: Mapping[str, Any], options: dict[str, Any]) -> P
 def _provider_options(
     loaded: LoadedSuite, name: str, entry: Mapping[str, Any], data_dir: Path, folders: SuiteFolders
 ) -> tuple[dict[str, Any], CaseError | None]:
-    """The provider's ``replay``/``prefix`` (a replay file confined to the suite's folders), and its problem."""
+    """The provider's options and their problem: ``replay``/``prefix``, or an application's request and response.
+
+    A replay file is confined to the suite's folders; an application is checked by ``suite/application.py``.
+    """
     extra = {k: entry[k] for k in ("replay", "prefix") if k in entry}
     try:
+        extra.update(application_options(loaded, name, entry))
         return dict(_confined_replay(extra, data_dir, folders, loaded, ("providers", name))), None
     except CaseError as exc:
         return extra, exc

@@ -130,8 +130,6 @@ def test_a_problem_of_one_case_fails_that_case_with_its_line(
          "template: placeholder {lm3_actor} names participant 3, but there is no such participant"),
         ('{"system_prompt": "{lm1_colour}"}\n{}\n',
          "template: unknown placeholder {lm1_colour}: participants have actor, company, model"),
-        ('{"system_prompt": "x", "cli": true}\n{}\n',
-         "template: one.jsonl:1: 'cli' participants (an external world-interface server) are not supported"),
     ],
 )
 def test_a_bad_template_file_fails_its_cases_with_the_file_line(

@@ -254,6 +254,10 @@ def _participant(
     case_model: ModelSpec,
 ) -> ParticipantSpec:
     me = people[i]
+    if line is not None and line.cli and model is None:
+        raise b.error(f"participant {i + 1} sits on a cli line of the template (the original's world interface): "
+                      "the model under test cannot play it", "participants", i,
+                      hint="give it model: the world interface, e.g. a model of a type: application provider")
     scope = {**b.scope, "me": me, "participants": people}
     system = _system(b, item, i, scope, line)
     return ParticipantSpec(

@@ -22,6 +22,8 @@ class TemplateLine:
 
     system_prompt: str
     context: tuple[Message, ...]
+    cli: bool = False
+    """A seat the original served by its world-interface server: its participant must name the model serving it."""
 
 
 def placeholder_variables(participants: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -69,7 +71,8 @@ def read_template(path: Path) -> list[dict[str, Any]]:
     Each line is a JSON object with ``system_prompt`` (a string, may be empty) and ``context`` (the messages that
     seed that participant's private history, ``{role: user|assistant, content}``). Texts name participants through
     placeholders such as ``{lm1_actor}`` or ``{lm2_company}`` (participant 1's name, participant 2's company), and
-    ``{{``/``}}`` stand for one brace, as in the original's ``str.format``, so its files read the same. Unlike
+    ``{{``/``}}`` stand for one brace, as in the original's ``str.format``, so its files read the same. A line
+    ``{"cli": true}`` is a seat the original's world-interface server plays: its participant names that model. Unlike
     ``str.format``, any other brace is left as it is (a lone ``{`` in ASCII art or code does not break the
     template).
 
@@ -98,8 +101,6 @@ def _read_line(raw: str, where: str) -> dict[str, Any]:
 def _checked_line(entry: Any, where: str) -> dict[str, Any]:
     if not isinstance(entry, dict):
         raise TypeError(f"{where}: expected a JSON object with system_prompt and context")
-    if entry.get("cli"):
-        raise ValueError(f"{where}: 'cli' participants (an external world-interface server) are not supported")
     unknown = [key for key in entry if key not in (*_LINE_KEYS, "cli")]
     if unknown:
         raise ValueError(f"{where}: unknown key '{unknown[0]}' (keys: {', '.join(_LINE_KEYS)})")
@@ -130,4 +131,5 @@ def fill_line(entry: Mapping[str, Any], variables: Mapping[str, str]) -> Templat
         context=tuple(
             Message(m["role"], fill_placeholders(m["content"], variables)) for m in entry.get("context", [])
         ),
+        cli=entry.get("cli") is True,
     )
