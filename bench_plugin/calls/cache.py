@@ -94,10 +94,11 @@ log = logging.getLogger("bench_plugin.cache")  # the name users filter on, kept 
 def is_cacheable(provider: ProviderSpec) -> bool:
     """Whether calls to ``provider`` go through the cache: those of HTTP providers.
 
-    Offline providers (echo, scripted, replay) answer for free and always alike; a provider type of
+    Offline providers (echo, scripted, replay) answer for free and always alike, and a provider with
+    ``cache: false`` answers from a state of its own (a world interface, a session); a provider type of
     another package is cached when its spec has a ``base_url`` (it calls an endpoint).
     """
-    if provider.type in OFFLINE_TYPES:
+    if provider.type in OFFLINE_TYPES or provider.options.get("cache") is False:  # cache: false (a stateful app)
         return False
     return provider.type in HTTP_TYPES or bool(provider.base_url)
 

@@ -57,7 +57,8 @@ class ApplicationProvider(BaseProvider):
         try:
             outgoing = render_request(self._app.request, self._base_url, request_scope(request, keys))
         except CaseError as exc:  # a template's error may quote what it rendered: never a key
-            raise CaseError(redact(exc.message, secrets), path=exc.path, line=exc.line, key=exc.key,
+            app = self._app
+            raise CaseError(redact(exc.message, secrets), path=app.path, line=app.line, key=f"{app.key}.request",
                             hint=exc.hint) from None
         answer = await send_request(self._http, outgoing, timeout_s=self.spec.timeout_s, key=self._base_url,
                                     secrets=secrets, max_bytes=self.spec.max_response_bytes)
@@ -73,7 +74,7 @@ class ApplicationProvider(BaseProvider):
         for name in self._app.env:
             value = os.environ.get(name, "").strip()
             if not value:
-                raise AuthError(f"environment variable {name} is not set ({self._app.where}: env)", kind="auth")
+                raise AuthError(f"environment variable {name} is not set (the env: of {self._app.key})", kind="auth")
             keys[name] = value
         return keys
 

@@ -77,8 +77,10 @@ class ApplicationSpec:
     request: ApplicationRequest = field(default_factory=ApplicationRequest)
     response: ApplicationResponse = field(default_factory=ApplicationResponse)
     env: tuple[str, ...] = ()
-    where: str = ""
-    """``suite.yaml: providers.NAME``: what an error at call time names."""
+    path: str | None = None
+    key: str = ""
+    line: int | None = None
+    """Where the provider is written (the suite, ``providers.NAME``, its line): what an error at call time names."""
 
 
 @dataclass(frozen=True)
@@ -157,8 +159,8 @@ def application_options(loaded: LoadedSuite, name: str, entry: Mapping[str, Any]
                           hint="e.g. base_url: http://127.0.0.1:8000 (and request: {path: /ask})")
     request = _request(check, entry.get("request") or {})
     response = _response(check, entry.get("response") or {})
-    where = f"{loaded.display_path}: {format_key_path(base)}"
-    return {"application": ApplicationSpec(request, response, env, where)}
+    return {"application": ApplicationSpec(request, response, env, loaded.display_path, format_key_path(base),
+                                           loaded.lines.line_of(base))}
 
 
 def _no_own_keys(loaded: LoadedSuite, base: KeyPath, entry: Mapping[str, Any]) -> dict[str, Any]:

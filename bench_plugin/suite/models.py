@@ -107,7 +107,7 @@ def _provider_options(
 
     A replay file is confined to the suite's folders; an application is checked by ``suite/application.py``.
     """
-    extra = {k: entry[k] for k in ("replay", "prefix") if k in entry}
+    extra = {k: entry[k] for k in ("replay", "prefix", "cache") if k in entry}
     try:
         extra.update(application_options(loaded, name, entry))
         return dict(_confined_replay(extra, data_dir, folders, loaded, ("providers", name))), None
