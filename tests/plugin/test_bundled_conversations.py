@@ -22,13 +22,14 @@ def run_bundled(pytester: pytest.Pytester, name: str, **outcomes: int) -> dict[s
     return {(r := json.loads(line))["nodeid"].split("::")[1]: r for line in lines}
 
 
-def test_universal_backrooms_runs_its_six_templates_and_cli_ends_with_the_stop_sequence(
+def test_universal_backrooms_runs_its_seven_templates_and_cli_ends_with_the_stop_sequence(
     pytester: pytest.Pytester,
 ) -> None:
-    found = run_bundled(pytester, "universal_backrooms", passed=6)
-    assert sorted(found) == [
-        f"{t}[sim-run1]" for t in sorted(["cli", "student", "science", "fugue", "gallery", "ethics"])
-    ]
+    found = run_bundled(pytester, "universal_backrooms", passed=7)
+    templates = ["cli", "student", "science", "fugue", "gallery", "ethics", "cli_with_world_interface"]
+    assert sorted(found) == [f"{t}[sim-run1]" for t in sorted(templates)]
+    world = found["cli_with_world_interface[sim-run1]"]["conversation"]
+    assert [p["model"] for p in world["participants"]] == ["sim", "world"]  # the stand-in world served seat 2
     cli = found["cli[sim-run1]"]["conversation"]
     assert cli["ended"] == {"reason": "stop_sequence", "by": "Sim 1", "round": 2,
                             "detail": "Sim 1 has ended the conversation with ^C^C."}
