@@ -56,13 +56,20 @@ class ApplicationProvider(BaseProvider):
         secrets = tuple(keys.values())
         try:
             outgoing = render_request(self._app.request, self._base_url, request_scope(request, keys))
-        except CaseError as exc:  # a template's error may quote what it rendered: never a key
-            app = self._app
-            raise CaseError(redact(exc.message, secrets), path=app.path, line=app.line, key=f"{app.key}.request",
-                            hint=exc.hint) from None
+        except CaseError as exc:
+            raise self._located(exc, "request", secrets) from None
         answer = await send_request(self._http, outgoing, timeout_s=self.spec.timeout_s, key=self._base_url,
                                     secrets=secrets, max_bytes=self.spec.max_response_bytes)
-        return read_answer(self._app.response, answer)
+        try:
+            return read_answer(self._app.response, answer)
+        except CaseError as exc:
+            raise self._located(exc, "response", secrets) from None
+
+    def _located(self, exc: CaseError, part: str, secrets: tuple[str, ...]) -> CaseError:
+        """A template's error at the provider's ``request:`` or ``response:``; what it quotes has no key."""
+        app = self._app
+        return CaseError(redact(exc.message, secrets), path=app.path, line=app.line, key=f"{app.key}.{part}",
+                         hint=exc.hint)
 
     def _keys(self) -> dict[str, str]:
         """The provider's ``env:`` variables, read at call time.
@@ -110,8 +117,8 @@ def render_request(spec: ApplicationRequest, base_url: str, scope: Mapping[str, 
         CaseError: a template fails (a missing variable, a sandbox limit), or the body is not JSON.
     """
     renderer = _renderer()
-    headers = {name: renderer.render(source, scope) for name, source in spec.headers}
-    headers = {name: value for name, value in headers.items() if value}
+    rendered = {name: _header_value(name, renderer.render(source, scope)) for name, source in spec.headers}
+    headers = _lower({name: value for name, value in rendered.items() if value})
     content = b""
     if spec.body_kind == "json":
         content = _json_bytes(_render_json(renderer, spec.body, scope))
@@ -120,9 +127,25 @@ def render_request(spec: ApplicationRequest, base_url: str, scope: Mapping[str, 
         content = renderer.render(spec.body, scope).encode("utf-8")
         headers.setdefault("content-type", _TEXT_TYPE)
     return OutgoingRequest(
-        method=spec.method, url=base_url + renderer.render(spec.path, scope), headers=_lower(headers),
+        method=spec.method, url=base_url + _url_path(renderer.render(spec.path, scope)), headers=headers,
         content=content, params=tuple((name, renderer.render(source, scope)) for name, source in spec.query),
     )
+
+
+def _header_value(name: str, value: str) -> str:
+    """A rendered header value HTTP can carry: one line of printable ASCII (a line break would add a header)."""
+    if value.isascii() and value.isprintable():
+        return value
+    raise CaseError(f"header {name} rendered a value an HTTP header cannot carry (a line break, a control "
+                    "character or a character outside ASCII)", hint="encode it in the template, e.g. | urlencode")
+
+
+def _url_path(path: str) -> str:
+    """The rendered path, which must stay on ``base_url``'s host: empty, or starting with ``/``."""
+    if not path or path.startswith("/"):
+        return path
+    raise CaseError(f"path rendered {log_line(path[:_SHOWN_CHARS])!r}, which does not start with /: it would "
+                    "leave base_url's host", hint="start the path with / (it is appended to base_url)")
 
 
 def _lower(headers: Mapping[str, str]) -> dict[str, str]:
