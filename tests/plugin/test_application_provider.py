@@ -365,3 +365,25 @@ def test_a_cli_line_played_by_the_model_under_test_is_refused(pytester: pytest.P
     result = pytester.runpytest("suites", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([pattern("suites/world.yaml:*participants[1]: participant 2 sits on a cli line")])
+
+
+@pytest.mark.parametrize(
+    ("rule", "change", "kind"),
+    [
+        ({"delay": 1.5}, ("timeout: 2", "timeout: 0.3"), "timeout"),
+        ({"reply": "x" * 5000}, ("timeout: 2", "timeout: 2\n    max_response_bytes: 1024"), "too_large"),
+    ],
+    ids=["slow", "too-long"],
+)
+def test_a_slow_or_endless_answer_is_bounded_like_any_provider(
+    pytester: pytest.Pytester, mock_server: MockServer, monkeypatch: pytest.MonkeyPatch,
+    rule: dict[str, Any], change: tuple[str, str], kind: str,
+) -> None:
+    monkeypatch.setenv("BENCH_TEST_APP_KEY", KEY)
+    model_id = unique("bounded")
+    mock_server.add_rule({"model": model_id, "path": "application", **rule})
+    suite = candidate_suite(mock_server, model_id).replace("max_retries: 2", "max_retries: 0").replace(*change)
+    pytester.makefile(".yaml", **{"suites/app": suite})
+    pytester.runpytest("suites", "-p", "no:cacheprovider", *ALLOW).assert_outcomes(errors=1)
+    (record,) = records(pytester)
+    assert record["error"]["kind"] == kind
