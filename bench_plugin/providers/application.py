@@ -75,7 +75,7 @@ class ApplicationProvider(BaseProvider):
         """The provider's ``env:`` variables, read at call time.
 
         Raises:
-            AuthError: one is unset, empty or not printable ASCII (what ``api_key_env`` requires too).
+            AuthError: one is unset or empty (its value is stripped, as ``api_key_env``'s is).
         """
         keys = {}
         for name in self._app.env:

@@ -387,3 +387,16 @@ def test_a_slow_or_endless_answer_is_bounded_like_any_provider(
     pytester.runpytest("suites", "-p", "no:cacheprovider", *ALLOW).assert_outcomes(errors=1)
     (record,) = records(pytester)
     assert record["error"]["kind"] == kind
+
+
+def test_a_listed_key_variable_that_is_unset_is_an_auth_error(
+    pytester: pytest.Pytester, mock_server: MockServer
+) -> None:
+    model_id = unique("nokey")
+    pytester.makefile(".yaml", **{"suites/app": candidate_suite(mock_server, model_id)})
+    pytester.runpytest("suites", "-p", "no:cacheprovider", *ALLOW).assert_outcomes(errors=1)
+    (record,) = records(pytester)
+    assert record["error"]["kind"] == "auth"
+    expected = "environment variable BENCH_TEST_APP_KEY is not set (the env: of providers.app)"
+    assert expected in record["error"]["message"]
+    assert sent(mock_server, model_id) == []
