@@ -36,6 +36,8 @@ _PUBLIC = {
     # providers
     "BaseProvider": "bench_plugin.providers.interface", "Provider": "bench_plugin.providers.interface",
     "merge_params": "bench_plugin.providers.interface", "HttpPool": "bench_plugin.providers.http",
+    # a stand-in server a conftest.py starts for its suites (pytest_bench_base_urls)
+    "MockServer": "bench_plugin.mock.server",
 }
 
 __all__ = [  # the names of _PUBLIC, spelled out for tools that read __all__
@@ -53,6 +55,7 @@ __all__ = [  # the names of _PUBLIC, spelled out for tools that read __all__
     "HttpPool",
     "JudgeError",
     "Message",
+    "MockServer",
     "ModelSpec",
     "Pricing",
     "Provider",
@@ -97,6 +100,7 @@ if TYPE_CHECKING:
         TransientProviderError,
     )
     from bench_plugin.core.transcript import AgentRun, ToolCallRecord, Transcript, TurnResult
+    from bench_plugin.mock.server import MockServer
     from bench_plugin.providers.http import HttpPool
     from bench_plugin.providers.interface import BaseProvider, Provider, merge_params
     from bench_plugin.scoring.context import ComponentScore, Scorer, ScorerType, ScoringContext

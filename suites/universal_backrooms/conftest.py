@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench_plugin.mock.server import MockServer
+from bench_plugin import MockServer
 
 _WORLD = pytest.StashKey[MockServer]()
 
