@@ -301,7 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(
         f"mock LLM server on {server.url}\n  OpenAI base_url:    {server.openai_base_url}\n"
-        f"  Anthropic base_url: {server.url}",
+        f"  Anthropic base_url: {server.url}\n  application:        POST {server.url}/app/ask\n"
+        f"  world interface:    base_url {server.url}/world (POST /v1/chat/completions)",
         flush=True,
     )
     try:

@@ -9,6 +9,7 @@ parse fails its models' cases with the suite's line before any call (``bench val
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -176,7 +177,7 @@ def _no_own_keys(loaded: LoadedSuite, base: KeyPath, entry: Mapping[str, Any]) -
 def _request(check: _Checker, entry: Mapping[str, Any]) -> ApplicationRequest:
     def pairs(key: str) -> tuple[tuple[str, str], ...]:
         values = entry.get(key) or {}
-        return tuple((str(k), check.template(("request", key, k), str(v), REQUEST_NAMES, _REQUEST_READS))
+        return tuple((str(k), check.template(("request", key, k), _text(v), REQUEST_NAMES, _REQUEST_READS))
                      for k, v in values.items())
 
     path = check.template(("request", "path"), str(entry.get("path", "")), REQUEST_NAMES, _REQUEST_READS)
@@ -188,6 +189,11 @@ def _request(check: _Checker, entry: Mapping[str, Any]) -> ApplicationRequest:
         method=str(entry.get("method", "POST")).upper(), path=path, query=pairs("query"), headers=pairs("headers"),
         body=check.body(body, ("request", "body")), body_kind=kind,
     )
+
+
+def _text(value: Any) -> str:
+    """A query value as the URL carries it: a number or a boolean as JSON writes it (``true``, not ``True``)."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _response(check: _Checker, entry: Mapping[str, Any]) -> ApplicationResponse:
