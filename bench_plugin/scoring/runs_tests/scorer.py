@@ -10,6 +10,7 @@ reason; a machine where no sandbox works skips the case before the model is call
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,12 +160,22 @@ def _verdict(result: CommandResult, counts: TestCounts | None) -> tuple[str, flo
         return f"stopped: {result.note} (exit code {result.exit_code})", 0.0, False
     if counts is None:
         passed = result.exit_code == 0
-        return f"exit code {result.exit_code}; the runner reported no test counts", float(passed), passed
+        return f"{_ended(result.exit_code)}; the runner reported no test counts", float(passed), passed
     if counts.total == 0:
         return f"no test ran (exit code {result.exit_code})", 0.0, False
     passed = result.exit_code == 0 and counts.failed == 0
     return (f"{counts.passed} of {counts.total} tests passed (exit code {result.exit_code})",
             counts.passed / counts.total, passed)
+
+
+def _ended(exit_code: int | None) -> str:
+    """How the command ended: its exit code, and the signal that killed it (a crash) when the code says one did."""
+    number = -exit_code if exit_code is not None and exit_code < 0 else (exit_code or 0) - 128
+    try:
+        name = signal.Signals(number).name if number > 0 else None
+    except ValueError:
+        name = None
+    return f"exit code {exit_code}" + (f" (killed by {name}: the code crashed)" if name else "")
 
 
 def _output(result: CommandResult) -> str:
