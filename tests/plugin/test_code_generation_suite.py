@@ -1,4 +1,4 @@
-"""The bundled code_generation suite runs offline: the correct model passes, the wrong one scores low for its reasons."""
+"""The bundled code_generation suite runs offline: the correct model passes, the wrong one scores low, with reasons."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ reason; a machine where no sandbox works skips the case before the model is call
 
 from __future__ import annotations
 
+import re
 import signal
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 SHOWN_OUTPUT_CHARS = 3_000
 """What the component's evidence keeps of the test output."""
+_DURATION = re.compile(r"(\d+ [a-z]+) in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?")
 
 
 class RunsTests:
@@ -124,7 +126,7 @@ class RunsTestsScorer:
 
     def _scored(self, result: CommandResult, counts: TestCounts | None, sandbox: str) -> ComponentScore:
         """The value, the verdict and the evidence of a finished (or stopped) run."""
-        verdict, share, passed = _verdict(result, counts)
+        verdict, share, passed = _verdict(result, counts, self.options.timeout_s)
         value = share if self.options.partial_credit else float(passed)
         extra: dict[str, Any] = {"exit_code": result.exit_code, "sandbox": sandbox,
                                  "tests": counts.to_dict() if counts is not None else None}
@@ -152,10 +154,10 @@ def _what_missing(options: RunsTestsOptions) -> str:
     return f"the answer has no fenced code block{language} (```)"
 
 
-def _verdict(result: CommandResult, counts: TestCounts | None) -> tuple[str, float, bool]:
+def _verdict(result: CommandResult, counts: TestCounts | None, timeout_s: float) -> tuple[str, float, bool]:
     """(what happened, the share of tests passed, whether the run passed) of a run."""
     if result.timed_out:
-        return f"timed out after {result.duration_s:.0f} s: the code ran too long (an endless loop?)", 0.0, False
+        return f"timed out after {timeout_s:g} s: the code ran too long (an endless loop?)", 0.0, False
     if result.note is not None:
         return f"stopped: {result.note} (exit code {result.exit_code})", 0.0, False
     if counts is None:
@@ -179,6 +181,9 @@ def _ended(exit_code: int | None) -> str:
 
 
 def _output(result: CommandResult) -> str:
-    """The test output as evidence: stdout then stderr, bounded, control characters shown."""
+    """The test output as evidence: stdout then stderr, bounded, control characters shown.
+
+    pytest's durations (``3 passed in 0.09s``) are left out, so that a record says the same on every run.
+    """
     text = result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr.strip() else "")
-    return shown(clip(text.strip(), SHOWN_OUTPUT_CHARS))
+    return shown(clip(_DURATION.sub(r"\1", text.strip()), SHOWN_OUTPUT_CHARS))
