@@ -204,3 +204,12 @@ def test_the_answer_cannot_write_outside_its_workspace(pytester: pytest.Pytester
     assert good["value"] == 1.0, good["detail"]
     assert not escaped.exists() and not beside.exists()
     assert original.read_text() == CHECKS
+
+
+def test_code_run_without_a_sandbox_is_flagged_in_every_report(pytester: pytest.Pytester) -> None:
+    write_suite(pytester)
+    result, records = run(pytester, "-k", "add and good", "--bench-sandbox", "none")
+    assert component(records["good"])["sandbox"] == "none" and component(records["good"])["value"] == 1.0
+    result.stdout.fnmatch_lines(["*WARNING: agent commands ran WITHOUT a sandbox (sandbox: none) in 1 case(s)*"])
+    summary = json.loads((pytester.path / "out" / "summary.json").read_text())
+    assert summary["suites"][0]["sandbox"] == {"none": ["suites/code.yaml::add[good-run1]"]}
