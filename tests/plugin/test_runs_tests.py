@@ -130,6 +130,14 @@ def test_partial_credit_off_scores_one_or_zero(pytester: pytest.Pytester, sandbo
     assert component(records["half"])["tests"]["passed"] == 2  # the counts stay in the record
 
 
+@pytest.mark.slow
+def test_a_threshold_decides_instead_of_every_test(pytester: pytest.Pytester, sandbox_works: None) -> None:
+    write_suite(pytester, SUITE.replace("timeout: 120}", "timeout: 120, threshold: 0.6}"))
+    result, records = run(pytester, "-k", "add and (good or half or wrong)")
+    result.assert_outcomes(passed=2, failed=1)  # half: 2 of 3 reaches 0.6; wrong: 1 of 3 does not
+    assert records["half"]["status"] == "passed" and component(records["half"])["passed"] is True
+
+
 def test_a_missing_test_file_fails_the_case_at_collection(pytester: pytest.Pytester) -> None:
     write_suite(pytester, SUITE.replace("[checks/check_add.py]", "['checks/check_{{ \"sub\" }}.py']"))
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "-k", "add and good", "--bench-output",

@@ -3,9 +3,10 @@
 The command (pytest by default) runs in the case's sandbox (the one agent tasks use: same backends and
 limits, no network), in a workspace of its own that is removed after. The value is the share of tests
 that passed where the runner reports it (``counts.py``), else 1 or 0 by the exit code; the component
-passes when the command exits 0 with no failing test. What the model's code does wrong (no code, a
-failing test, an endless loop killed at the timeout, a crash, a kernel limit) is a low score with the
-reason; a machine where no sandbox works skips the case before the model is called (``before_case``).
+passes when the command exits 0 with no failing test (with a ``threshold:``, when the value reaches it).
+What the model's code does wrong (no code, a failing test, an endless loop killed at the timeout, a
+crash, a kernel limit) is a low score with the reason; a machine where no sandbox works skips the
+case before the model is called (``before_case``).
 """
 
 from __future__ import annotations
@@ -135,8 +136,10 @@ class RunsTestsScorer:
 
     def _component(self, value: float, passed: bool, detail: str,
                    extra: dict[str, Any] | None = None) -> ComponentScore:
-        return ComponentScore(name=self.spec.name, value=value, raw=value, passed=passed, detail=detail,
-                              extra=extra or {})
+        """The component; with a ``threshold:`` the threshold decides, not every test (no verdict of its own)."""
+        thresholded = self.spec.threshold is not None or self.spec.threshold_template is not None
+        return ComponentScore(name=self.spec.name, value=value, raw=value, passed=None if thresholded else passed,
+                              detail=detail, extra=extra or {})
 
     def _error(self, case: CaseSpec, message: str, option: str, hint: str | None = None) -> CaseError:
         return CaseError(f"runs_tests: {message}", path=case.path, line=self.spec.line,
