@@ -40,7 +40,7 @@ class SandboxNotice:
         record = getattr(report, "bench_record", None)
         if not isinstance(record, dict):
             return
-        if ran_without_sandbox(record.get("agent")):
+        if ran_without_sandbox(record.get("agent"), record.get("scores")):
             _add_once(self.cases, report.nodeid)
         if skipped_for_want_of_sandbox(record.get("status"), record.get("error")):
             _add_once(self.skipped, report.nodeid)

@@ -1,7 +1,8 @@
 """The cases whose agent commands ran without a sandbox (``sandbox: none``), as every report flags them.
 
 Isolation is off only when the user asked for it (``--bench-sandbox none``, or a suite's ``sandbox: none``
-they consented to), and then every output says so, from the record's ``agent.sandbox``: the terminal
+they consented to), and then every output says so, from the record's ``agent.sandbox`` (or the ``sandbox`` of a
+``runs_tests`` component, which ran the answer's code): the terminal
 (``sandbox_notice.py``), summary.json (a suite's ``sandbox``), report.md (a warning under the title and in
 the suite's section), dashboard.html and report.html (a banner). Node ids come from suites: each format
 escapes them with its own helper.
@@ -35,9 +36,13 @@ _BANNER_STYLE = ("border:2px solid #b91c1c;background:#fef2f2;color:#7f1d1d;padd
                  "border-radius:6px;font-size:14px")
 
 
-def ran_without_sandbox(agent: Any) -> bool:
-    """Whether a record's ``agent`` part says its programs ran without isolation."""
-    return isinstance(agent, Mapping) and agent.get("sandbox") == NONE
+def ran_without_sandbox(agent: Any, scores: Any = None) -> bool:
+    """Whether a record's ``agent`` part, or a component of its ``scores`` (``runs_tests``), ran programs unconfined."""
+    if isinstance(agent, Mapping) and agent.get("sandbox") == NONE:
+        return True
+    components = scores.get("components") if isinstance(scores, Mapping) else None
+    return isinstance(components, list) and any(
+        isinstance(component, Mapping) and component.get("sandbox") == NONE for component in components)
 
 
 def skipped_for_want_of_sandbox(status: Any, error: Any) -> bool:
@@ -55,7 +60,7 @@ def sandbox_section(records: Iterable[CaseRecord]) -> dict[str, Any]:
     """
     records = list(records)
     section: dict[str, Any] = {}
-    unconfined = [record.nodeid for record in records if ran_without_sandbox(record.agent)]
+    unconfined = [record.nodeid for record in records if ran_without_sandbox(record.agent, record.scores)]
     if unconfined:
         section[NONE] = unconfined
     section.update(_skipped_section(records))

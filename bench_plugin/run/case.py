@@ -35,7 +35,7 @@ from bench_plugin.run.rejudge import (
 )
 from bench_plugin.scoring.bind import CaseScoring, ScoringBinder
 from bench_plugin.scoring.context import ScoreSet, ScoringContext
-from bench_plugin.scoring.score import score_case
+from bench_plugin.scoring.score import before_case, score_case
 from bench_plugin.suite.asked import asked_digest
 from bench_plugin.suite.spec import CaseSpec
 
@@ -138,6 +138,7 @@ async def _transcript(prepared: PreparedCase, call_model: CallModel, notes: list
     assert prepared.engine is not None and prepared.scoring is not None, \
         "CasePreparer sets the engine and scoring of every case without a problem"
     check_recorded_verdicts(case, prepared.scoring)  # skip before the model is called when no verdict could be served
+    await before_case(case, prepared.scoring)  # and when no sandbox could run a scorer's programs
     if prepared.stored is None:
         return await prepared.engine(case, call_model)
     transcript = _stored_transcript(case, prepared.stored)

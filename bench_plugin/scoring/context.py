@@ -156,6 +156,18 @@ class ChecksCase(Protocol):
         ...
 
 
+@runtime_checkable
+class PreparesCase(Protocol):
+    """A scorer that needs something of the machine before the case runs (a sandbox for the answer's code).
+
+    Checked before the model is called, so that a case that could not be scored costs nothing.
+    """
+
+    async def before_case(self, case: CaseSpec) -> None:
+        """Raises: SandboxError (the case is skipped), or another error the case ends with."""
+        ...
+
+
 @dataclass(frozen=True)
 class ScoreSet:
     """All components of one case plus the composite and the verdict.

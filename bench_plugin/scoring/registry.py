@@ -44,6 +44,8 @@ BUILTIN_SCORERS: dict[str, str] = {
     # a function that grades, and embedding similarity (guide section 12)
     "python": "bench_plugin.scoring.code:PythonScorer",
     "similar": "bench_plugin.scoring.similarity:SimilarScorer",
+    # the answer's code run against tests in the sandbox (guide section 36)
+    "runs_tests": "bench_plugin.scoring.runs_tests.scorer:RunsTests",
 }
 """Every built-in ``type:``, in the documented order, as ``module:attribute`` (imported when named)."""
 

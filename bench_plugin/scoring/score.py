@@ -13,6 +13,19 @@ from bench_plugin.scoring.context import ComponentScore, Scorer, ScoreSet, Scori
 from bench_plugin.scoring.gather import gather_all
 from bench_plugin.scoring.pass_rule import apply_thresholds, decide_pass
 from bench_plugin.scoring.per_turn import score_per_turn
+from bench_plugin.suite.spec import CaseSpec
+
+
+async def before_case(case: CaseSpec, scoring: CaseScoring) -> None:
+    """What the case's scorers need of the machine, checked before its model is called (``PreparesCase``).
+
+    Raises:
+        SandboxError: a scorer runs programs and no sandbox it may use works here (the case is skipped).
+    """
+    for scorer in scoring.scorers:
+        prepare = getattr(scorer, "before_case", None)  # through WithVariables too
+        if prepare is not None:
+            await prepare(case)
 
 
 async def _score_component(scorer: Scorer, context: ScoringContext) -> ComponentScore:

@@ -9,6 +9,7 @@ from typing import Any
 
 from bench_plugin.core.errors import SuiteError
 from bench_plugin.core.frozen import freeze_fields
+from bench_plugin.suite.agent.sandbox_choice import suite_sandbox
 from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.aggregates.outputs import csv_outputs
 from bench_plugin.suite.loader import LoadedSuite
@@ -71,6 +72,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     judges, judge_problems = build_models(loaded, "judges", providers, provider_problems, data_dir, folders)
     if options.judge:
         judges, judge_problems = override_judges(loaded, options.judge, judges, providers, provider_problems)
+    sandbox, sandbox_refusal = suite_sandbox(loaded, options.sandbox)
     return SuiteSpec(
         name=data.get("suite") or loaded.path.stem,
         path=loaded.display_path,
@@ -89,6 +91,8 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         judge_problems=judge_problems,
         provider_problems=provider_problems,
         outputs=csv_outputs(loaded),
+        sandbox=sandbox,
+        sandbox_refusal=sandbox_refusal,
     )
 
 

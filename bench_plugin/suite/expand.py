@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from bench_plugin.core.chat import Message
 from bench_plugin.core.endpoints import PRESETS, ModelSpec
 from bench_plugin.core.errors import CaseError
+from bench_plugin.suite.agent.sandbox_choice import runs_programs
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.messages import render_messages
 from bench_plugin.suite.models import adhoc_model
@@ -143,8 +144,19 @@ class _TaskCases:
     def cases(self) -> Iterator[CaseSpec]:
         for variant in task_variants(self.task, self.suite, self.renderer):
             scoring, scoring_problem = _scoring(self.suite, self.renderer, self.task, variant)
+            self._check_sandbox_consent(scoring)
             for model_name, model in self.models:
                 yield from self._runs(variant, scoring, model_name, model, variant.problem or scoring_problem)
+
+    def _check_sandbox_consent(self, scoring: _Scoring) -> None:
+        """Raise the suite's refused ``sandbox: none`` when a scorer of a task without tools would run programs.
+
+        Raises:
+            SuiteError: at the suite's ``sandbox:`` key (the whole file stops, as for an agent task).
+        """
+        refusal = self.suite.sandbox_refusal
+        if refusal is not None and self.task.agent is None and runs_programs(tuple(s.type for s in scoring.scorers)):
+            raise refusal
 
     def _runs(
         self, variant: Variant, scoring: _Scoring, model_name: str, model: ModelSpec | None, problem: CaseError | None
@@ -203,6 +215,7 @@ class _TaskCases:
             scorer_vars=scoring.variables,
             cluster=variant.cluster or variant.task_id,
             index=next(self.indexes),
+            sandbox=parts.agent.sandbox if parts.agent is not None else suite.sandbox,
         )
 
 

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from bench_plugin.core.chat import Message
 from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.core.errors import CaseError
+from bench_plugin.core.errors import CaseError, SuiteError
 from bench_plugin.core.frozen import freeze_fields
-from bench_plugin.suite.agent.spec import AgentSpec
+from bench_plugin.suite.agent.spec import AgentSpec, SandboxSpec
 from bench_plugin.suite.aggregates.outputs import OutputFile
 from bench_plugin.suite.datasets import DatasetSpec
 from bench_plugin.suite.paths import SuiteFolders
@@ -247,6 +247,8 @@ class CaseSpec:
     task_index: int | None = None  # the task's place under tasks: (messages name tasks[N].engine)
     scorer_vars: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # scorer name -> its rendered vars
     cluster: str = ""  # the cases it belongs with for the statistics (``cluster:``, default the task's id)
+    # where the programs a scorer runs go (runs_tests): an agent task's sandbox, else the suite's (None: auto)
+    sandbox: SandboxSpec | None = None
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables", "judges", "models", "scorer_vars")
@@ -285,6 +287,10 @@ class SuiteSpec:
     judge_problems: Mapping[str, CaseError] = field(default_factory=dict)
     provider_problems: Mapping[str, CaseError] = field(default_factory=dict)
     outputs: tuple[OutputFile, ...] = ()  # files it writes in the output folder (aggregate CSVs)
+    # where the programs a scorer runs go (the suite's sandbox: and the command line's), and the refusal
+    # raised when a case runs one under a sandbox: none the user did not consent to
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)
+    sandbox_refusal: SuiteError | None = None
 
     def __post_init__(self) -> None:
         freeze_fields(self, "models", "judges", "providers", "variables", "model_defaults", "model_problems",

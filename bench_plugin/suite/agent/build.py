@@ -12,6 +12,7 @@ from jsonschema.exceptions import SchemaError
 
 from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.consent import check_sandbox_consent
+from bench_plugin.suite.agent.sandbox_choice import build_sandbox
 from bench_plugin.suite.agent.spec import (
     BUILTIN_DEFAULTS,
     DEFAULT_COMMAND_TIMEOUT_S,
@@ -19,9 +20,7 @@ from bench_plugin.suite.agent.spec import (
     DEFAULT_MAX_STEPS,
     AgentSpec,
     BudgetSpec,
-    SandboxLimits,
     SandboxOverride,
-    SandboxSpec,
     ScriptedResponse,
     ToolSpec,
     WorkspaceSpec,
@@ -31,9 +30,6 @@ from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.templates import TemplateRenderer
 
 _NO_ARGUMENTS: Mapping[str, Any] = {"type": "object", "properties": {}}
-# sandbox: key -> SandboxLimits field
-_LIMIT_KEYS = {"max_cpu_seconds": "cpu_seconds", "max_memory_mb": "memory_mb", "max_processes": "processes",
-               "max_file_mb": "file_mb", "max_output_kb": "output_kb"}
 
 
 def build_agent(
@@ -73,35 +69,6 @@ def build_agent(
                           float(budget.get("max_seconds", DEFAULT_MAX_SECONDS))),
         sandbox=build_sandbox(loaded.data.get("sandbox"), task.get("sandbox"), override),
     )
-
-
-def build_sandbox(suite: str | Mapping[str, Any] | None, task: str | Mapping[str, Any] | None,
-                  override: SandboxOverride | None = None) -> SandboxSpec:
-    """The sandbox of a task: its ``sandbox:`` key by key over the suite's, then the command line's choice.
-
-    A string names the backend (``sandbox: none``); a mapping may also give ``image`` and the limits.
-    """
-    merged = _merged_sandbox(suite, task, override)
-    limits = SandboxLimits(**{field: int(merged[key]) for key, field in _LIMIT_KEYS.items() if key in merged})
-    defaults = SandboxSpec()
-    return SandboxSpec(backend=str(merged.get("backend", defaults.backend)),
-                       image=str(merged.get("image", defaults.image)), limits=limits)
-
-
-def _merged_sandbox(suite: str | Mapping[str, Any] | None, task: str | Mapping[str, Any] | None,
-                    override: SandboxOverride | None) -> dict[str, Any]:
-    """The suite's ``sandbox:``, the task's key by key over it, then the command line's backend and image."""
-    merged: dict[str, Any] = {}
-    for entry in (suite, task):
-        if entry is not None:
-            merged.update({"backend": entry} if isinstance(entry, str) else entry)
-    if override is None:
-        return merged
-    if override.backend is not None:
-        merged["backend"] = override.backend
-    if override.image is not None:
-        merged["image"] = override.image
-    return merged
 
 
 def relative_path(text: str) -> str | None:
