@@ -11,6 +11,7 @@ from bench_plugin.core.chat import Message
 from bench_plugin.core.endpoints import PRESETS, ModelSpec
 from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.spec import AgentSpec
+from bench_plugin.suite.media import Where, refuse_audio, render_media, with_parts
 from bench_plugin.suite.messages import render_messages
 from bench_plugin.suite.models import adhoc_model
 from bench_plugin.suite.scorer_values import render_scorer_values
@@ -269,6 +270,7 @@ def _parts(
             parts = replace(parts, messages=_messages(renderer, task, scope, variant.prompt, suite.path))
         if task.has_turns:
             parts = replace(parts, turns=build_turns(task, renderer, scope))
+        refuse_audio(model, _sent(parts), Where(suite.path, None, task.line))
         if isinstance(task.agent, CaseError):
             raise task.agent
         return replace(parts, agent=task.agent), None
@@ -286,16 +288,23 @@ def _messages(
     are sent as they are: the suite's ``system:`` is not added, the task's own is (``_with_system``).
     """
     messages = prompt.messages if prompt is not None else task.messages
+    media = render_media(renderer, task.media, scope, path)  # images: and audio: go with the last user message
     if messages is not None:
         rendered = render_messages(renderer, messages, scope, path)
         own_system = task.system if prompt is None else None  # tasks.py keeps only a messages task's own
-        return _with_system(own_system, rendered, renderer, scope)
+        return with_parts(_with_system(own_system, rendered, renderer, scope), media)
     head = _system(renderer, task, scope, prompt)
     if task.has_turns:
         return head
     user_spec = prompt.prompt if prompt is not None else task.prompt
     user = user_spec.render(renderer, scope) if user_spec is not None else ""
-    return (*head, Message("user", user))
+    return (*head, Message("user", user, parts=media))
+
+
+def _sent(parts: _Parts) -> list[Message]:
+    """The messages a case sends that the suite wrote: its prompt and its scripted turns' media."""
+    turns = parts.turns.phases if parts.turns is not None else ()
+    return [*parts.messages, *(Message("user", "", parts=turn.media) for phase in turns for turn in phase.turns)]
 
 
 def _system(

@@ -45,7 +45,8 @@ class TemplateRenderer:
     def __init__(self, root: Path | None, path: str = "<suite>", *, allowed: tuple[Path, ...] = ()) -> None:
         self.root = root
         self.path = path
-        loader = SuiteTemplateLoader(SuiteFolders.of(root, allowed)) if root is not None else None
+        self.folders = SuiteFolders.of(root, allowed) if root is not None else None  # what media files may be
+        loader = SuiteTemplateLoader(self.folders) if self.folders is not None else None
         self.env = make_environment(loader)
         # compiling costs ~1 ms and every case renders the same few sources (MT-Bench: 480 cases,
         # 4 judge prompts each): compile each source once; template files are cached by jinja2
