@@ -7,7 +7,6 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-
 RGB = tuple[int, int, int]
 WHITE, BLACK, RED, GREEN, BLUE = (255, 255, 255), (0, 0, 0), (220, 30, 30), (30, 160, 60), (40, 70, 200)
 

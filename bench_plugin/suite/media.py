@@ -124,6 +124,8 @@ def resolve_media(
         return _file_part(kind, text, folders, where, limits[kind])
     except MediaError as exc:
         raise where.error(f"{prefix}{exc}", hint=_limit_hint(kind)) from None
+    except CaseError as exc:  # the file's confinement, at the same key: which part of which message it is
+        raise where.error(f"{prefix}{exc.message}", hint=exc.hint) from None
 
 
 def _limit_hint(kind: str) -> str:
