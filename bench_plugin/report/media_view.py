@@ -39,15 +39,18 @@ def media_html(record: Mapping[str, Any], root: Path | None) -> str:
 def _references(record: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     """Each media reference of the record's messages and transcript, once (by digest, else URL)."""
     seen: set[str] = set()
-    for message in [*(record.get("messages") or []), *(record.get("transcript") or [])]:
+    for part in _parts_of([*(record.get("messages") or []), *(record.get("transcript") or [])]):
+        key = str(part.get("sha256") or part.get("url") or "")
+        if key not in seen:
+            seen.add(key)
+            yield part
+
+
+def _parts_of(messages: list[Any]) -> Iterator[Mapping[str, Any]]:
+    """The ``parts`` of each message that are mappings (a record is data from a file: anything may be there)."""
+    for message in messages:
         parts = message.get("parts") if isinstance(message, Mapping) else None
-        for part in parts if isinstance(parts, list) else []:
-            if not isinstance(part, Mapping):
-                continue
-            key = str(part.get("sha256") or part.get("url") or "")
-            if key not in seen:
-                seen.add(key)
-                yield part
+        yield from (part for part in (parts if isinstance(parts, list) else []) if isinstance(part, Mapping))
 
 
 def _suite_folder(record: Mapping[str, Any], root: Path | None) -> Path | None:
@@ -88,17 +91,22 @@ def _image_bytes(reference: Mapping[str, Any], folder: Path | None) -> bytes | N
         return None
     if not isinstance(size, int) or size > MAX_INLINE_BYTES:
         return None
+    content = _read_confined(folder, name)
+    if content is None or digest(content) != reference.get("sha256") or sniff(content[:16]) not in IMAGE_TYPES:
+        return None
+    return content
+
+
+def _read_confined(folder: Path, name: str) -> bytes | None:
+    """At most ``MAX_INLINE_BYTES`` + 1 bytes of ``name`` when it resolves inside ``folder``; None otherwise."""
     try:
         file = (folder / name).resolve()
         if not file.is_relative_to(folder):
             return None
         with file.open("rb") as handle:
-            content = handle.read(MAX_INLINE_BYTES + 1)
+            return handle.read(MAX_INLINE_BYTES + 1)
     except (OSError, RuntimeError, ValueError):
         return None
-    if digest(content) != reference.get("sha256") or sniff(content[:16]) not in IMAGE_TYPES:
-        return None
-    return content
 
 
 def _text(value: str) -> str:

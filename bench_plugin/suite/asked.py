@@ -18,6 +18,7 @@ from pathlib import PurePath
 from typing import Any
 
 from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.media import MediaPart
 from bench_plugin.suite.spec import CaseSpec
 
 _WHERE = frozenset({"key", "line", "copies", "readable"})
@@ -51,6 +52,8 @@ def _plain(value: Any) -> Any:
     """``value`` as JSON data: a model by its id (its endpoint may move), without where things are written."""
     if isinstance(value, ModelSpec):
         return value.id
+    if isinstance(value, MediaPart):  # a turn's image by what it is, not where this machine keeps it
+        return value.reference()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _plain_fields(value)
     if isinstance(value, Mapping):
