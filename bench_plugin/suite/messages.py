@@ -107,23 +107,22 @@ def messages_from_data(
     Raises:
         CaseError: naming the message that is wrong and what it holds.
     """
-    value = _decoded(value, path, key, line)
+    where = Where(path, key or None, line)
+    value = _decoded(value, where)
     if not isinstance(value, Sequence) or isinstance(value, str) or not value:
         shown = "an empty list" if isinstance(value, Sequence) and not value else type_name(value)
-        raise _error(f"expected a list of chat messages, got {shown}", Where(path, key or None, line))
-    where = Where(path, key or None, line)
+        raise _error(f"expected a list of chat messages, got {shown}", where)
     return tuple(_message(number, message, where, folders) for number, message in enumerate(value))
 
 
-def _decoded(value: Any, path: str | None, key: str, line: int | None) -> Any:
+def _decoded(value: Any, where: Where) -> Any:
     """JSON text read as data; anything else as it is."""
     if not isinstance(value, str):
         return value
     try:
         return json.loads(value)
     except json.JSONDecodeError as exc:
-        raise _error(f"expected chat messages, got text that is not JSON ({exc.msg})",
-                     Where(path, key or None, line)) from exc
+        raise _error(f"expected chat messages, got text that is not JSON ({exc.msg})", where) from exc
 
 
 def _message(number: int, message: Any, where: Where, folders: SuiteFolders | None) -> Message:
