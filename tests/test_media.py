@@ -258,3 +258,10 @@ def test_the_case_view_shows_only_the_reference_of_a_file_it_cannot_trust(folder
 
     assert "<img" not in view and "<figcaption>image image/png" in view
     assert "<script>" not in view
+
+
+def test_the_vision_suite_images_are_the_ones_drawn_for_it():
+    from media_files import vision_images
+
+    folder = Path(__file__).resolve().parents[1] / "suites" / "vision" / "images"
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == vision_images()

@@ -288,7 +288,8 @@ def _messages(
     are sent as they are: the suite's ``system:`` is not added, the task's own is (``_with_system``).
     """
     messages = prompt.messages if prompt is not None else task.messages
-    media = render_media(renderer, task.media, scope, path)  # images: and audio: go with the last user message
+    # images: and audio: go with the last user message (a turns task's with its first turn: suite/turns.py)
+    media = () if task.has_turns else render_media(renderer, task.media, scope, path)
     if messages is not None:
         rendered = render_messages(renderer, messages, scope, path)
         own_system = task.system if prompt is None else None  # tasks.py keeps only a messages task's own
