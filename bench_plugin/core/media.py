@@ -125,11 +125,14 @@ def checked_type(kind: str, content: bytes, shown: str) -> str:
 def check_size(kind: str, size: int, limit: int, shown: str) -> None:
     """Raises: MediaError when ``size`` bytes are more than ``limit``."""
     if size > limit:
-        raise MediaError(f"{shown} is {_megabytes(size)}, more than the {kind} limit of {_megabytes(limit)}")
+        raise MediaError(f"{shown} is {shown_size(size)}, more than the {kind} limit of {shown_size(limit)}")
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / 1024 / 1024:.1f} MB"
+def shown_size(size: int) -> str:
+    """``20.0 MB``, ``3.5 KB``, ``104 bytes``."""
+    if size >= 1024 * 1024:
+        return f"{size / 1024 / 1024:.1f} MB"
+    return f"{size / 1024:.1f} KB" if size >= 1024 else f"{size} bytes"
 
 
 def decode_base64(text: str, shown: str) -> bytes:

@@ -60,7 +60,7 @@ def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list
         SuiteError: when two cases would get the same id (shown as a table with the fix: ``unique_ids.py``).
     """
     options = options or ExpandOptions()
-    renderer = TemplateRenderer(suite.root, suite.path, allowed=suite.folders.allowed)
+    renderer = TemplateRenderer(suite.root, suite.path, allowed=suite.folders.allowed, media_limits=suite.media_limits)
     models = [(name, _with_args(model, options.model_args)) for name, model in select_models(suite, options.models)]
     cases: list[CaseSpec] = []
     indexes = itertools.count()  # each case's place in the list, given as it is made (not by copying each case)

@@ -22,12 +22,14 @@ from bench_plugin.core.errors import CaseError
 from bench_plugin.core.frozen import type_name
 from bench_plugin.core.media import (
     DEFAULT_LIMITS,
+    KINDS,
     MediaError,
     MediaPart,
     check_size,
     checked_type,
     decode_base64,
     digest,
+    shown_size,
     split_data_url,
 )
 from bench_plugin.suite.paths import SuiteFolders
@@ -123,14 +125,24 @@ def resolve_media(
             return _data_part(kind, text, limits[kind])
         return _file_part(kind, text, folders, where, limits[kind])
     except MediaError as exc:
-        raise where.error(f"{prefix}{exc}", hint=_limit_hint(kind)) from None
+        raise where.error(f"{prefix}{exc}", hint=_limit_hint(kind, limits[kind])) from None
     except CaseError as exc:  # the file's confinement, at the same key: which part of which message it is
         raise where.error(f"{prefix}{exc.message}", hint=exc.hint) from None
 
 
-def _limit_hint(kind: str) -> str:
-    return (f"an {kind} must be PNG, JPEG, GIF or WebP, at most 20 MB" if kind == "image"
-            else "audio must be WAV or MP3, at most 25 MB")
+def _limit_hint(kind: str, limit: int) -> str:
+    size = shown_size(limit)
+    what = "an image must be PNG, JPEG, GIF or WebP" if kind == "image" else "audio must be WAV or MP3"
+    return f"{what}, at most {size} (a suite sets its own with media_limits: {{{kind}_mb: N}})"
+
+
+def media_limits(written: Mapping[str, float]) -> dict[str, int]:
+    """The bytes each kind may hold: the suite's ``media_limits:`` (``image_mb``, ``audio_mb``) over the defaults."""
+    limits = dict(DEFAULT_LIMITS)
+    for kind in KINDS:
+        if f"{kind}_mb" in written:
+            limits[kind] = int(written[f"{kind}_mb"] * 1024 * 1024)
+    return limits
 
 
 def _url_part(kind: str, url: str, where: Where) -> MediaPart:
@@ -172,7 +184,11 @@ def _shown(file: Path, folders: SuiteFolders) -> str:
 
 
 def parts_from_data(
-    content: Sequence[Any], folders: SuiteFolders | None, where: Where, shown: str = ""
+    content: Sequence[Any],
+    folders: SuiteFolders | None,
+    where: Where,
+    shown: str = "",
+    limits: Mapping[str, int] = DEFAULT_LIMITS,
 ) -> tuple[str, tuple[MediaPart, ...]]:
     """A dataset message's list ``content``: its texts joined by new lines, and its media checked.
 
@@ -189,7 +205,7 @@ def parts_from_data(
         if kind == "text":
             texts.append(value)
         else:
-            parts.append(resolve_media(kind, value, folders, where, prefix=f"{shown}content part {number}: "))
+            parts.append(resolve_media(kind, value, folders, where, limits, f"{shown}content part {number}: "))
     return "\n".join(texts), tuple(parts)
 
 
@@ -225,6 +241,6 @@ def render_media(
     """
     return tuple(
         resolve_media(spec.kind, renderer.render(spec.source, scope, key=spec.key, line=spec.line),
-                      renderer.folders, Where(path, spec.key, spec.line))
+                      renderer.folders, Where(path, spec.key, spec.line), renderer.media_limits)
         for spec in specs
     )

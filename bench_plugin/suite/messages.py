@@ -14,6 +14,7 @@ from typing import Any
 from bench_plugin.core.chat import Message
 from bench_plugin.core.errors import CaseError
 from bench_plugin.core.frozen import type_name
+from bench_plugin.core.media import DEFAULT_LIMITS
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.media import MEDIA_KEYS, MediaSpec, Where, part_of, parts_from_data, render_media
 from bench_plugin.suite.paths import SuiteFolders
@@ -87,7 +88,8 @@ def render_messages(
     """
     if isinstance(messages, TemplateSpec):
         value = renderer.evaluate(messages.source, scope, key=messages.key, line=messages.line)
-        return messages_from_data(value, path=path, key=messages.key, line=messages.line, folders=renderer.folders)
+        return messages_from_data(value, path=path, key=messages.key, line=messages.line, folders=renderer.folders,
+                                  limits=renderer.media_limits)
     return tuple(
         Message(role=entry.role, content=entry.content.render(renderer, scope) if entry.content else "",
                 name=entry.name, parts=render_media(renderer, entry.media, scope, path))
@@ -96,13 +98,19 @@ def render_messages(
 
 
 def messages_from_data(
-    value: Any, *, path: str | None, key: str, line: int | None, folders: SuiteFolders | None = None
+    value: Any,
+    *,
+    path: str | None,
+    key: str,
+    line: int | None,
+    folders: SuiteFolders | None = None,
+    limits: Mapping[str, int] = DEFAULT_LIMITS,
 ) -> tuple[Message, ...]:
     """Chat messages from data: a list of ``{role, content, name?}`` mappings, or JSON text of one.
 
     Other keys of a message (an ``id``, a ``source``) are left out; a role other than system, user or
     assistant is an error. ``content`` is text, or a list of content parts (OpenAI's, or ``{image: ...}``):
-    their files must lie in ``folders`` (``suite/media.py``).
+    their files must lie in ``folders`` and each part hold at most its kind's ``limits`` (``suite/media.py``).
 
     Raises:
         CaseError: naming the message that is wrong and what it holds.
@@ -112,7 +120,7 @@ def messages_from_data(
     if not isinstance(value, Sequence) or isinstance(value, str) or not value:
         shown = "an empty list" if isinstance(value, Sequence) and not value else type_name(value)
         raise _error(f"expected a list of chat messages, got {shown}", where)
-    return tuple(_message(number, message, where, folders) for number, message in enumerate(value))
+    return tuple(_message(number, message, where, folders, limits) for number, message in enumerate(value))
 
 
 def _decoded(value: Any, where: Where) -> Any:
@@ -125,7 +133,9 @@ def _decoded(value: Any, where: Where) -> Any:
         raise _error(f"expected chat messages, got text that is not JSON ({exc.msg})", where) from exc
 
 
-def _message(number: int, message: Any, where: Where, folders: SuiteFolders | None) -> Message:
+def _message(
+    number: int, message: Any, where: Where, folders: SuiteFolders | None, limits: Mapping[str, int]
+) -> Message:
     """Message ``number`` of the list, checked: a mapping with a known role, content and a text name."""
     shown = f"message {number}"
     if not isinstance(message, Mapping):
@@ -136,7 +146,7 @@ def _message(number: int, message: Any, where: Where, folders: SuiteFolders | No
     if name is not None and not isinstance(name, str):
         raise _error(f"{shown}: name is {type_name(name)}, expected text", where)
     if isinstance(content, list):
-        text, parts = parts_from_data(content, folders, where, f"{shown}: ")
+        text, parts = parts_from_data(content, folders, where, f"{shown}: ", limits)
         return Message(role=role, content=text, name=name, parts=parts)
     if not isinstance(content, str):
         raise _error(f"{shown}: content is {type_name(content)}, expected text or a list of parts", where)

@@ -12,7 +12,7 @@ from bench_plugin.core.chat import Message
 from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.core.errors import CaseError
 from bench_plugin.core.frozen import freeze_fields
-from bench_plugin.core.media import MediaPart
+from bench_plugin.core.media import DEFAULT_LIMITS, MediaPart
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.aggregates.outputs import OutputFile
 from bench_plugin.suite.datasets import DatasetSpec
@@ -290,7 +290,8 @@ class SuiteSpec:
     judge_problems: Mapping[str, CaseError] = field(default_factory=dict)
     provider_problems: Mapping[str, CaseError] = field(default_factory=dict)
     outputs: tuple[OutputFile, ...] = ()  # files it writes in the output folder (aggregate CSVs)
+    media_limits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))  # bytes, by kind
 
     def __post_init__(self) -> None:
         freeze_fields(self, "models", "judges", "providers", "variables", "model_defaults", "model_problems",
-                      "judge_problems", "provider_problems")
+                      "judge_problems", "provider_problems", "media_limits")

@@ -233,3 +233,33 @@ def test_the_html_case_view_shows_the_image(pytester: pytest.Pytester) -> None:
     page = Path(pytester.path / "out" / "report.html").read_text()
     assert base64.b64encode(RED).decode() in page
     assert "pics/red.png" in page and "audio audio/wav clip.wav" in page
+
+
+def test_a_suite_sets_its_own_limits_for_inline_parts_and_dataset_rows(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/small": """\
+media_limits: {image_mb: 0.0001}
+models:
+  echo: {provider: echo}
+tasks:
+  - id: inline
+    messages:
+      - role: user
+        content: [{image: red.png}]
+  - id: "row-{{ row_index }}"
+    dataset: {file: chat.jsonl}
+    messages: "{{ messages }}"
+"""})
+    big = png(16, 16, (1, 2, 3)) + b"\0" * 200  # more than 0.0001 MB (104 bytes)
+    (pytester.path / "suites" / "red.png").write_bytes(big)
+    row = {"messages": [{"role": "user", "content": [{"image": "red.png"}]}]}
+    (pytester.path / "suites" / "chat.jsonl").write_text(json.dumps(row) + "\n")
+
+    result = pytester.runpytest("suites")
+
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        f"*small.yaml:8: tasks[[]0[]].messages[[]0[]].content[[]0[]].image: image file red.png is {len(big)} bytes, "
+        "more than the image limit of 104 bytes*",
+        "*hint: an image must be PNG, JPEG, GIF or WebP, at most 104 bytes*",
+        "*small.yaml:11: tasks[[]1[]].messages: message 0: content part 0: image file red.png is*",
+    ])
