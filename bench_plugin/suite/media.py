@@ -221,14 +221,16 @@ def with_parts(messages: tuple[Message, ...], parts: tuple[MediaPart, ...]) -> t
     return (*messages[:at], joined, *messages[at + 1:])
 
 
-def refuse_audio(model: ModelSpec, messages: Sequence[Message], where: Where) -> None:
+_AUDIO_HINT = ("run this task on a model that takes audio (e.g. openai:gpt-4o-audio-preview), or list the models "
+               "it runs under the task's models:")
+
+
+def refuse_audio(model: ModelSpec, messages: Sequence[Message], where: Where, hint: str = _AUDIO_HINT) -> None:
     """Raises: CaseError when the messages carry audio and the model's API takes none."""
     if model.provider.type not in NO_AUDIO:
         return
     if any(part.kind == "audio" for message in messages for part in message.parts):
-        raise where.error(f"model '{model.name}' ({model.provider.type}) does not take audio input",
-                          hint="run this task on a model that takes audio (e.g. openai:gpt-4o-audio-preview), "
-                               "or list the models it runs under the task's models:")
+        raise where.error(f"model '{model.name}' ({model.provider.type}) does not take audio input", hint=hint)
 
 
 def render_media(

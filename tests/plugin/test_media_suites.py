@@ -263,3 +263,27 @@ tasks:
         "*hint: an image must be PNG, JPEG, GIF or WebP, at most 104 bytes*",
         "*small.yaml:11: tasks[[]1[]].messages: message 0: content part 0: image file red.png is*",
     ])
+
+
+def test_audio_shown_to_an_anthropic_judge_is_refused_before_any_call(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/heard": """\
+providers:
+  claude: {type: anthropic, base_url: "http://127.0.0.1:9"}
+models:
+  echo: {provider: echo}
+judges:
+  sonnet: {provider: claude, id: claude-x}
+tasks:
+  - id: hear
+    prompt: What is said?
+    audio: [clip.wav]
+    scorers: [{name: J, type: llm_judge, judge: sonnet, prompt: "{{ answer }}", show_media: true}]
+"""})
+    (pytester.path / "suites" / "clip.wav").write_bytes(CLIP)
+
+    result = pytester.runpytest("suites")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*heard.yaml:11: tasks[[]0[]].scorers[[]0[]].show_media: "
+                                 "model 'sonnet' (anthropic) does not take audio input*",
+                                 "*hint: leave show_media out*"])

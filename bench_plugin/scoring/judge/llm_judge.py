@@ -176,6 +176,7 @@ class JudgeScorer:
         """Raises: CaseError when the judge is not under the suite's ``judges:``, or a prompt reads an unknown name."""
         check_judges(self, case, self.spec.key, self.spec.line)
         check_prompt_names(self.prompt, case)
+        self.prompt.check_media(case)
 
     def build_messages(self, context: ScoringContext, extra: Mapping[str, Any] | None = None) -> tuple[Message, ...]:
         """The messages the judge is sent for this case (see ``JudgePrompt.build_messages``)."""

@@ -21,6 +21,7 @@ from bench_plugin.scoring.context import ScoringContext
 from bench_plugin.scoring.judge.rubric import Rubric, rubric_variables
 from bench_plugin.scoring.per_turn import judged_turn, pick_for_turn, turn_variables
 from bench_plugin.scoring.targets import TARGETS
+from bench_plugin.suite.media import Where, refuse_audio
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.suite.templates import render_standalone
 
@@ -248,6 +249,14 @@ class JudgePrompt:
         ]
         messages.append(Message(role="user", content=prompt, parts=self.media(context)))
         return tuple(messages)
+
+    def check_media(self, case: CaseSpec) -> None:
+        """Raises: CaseError at ``show_media`` when the judge would be sent audio its API does not take."""
+        if "audio" not in self.show_media or self.judge is None or case.judges.get(self.judge) is None:
+            return
+        where = Where(case.path, f"{self.key}.show_media", self.line)
+        refuse_audio(case.judges[self.judge], [m for m in case.messages if m.role == "user"], where,
+                     hint="leave show_media out (the judge then sees the images only), or use a judge that takes audio")
 
     def media(self, context: ScoringContext) -> tuple[MediaPart, ...]:
         """The images (and with ``show_media: true`` the audio) of the case's user messages, each once."""
