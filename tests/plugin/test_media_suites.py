@@ -287,3 +287,15 @@ tasks:
     result.stdout.fnmatch_lines(["*heard.yaml:11: tasks[[]0[]].scorers[[]0[]].show_media: "
                                  "model 'sonnet' (anthropic) does not take audio input*",
                                  "*hint: leave show_media out*"])
+
+
+def test_a_rejudged_case_shows_the_judge_its_images_again(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/judged": JUDGED.format(sha=RED_SHA[:12], extra="")})
+    (pytester.path / "suites" / "red.png").write_bytes(RED)
+    pytester.runpytest("suites", "--bench-run", "first").assert_outcomes(passed=1)
+
+    pytester.runpytest("suites", "--bench-run", "first", "--bench-rejudge").assert_outcomes(passed=1)
+
+    lines = (pytester.path / "bench-results" / "runs" / "first" / "results.jsonl").read_text().splitlines()
+    [record] = map(json.loads, lines)
+    assert record["rejudged"] and record["scores"]["components"][0]["value"] == 1.0

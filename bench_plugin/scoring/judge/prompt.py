@@ -259,8 +259,11 @@ class JudgePrompt:
                      hint="leave show_media out (the judge then sees the images only), or use a judge that takes audio")
 
     def media(self, context: ScoringContext) -> tuple[MediaPart, ...]:
-        """The images (and with ``show_media: true`` the audio) of the case's user messages, each once."""
-        conversation = context.transcript or context.case.messages
+        """The images (and with ``show_media: true`` the audio) of the case's user messages, each once.
+
+        The case's own prompt counts too: a re-judged transcript comes from the record, which keeps references only.
+        """
+        conversation = (*context.transcript, *context.case.messages)
         found = {(part.sha256 or part.url): part for message in conversation if message.role == "user"
                  for part in message.parts if part.kind in self.show_media}
         return tuple(found.values())
