@@ -265,3 +265,10 @@ def test_the_vision_suite_images_are_the_ones_drawn_for_it():
 
     folder = Path(__file__).resolve().parents[1] / "suites" / "vision" / "images"
     assert {path.name: path.read_bytes() for path in folder.iterdir()} == vision_images()
+
+
+def test_a_data_url_over_the_limit_is_refused_before_it_is_decoded():
+    payload = "A" * (4 * 1024 * 1024)  # 3 MB once decoded
+
+    with pytest.raises(CaseError, match=r"the data: URL is 3.0 MB, more than the image limit of 1.0 MB"):
+        resolve_media("image", "data:image/png;base64," + payload, None, WHERE, {"image": 1024 * 1024})

@@ -149,12 +149,13 @@ def _url_part(kind: str, url: str, where: Where) -> MediaPart:
     if kind == "audio":
         raise where.error("audio cannot come from a URL: the APIs take audio as data",
                           hint="give a file in the suite's folder, or a data:audio/wav;base64,... URL")
-    guessed, _ = mimetypes.guess_type(url.split("?", 1)[0])
-    return MediaPart(kind, guessed or "", url=url)
+    guessed, _ = mimetypes.guess_type(url.split("?", 1)[0])  # what the name says; the endpoint reads the bytes
+    return MediaPart(kind, guessed if guessed and guessed.startswith("image/") else "", url=url)
 
 
 def _data_part(kind: str, url: str, limit: int) -> MediaPart:
     _, payload = split_data_url(url)
+    check_size(kind, len(payload) * 3 // 4 - 2, limit, "the data: URL")  # before decoding it: base64 is 4/3 of it
     content = decode_base64(payload, "the data: URL")
     check_size(kind, len(content), limit, "the data: URL")
     media_type = checked_type(kind, content, "the data: URL")
