@@ -299,3 +299,34 @@ def test_a_rejudged_case_shows_the_judge_its_images_again(pytester: pytest.Pytes
     lines = (pytester.path / "bench-results" / "runs" / "first" / "results.jsonl").read_text().splitlines()
     [record] = map(json.loads, lines)
     assert record["rejudged"] and record["scores"]["components"][0]["value"] == 1.0
+
+
+def test_a_turns_image_and_a_prompt_variants_image_are_checked_at_their_keys(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/keys": """\
+models:
+  echo: {provider: echo}
+tasks:
+  - id: talk
+    turns:
+      - {content: "Look", images: [notes.png]}
+  - id: variant
+    prompts:
+      - id: shown
+        messages:
+          - role: user
+            content: ["Look", {image: red.png}]
+      - id: broken
+        messages:
+          - role: user
+            content: ["Look", {image: notes.png}]
+"""})
+    (pytester.path / "suites" / "notes.png").write_text("not an image")
+    (pytester.path / "suites" / "red.png").write_bytes(RED)
+
+    result = pytester.runpytest("suites")
+
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "*keys.yaml:6: tasks[[]0[]].turns[[]0[]].images[[]0[]]: image file notes.png is of an unknown type*",
+        "*keys.yaml:16: tasks[[]1[]].prompts[[]1[]].messages[[]0[]].content[[]1[]].image: image file notes.png*",
+    ])
