@@ -10,6 +10,7 @@ read, too large, or whose first bytes are no image (audio) we can send is an err
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -167,16 +168,23 @@ def _file_part(kind: str, name: str, folders: SuiteFolders | None, where: Where,
         raise where.error(f"{kind} file {name} needs the suite's folder")
     file = folders.confine(name, what=f"{kind} file", path=where.path, key=where.key, line=where.line)
     try:
-        size = file.stat().st_size if file.is_file() else -1
-        if size < 0:
+        stat = file.stat() if file.is_file() else None
+        if stat is None:
             raise where.error(f"{kind} file {name} does not exist in the suite's folder ({folders.root})")
-        check_size(kind, size, limit, f"{kind} file {name}")
-        content = file.read_bytes()
+        check_size(kind, stat.st_size, limit, f"{kind} file {name}")
+        size, head, sha256 = _read_file(str(file), stat.st_size, stat.st_mtime_ns)
     except OSError as exc:
         raise where.error(f"cannot read {kind} file {name}: {exc.strerror or exc}") from None
-    media_type = checked_type(kind, content, f"{kind} file {name}")
-    return MediaPart(kind, media_type, file=_shown(file, folders), path=str(file), size=len(content),
-                     sha256=digest(content))
+    check_size(kind, size, limit, f"{kind} file {name}")  # it may have grown since the stat
+    media_type = checked_type(kind, head, f"{kind} file {name}")
+    return MediaPart(kind, media_type, file=_shown(file, folders), path=str(file), size=size, sha256=sha256)
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_file(path: str, size: int, mtime_ns: int) -> tuple[int, bytes, str]:
+    """(size, first bytes, SHA-256) of a file, read once per version: a dataset's rows may all name one image."""
+    content = Path(path).read_bytes()
+    return len(content), content[:16], digest(content)
 
 
 def _shown(file: Path, folders: SuiteFolders) -> str:
