@@ -330,3 +330,21 @@ tasks:
         "*keys.yaml:6: tasks[[]0[]].turns[[]0[]].images[[]0[]]: image file notes.png is of an unknown type*",
         "*keys.yaml:16: tasks[[]1[]].prompts[[]1[]].messages[[]0[]].content[[]1[]].image: image file notes.png*",
     ])
+
+
+def test_a_turns_tasks_images_go_with_its_first_turn(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/first": """\
+models:
+  echo: {provider: echo}
+tasks:
+  - id: talk
+    images: [red.png]
+    turns: ["First", "Second"]
+"""})
+    (pytester.path / "suites" / "red.png").write_bytes(RED)
+
+    pytester.runpytest("suites").assert_outcomes(passed=1)
+
+    first, second = _records(pytester)["talk"]["turns"]
+    assert first["answer"] == f"First [image image/png red.png, {len(RED)} bytes, sha256 {RED_SHA[:8]}]"
+    assert second["answer"] == "Second"
