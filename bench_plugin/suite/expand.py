@@ -262,6 +262,7 @@ def _parts(
     parts = _Parts()
     try:
         if task.conversation is not None:  # its participants' prompts are its prompt
+            _refuse_media(task, suite.path)
             # start-up: the conversation room is imported only for suites that have one
             from bench_plugin.suite.conversation.build import build_conversation
 
@@ -300,6 +301,14 @@ def _messages(
     user_spec = prompt.prompt if prompt is not None else task.prompt
     user = user_spec.render(renderer, scope) if user_spec is not None else ""
     return (*head, Message("user", user, parts=media))
+
+
+def _refuse_media(task: TaskSpec, path: str) -> None:
+    """Raises: CaseError at a conversation task's ``images:`` (or ``audio:``): no one there would be sent them."""
+    if task.media:
+        first = task.media[0]
+        raise CaseError("a conversation between models takes no images: or audio:", path=path, line=first.line,
+                        key=first.key, hint="give them to a task with prompt:, messages: or turns:")
 
 
 def _sent(parts: _Parts) -> list[Message]:

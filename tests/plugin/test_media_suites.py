@@ -348,3 +348,25 @@ tasks:
     first, second = _records(pytester)["talk"]["turns"]
     assert first["answer"] == f"First [image image/png red.png, {len(RED)} bytes, sha256 {RED_SHA[:8]}]"
     assert second["answer"] == "Second"
+
+
+def test_a_conversation_tasks_images_are_refused_at_their_key(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/talk": """\
+models:
+  ana: {provider: scripted, script: [{reply: "Hi"}]}
+tasks:
+  - id: picnic
+    images: [red.png]
+    conversation:
+      mode: shared
+      seed: Plan the picnic.
+      participants: [{name: Ana}, {name: Ben}]
+      max_turns: 1
+"""})
+    (pytester.path / "suites" / "red.png").write_bytes(RED)
+
+    result = pytester.runpytest("suites")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*talk.yaml:5: tasks[[]0[]].images[[]0[]]: a conversation between models takes no "
+                                 "images: or audio:*"])
