@@ -17,6 +17,7 @@ _PUBLIC = {
     "CompletionRequest": "bench_plugin.core.chat", "EmbeddingRequest": "bench_plugin.core.chat",
     "Embeddings": "bench_plugin.core.chat", "Message": "bench_plugin.core.chat", "ToolCall": "bench_plugin.core.chat",
     "ToolDefinition": "bench_plugin.core.chat", "Usage": "bench_plugin.core.chat",
+    "MediaPart": "bench_plugin.core.media",  # an image or audio clip of a message (``Message.parts``)
     # who is called
     "ModelSpec": "bench_plugin.core.endpoints", "Pricing": "bench_plugin.core.endpoints",
     "ProviderSpec": "bench_plugin.core.endpoints",
@@ -54,6 +55,7 @@ __all__ = [  # the names of _PUBLIC, spelled out for tools that read __all__
     "Embeddings",
     "HttpPool",
     "JudgeError",
+    "MediaPart",
     "Message",
     "MockServer",
     "ModelSpec",
@@ -99,6 +101,7 @@ if TYPE_CHECKING:
         SuiteError,
         TransientProviderError,
     )
+    from bench_plugin.core.media import MediaPart
     from bench_plugin.core.transcript import AgentRun, ToolCallRecord, Transcript, TurnResult
     from bench_plugin.mock.server import MockServer
     from bench_plugin.providers.http import HttpPool

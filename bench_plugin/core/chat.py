@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.media import MediaPart
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Message:
 
     Tool use: an ``assistant`` message may carry ``tool_calls``; a ``tool`` message answers the call
     ``tool_call_id`` (its ``name`` is the tool's).
+    ``parts`` are the images and audio that go with the text (``core/media.py``); records keep their references.
     """
 
     role: str
@@ -48,6 +50,7 @@ class Message:
     name: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    parts: tuple[MediaPart, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, as records keep it."""
@@ -58,6 +61,8 @@ class Message:
             out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
+        if self.parts:
+            out["parts"] = [part.reference() for part in self.parts]
         return out
 
 

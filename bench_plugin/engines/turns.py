@@ -111,7 +111,8 @@ def open_turn(
     held, reason = evaluate_gate(turn.when, (answered[-1].answer or "") if answered else "")
     if not held:
         return skipped_turn(index, reason, phase=phase)
-    return Message("user", render_template(case, turn.content, turn_scope(case, answered, index, phase)))
+    text = render_template(case, turn.content, turn_scope(case, answered, index, phase))
+    return Message("user", text, parts=turn.media)
 
 
 def turn_scope(case: CaseSpec, answered: list[TurnResult], turn: int, phase: int) -> dict[str, Any]:

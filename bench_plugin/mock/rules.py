@@ -9,6 +9,8 @@ Matchers (all optional; a rule without matchers applies to every request):
     the input texts, one per line), ``application`` (``/app/ask``, where it searches the query) or ``world``.
     ``tool_result``: a regex searched in the request's last message
     when it is a tool result (OpenAI ``role: tool``, Anthropic ``tool_result`` blocks); otherwise no match.
+    ``image_sha256``: hex that the SHA-256 of an image or audio clip of the request starts with (either wire
+    format, ``mock/media.py``; for a URL, the digest of its text).
     ``every``: N: only every Nth request the other matchers hold for (the Nth, 2Nth...).
     ``probability``: p in [0, 1]: only that fraction of them, drawn at random (the server's ``seed`` makes
     the draws repeatable). Draws of successive rules are independent: a later rule sees only the
@@ -59,10 +61,11 @@ import yaml
 
 from bench_plugin.mock.application import application_body, application_query
 from bench_plugin.mock.embeddings import embedding_inputs, embeddings_body
+from bench_plugin.mock.media import media_digests
 from bench_plugin.mock.world import world_reply
 
 ROUTE_NAMES = ("openai", "anthropic", "embeddings", "application", "world")
-MATCHERS = ("model", "match", "path", "tool_result", "every", "probability")
+MATCHERS = ("model", "match", "path", "tool_result", "image_sha256", "every", "probability")
 ACTIONS = (
     "reply", "delay", "status", "error", "retry_after", "retry_after_date", "headers", "body", "drop", "times",
     "tool_calls",
@@ -88,13 +91,20 @@ class Rule:
     seen: int = 0  # requests the other matchers held for, counted for ``every``
 
     def applies(
-        self, route: str, model: Any, prompt: str, tool_result: str | None = None, rng: random.Random | None = None
+        self,
+        route: str,
+        model: Any,
+        prompt: str,
+        tool_result: str | None = None,
+        rng: random.Random | None = None,
+        media: frozenset[str] = frozenset(),
     ) -> bool:
         """Whether every matcher of the rule holds for the request and its ``times`` are not used up.
 
-        ``every`` and ``probability`` are decided last, so they count only requests the rule matches.
+        ``media`` are the digests of the request's images and audio. ``every`` and ``probability`` are decided
+        last, so they count only requests the rule matches.
         """
-        if not self._matches(route, model, prompt, tool_result):
+        if not self._matches(route, model, prompt, tool_result) or not self._shows(media):
             return False
         self.seen += 1
         return self._its_turn() and self._drawn(rng)
@@ -108,6 +118,11 @@ class Rule:
             and _found(self.pattern, prompt)
             and _found(self.tool_pattern, tool_result)
         )
+
+    def _shows(self, media: frozenset[str]) -> bool:
+        """``image_sha256``: whether one of the request's media has a digest that starts with it."""
+        wanted = self.spec.get("image_sha256")
+        return wanted is None or any(found.startswith(str(wanted).lower()) for found in media)
 
     def _its_turn(self) -> bool:
         """``every``: N: whether this is the Nth (2Nth...) request the other matchers held for."""
@@ -200,8 +215,9 @@ def pick_rule(
     ``rng`` draws for ``probability`` rules. The caller holds the lock that guards ``rules`` (and ``rng``).
     """
     model, prompt, tool_result = body.get("model"), request_text(route, body), last_tool_result(body)
+    media = media_digests(body)
     for rule in rules:
-        if rule.applies(route, model, prompt, tool_result, rng):
+        if rule.applies(route, model, prompt, tool_result, rng, media):
             if rule.remaining is not None:
                 rule.remaining -= 1
             return rule.spec, rule.pattern.search(prompt) if rule.pattern else None
@@ -362,7 +378,7 @@ def _tool_result_blocks(message: Mapping[str, Any]) -> str | None:
 def _text_of(content: Any) -> str:
     """Text of a message ``content``: a string, or a list of ``{"type": "text", "text": ...}`` blocks."""
     if isinstance(content, list):
-        return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+        return " ".join(str(b["text"]) for b in content if isinstance(b, dict) and "text" in b)  # not images
     return "" if content is None else str(content)
 
 

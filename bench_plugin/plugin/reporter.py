@@ -143,7 +143,7 @@ class BenchReporter:
         if self._html:  # built here, before pytest-html reads them, so records cross xdist only once
             from bench_plugin.report.html import extras_for  # start-up: only when an HTML report is written
 
-            extras, earlier = extras_for(data), getattr(report, "extras", None)
+            extras, earlier = extras_for(data, root=self.config.rootpath), getattr(report, "extras", None)
             report.extras = [*earlier, *extras] if earlier else extras  # type: ignore[attr-defined]
         self._record(data, reused=getattr(report, "bench_reused", None) is not None)
         self.scored_otherwise += bool(getattr(report, "bench_scored_otherwise", False))

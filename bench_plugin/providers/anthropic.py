@@ -8,6 +8,7 @@ from typing import Any
 from bench_plugin.core.chat import Completion, CompletionRequest, Message, ToolCall, ToolDefinition
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.core.errors import ProviderError
+from bench_plugin.core.media import MediaPart, part_base64
 from bench_plugin.providers.http import (
     BodyError,
     HttpPool,
@@ -18,6 +19,7 @@ from bench_plugin.providers.http import (
 )
 from bench_plugin.providers.interface import (
     BaseProvider,
+    media_data,
     merge_params,
     optional_str,
     read_usage,
@@ -161,10 +163,26 @@ def _add_to_turns(turns: list[dict[str, Any]], role: str, blocks: list[dict[str,
 def _blocks(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
         return [{"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content}]
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    # images before the text, as Anthropic advises
+    blocks: list[dict[str, Any]] = [*(_media_block(part) for part in message.parts),
+                                    {"type": "text", "text": message.content}]
     for call in message.tool_calls:
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call)})
     return blocks
+
+
+def _media_block(part: MediaPart) -> dict[str, Any]:
+    """An ``image`` block (a URL, or the bytes as base64); audio has no block in this API.
+
+    Raises:
+        ProviderError: for audio (collection refuses it first: ``suite/media.refuse_audio``).
+    """
+    if part.kind != "image":
+        raise ProviderError("the Anthropic API does not take audio input")
+    if part.url is not None:
+        return {"type": "image", "source": {"type": "url", "url": part.url}}
+    return {"type": "image", "source": {"type": "base64", "media_type": part.media_type,
+                                        "data": media_data(part_base64, part)}}
 
 
 def _input(call: ToolCall) -> Any:

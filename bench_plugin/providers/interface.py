@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from bench_plugin.core.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, Message, Usage
 from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
-from bench_plugin.core.errors import ProviderError, TransientProviderError
+from bench_plugin.core.errors import CaseError, ProviderError, TransientProviderError
+from bench_plugin.core.media import MediaError, MediaPart
 from bench_plugin.providers.http import HttpPool, malformed
 from bench_plugin.suite.templates import render_standalone
 
@@ -100,7 +101,7 @@ def _fold(messages: list[Message], prefix: str) -> tuple[Message, ...]:
     """``prefix`` put before the first user message, or a user message of its own at the end when there is none."""
     for index, message in enumerate(messages):
         if message.role == "user":
-            folded = Message(role="user", content=prefix + message.content, name=message.name)
+            folded = Message(role="user", content=prefix + message.content, name=message.name, parts=message.parts)
             return (*messages[:index], folded, *messages[index + 1:])
     return (*messages, Message(role="user", content=prefix.rstrip()))
 
@@ -160,3 +161,15 @@ __all__ = [
     "read_usage",
     "require_text",
 ]
+
+
+def media_data(encode: Callable[[MediaPart], str], part: MediaPart) -> str:
+    """``encode(part)`` (``data_url``, ``part_base64``): a file that changed or went since collection fails its case.
+
+    Raises:
+        CaseError: naming the file and what happened to it.
+    """
+    try:
+        return encode(part)
+    except MediaError as exc:
+        raise CaseError(str(exc), hint="collect the suite again (its media are checked at collection)") from None

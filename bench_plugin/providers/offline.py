@@ -30,6 +30,17 @@ def last_user_text(request: CompletionRequest) -> str:
     return ""
 
 
+def _media_note(request: CompletionRequest) -> str:
+    """`` [image image/png cat.png, 412 bytes, sha256 3f2a9c01]`` for each image or audio of the last user message."""
+    users = [message for message in request.messages if message.role == "user"]
+    return "".join(f" [{part.describe()}]" for part in (users[-1].parts if users else ()))
+
+
+def _media_digests(request: CompletionRequest) -> list[str]:
+    """The SHA-256 of every image and audio clip the request carries (URLs have none)."""
+    return [part.sha256 for message in request.messages for part in message.parts if part.sha256]
+
+
 def _completion(text: str, started: float) -> Completion:
     return Completion(text=text, latency_s=time.perf_counter() - started, finish_reason="stop")
 
@@ -60,13 +71,16 @@ def _dimensions(request: EmbeddingRequest) -> int:
 
 
 class EchoProvider(OfflineProvider):
-    """Answers with the last user message, after an optional ``prefix``: a smoke test of the plumbing."""
+    """Answers with the last user message, after an optional ``prefix``: a smoke test of the plumbing.
+
+    Its images and audio are named after the text (``[image image/png cat.png, 412 bytes, sha256 3f2a9c01]``).
+    """
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        """Answer with the prefix and the last user message."""
+        """Answer with the prefix, the last user message and what media it carries."""
         started = time.perf_counter()
         prefix = str(request.model.options.get("prefix", ""))
-        return _completion(prefix + last_user_text(request), started)
+        return _completion(prefix + last_user_text(request) + _media_note(request), started)
 
 
 REPLY_NAMES = frozenset({"groups", "last_user", "task", "run", "turn"})
@@ -80,7 +94,8 @@ class ScriptedProvider(OfflineProvider):
 
     Matchers: ``task`` (id or glob), ``contains`` and ``regex`` (on the last user message), ``turn``,
     ``tool_result`` (a regex on the last message, when it is a tool result), ``purpose`` (``candidate``
-    or ``judge``: a model under test that grades its own answers tells the two calls apart).
+    or ``judge``: a model under test that grades its own answers tells the two calls apart), ``image_sha256``
+    (the request carries an image or audio clip whose SHA-256 starts with it).
     ``reply`` is a template that sees ``groups`` (the regex match), ``last_user``, ``task``, ``run``,
     ``turn`` and the case's variables; a list of replies gives one per turn. ``tool_calls`` (a list of
     ``{name, arguments}``, string arguments rendered like ``reply``) makes the reply call tools.
@@ -163,6 +178,10 @@ def _contains_holds(expected: Any, request: CompletionRequest, text: str) -> boo
     return str(expected) in text
 
 
+def _image_holds(expected: Any, request: CompletionRequest, text: str) -> bool:
+    return any(found.startswith(str(expected)) for found in _media_digests(request))
+
+
 # a scripted rule's matchers other than ``regex``, in the order they are tried
 _MATCHERS: dict[str, Callable[[Any, CompletionRequest, str], bool]] = {
     "task": _task_holds,
@@ -170,6 +189,7 @@ _MATCHERS: dict[str, Callable[[Any, CompletionRequest, str], bool]] = {
     "turn": _turn_holds,
     "purpose": _purpose_holds,
     "contains": _contains_holds,
+    "image_sha256": _image_holds,
 }
 
 

@@ -16,6 +16,7 @@ from bench_plugin.core.chat import (
     ToolDefinition,
 )
 from bench_plugin.core.endpoints import ProviderSpec
+from bench_plugin.core.media import MediaPart, audio_format, data_url, part_base64
 from bench_plugin.providers.http import (
     BodyError,
     HttpPool,
@@ -26,6 +27,7 @@ from bench_plugin.providers.http import (
 )
 from bench_plugin.providers.interface import (
     BaseProvider,
+    media_data,
     merge_params,
     optional_str,
     read_usage,
@@ -121,13 +123,27 @@ def wire_message(message: Message) -> dict[str, Any]:
     """One message; ``name`` only where OpenAI accepts it, since a bad name fails the whole call."""
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    content = content_parts(message) if message.parts else message.content
+    out: dict[str, Any] = {"role": message.role, "content": content}
     if _takes_name(message):
         out["name"] = message.name
     if message.tool_calls:
         out["content"] = message.content or None  # a reply that only calls tools has no text
         out["tool_calls"] = [wire_tool_call(call) for call in message.tool_calls]
     return out
+
+
+def content_parts(message: Message) -> list[dict[str, Any]]:
+    """A message with images or audio: its text, then ``image_url`` and ``input_audio`` parts (files as data)."""
+    text = [{"type": "text", "text": message.content}] if message.content else []
+    return [*text, *(_wire_part(part) for part in message.parts)]
+
+
+def _wire_part(part: MediaPart) -> dict[str, Any]:
+    if part.kind == "audio":
+        return {"type": "input_audio", "input_audio": {"data": media_data(part_base64, part),
+                                                       "format": audio_format(part)}}
+    return {"type": "image_url", "image_url": {"url": media_data(data_url, part)}}
 
 
 def _takes_name(message: Message) -> bool:

@@ -24,11 +24,13 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench_plugin.core.text_safety import shown
+from bench_plugin.report.media_view import media_html
 from bench_plugin.results.record import ERROR, INVALID, PASSED, SKIPPED, UNSCORED
 
 # (column key, header text); the key names the CSS class and pytest-html's sort key
@@ -203,7 +205,7 @@ def escape_test_id_cell(report: pytest.TestReport, cells: list[str]) -> None:
             cells[index] = f'<td class="col-testId">{escaped}</td>'
 
 
-def extras_for(record: Mapping[str, Any], *, linked: bool = False) -> list[dict[str, Any]]:
+def extras_for(record: Mapping[str, Any], *, linked: bool = False, root: Path | None = None) -> list[dict[str, Any]]:
     """pytest-html extras for one case.
 
     Set the result as ``report.extras`` (the bench reporter does, for every case). By default one
@@ -215,9 +217,11 @@ def extras_for(record: Mapping[str, Any], *, linked: bool = False) -> list[dict[
             whole record as a JSON link: for a conftest of one's own that writes a report with
             ``assets/`` (pytest-html without ``--self-contained-html``), where each is a file.
             Content is left as is (a browser shows it as plain text); names are escaped.
+        root: the folder the record's suite ``path`` is relative to: the case's images are read from there
+            (``report/media_view.py``); None shows their references only.
     """
     if not linked:
-        return [_extra("html", case_view(record), "Case")]
+        return [_extra("html", case_view(record, root), "Case")]
     extras = [text_extra(_transcript_text(record), "Transcript")]
     extras += [text_extra(str(output), f"Judge: {name}") for name, output in _judge_outputs(record)]
     # a JSON round trip: a private copy of plain builtins that pytest-html's json.dumps cannot trip on
@@ -242,16 +246,17 @@ def _judge_outputs(record: Mapping[str, Any]) -> list[tuple[Any, Any]]:
     return found
 
 
-def case_view(record: Mapping[str, Any]) -> str:
+def case_view(record: Mapping[str, Any], root: Path | None = None) -> str:
     """The case as one block of escaped HTML: outcome, score breakdown, transcript, judge replies, tool calls.
 
     Every text from the record is escaped; only the tags written here reach the page. Each piece is
     shown once: a judge's reply under its component's name, the other answer of a pairwise
     comparison once, the transcript as its messages, folded behind ``<details>`` when it is longer
     than ``FOLD_CHARS``. A text longer than ``MAX_SHOWN_CHARS`` is cut, saying how much is left:
-    ``results.jsonl`` keeps the whole record (the page says so once, see ``STYLE``'s note).
+    ``results.jsonl`` keeps the whole record (the page says so once, see ``STYLE``'s note). The images the case
+    sent follow the transcript (``media_view.py``: read again from the suite's folder under ``root``).
     """
-    parts = [_outcome_html(record), _scores_html(record), _transcript_html(record)]
+    parts = [_outcome_html(record), _scores_html(record), _transcript_html(record), media_html(record, root)]
     for component in _components(record):
         parts += _replies_html(component)
     parts.append(_tool_calls_html(record))

@@ -227,14 +227,27 @@ _SLIMMERS: dict[str, Callable[[Any], Any]] = {
 
 
 def json_safe(value: Any) -> Any:
-    """Turn variables (which may hold tuples or other odd values from YAML) into JSON builtins."""
-    if value is None or isinstance(value, (str, int, float, bool)):
+    """Turn variables (which may hold tuples or other odd values from YAML) into JSON builtins.
+
+    A ``data:`` URL (a dataset's image or audio) keeps only its head: records keep references to media, never
+    their bytes (the message's ``parts`` say what was sent).
+    """
+    if isinstance(value, str):
+        return _without_data(value)
+    if value is None or isinstance(value, (int, float, bool)):
         return value
     if isinstance(value, Mapping):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return str(value)
+
+
+def _without_data(text: str) -> str:
+    head, found, data = text.partition(";base64,")
+    if not found or not head.startswith("data:") or len(data) < 64:
+        return text
+    return f"{head};base64,[{len(data):,} characters of base64 left out]"
 
 
 _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(CaseRecord))

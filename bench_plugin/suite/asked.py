@@ -18,10 +18,14 @@ from pathlib import PurePath
 from typing import Any
 
 from bench_plugin.core.endpoints import ModelSpec
+from bench_plugin.core.media import MediaPart
 from bench_plugin.suite.spec import CaseSpec
 
 _WHERE = frozenset({"key", "line", "copies", "readable"})
 """Fields that say where something is written (a YAML line, a file on this machine), not what is asked."""
+_ADDED = frozenset({"parts", "media"})
+"""Fields added since records were first kept (a message's and a turn's images): left out while empty, so that a
+named run made before them still finds its records asked the same."""
 
 
 def asked_digest(case: CaseSpec) -> str | None:
@@ -51,6 +55,8 @@ def _plain(value: Any) -> Any:
     """``value`` as JSON data: a model by its id (its endpoint may move), without where things are written."""
     if isinstance(value, ModelSpec):
         return value.id
+    if isinstance(value, MediaPart):  # a turn's image by what it is, not where this machine keeps it
+        return value.reference()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _plain_fields(value)
     if isinstance(value, Mapping):
@@ -61,8 +67,9 @@ def _plain(value: Any) -> Any:
 
 
 def _plain_fields(value: Any) -> dict[str, Any]:
-    """A dataclass's fields as JSON data, without those that say where it is written."""
-    return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name not in _WHERE}
+    """A dataclass's fields as JSON data, without those that say where it is written (nor media when there is none)."""
+    return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+            if f.name not in _WHERE and not (f.name in _ADDED and not getattr(value, f.name))}
 
 
 def _plain_scalar(value: Any) -> Any:

@@ -13,6 +13,7 @@ from bench_plugin.suite.agent.sandbox_choice import suite_sandbox
 from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.aggregates.outputs import csv_outputs
 from bench_plugin.suite.loader import LoadedSuite
+from bench_plugin.suite.media import media_limits
 from bench_plugin.suite.models import build_models, build_providers, override_judges
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.schema import check_against_schema
@@ -93,6 +94,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         outputs=csv_outputs(loaded),
         sandbox=sandbox,
         sandbox_refusal=sandbox_refusal,
+        media_limits=media_limits(data.get("media_limits", {})),
     )
 
 

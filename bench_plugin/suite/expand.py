@@ -12,6 +12,7 @@ from bench_plugin.core.endpoints import PRESETS, ModelSpec
 from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.sandbox_choice import runs_programs
 from bench_plugin.suite.agent.spec import AgentSpec
+from bench_plugin.suite.media import Where, refuse_audio, render_media, with_parts
 from bench_plugin.suite.messages import render_messages
 from bench_plugin.suite.models import adhoc_model
 from bench_plugin.suite.scorer_values import render_scorer_values
@@ -60,7 +61,7 @@ def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list
         SuiteError: when two cases would get the same id (shown as a table with the fix: ``unique_ids.py``).
     """
     options = options or ExpandOptions()
-    renderer = TemplateRenderer(suite.root, suite.path, allowed=suite.folders.allowed)
+    renderer = TemplateRenderer(suite.root, suite.path, allowed=suite.folders.allowed, media_limits=suite.media_limits)
     models = [(name, _with_args(model, options.model_args)) for name, model in select_models(suite, options.models)]
     cases: list[CaseSpec] = []
     indexes = itertools.count()  # each case's place in the list, given as it is made (not by copying each case)
@@ -274,6 +275,7 @@ def _parts(
     parts = _Parts()
     try:
         if task.conversation is not None:  # its participants' prompts are its prompt
+            _refuse_media(task, suite.path)
             # start-up: the conversation room is imported only for suites that have one
             from bench_plugin.suite.conversation.build import build_conversation
 
@@ -282,6 +284,7 @@ def _parts(
             parts = replace(parts, messages=_messages(renderer, task, scope, variant.prompt, suite.path))
         if task.has_turns:
             parts = replace(parts, turns=build_turns(task, renderer, scope))
+        refuse_audio(model, _sent(parts), Where(suite.path, None, task.line))
         if isinstance(task.agent, CaseError):
             raise task.agent
         return replace(parts, agent=task.agent), None
@@ -299,16 +302,32 @@ def _messages(
     are sent as they are: the suite's ``system:`` is not added, the task's own is (``_with_system``).
     """
     messages = prompt.messages if prompt is not None else task.messages
+    # images: and audio: go with the last user message (a turns task's with its first turn: suite/turns.py)
+    media = () if task.has_turns else render_media(renderer, task.media, scope, path)
     if messages is not None:
         rendered = render_messages(renderer, messages, scope, path)
         own_system = task.system if prompt is None else None  # tasks.py keeps only a messages task's own
-        return _with_system(own_system, rendered, renderer, scope)
+        return with_parts(_with_system(own_system, rendered, renderer, scope), media)
     head = _system(renderer, task, scope, prompt)
     if task.has_turns:
         return head
     user_spec = prompt.prompt if prompt is not None else task.prompt
     user = user_spec.render(renderer, scope) if user_spec is not None else ""
-    return (*head, Message("user", user))
+    return (*head, Message("user", user, parts=media))
+
+
+def _refuse_media(task: TaskSpec, path: str) -> None:
+    """Raises: CaseError at a conversation task's ``images:`` (or ``audio:``): no one there would be sent them."""
+    if task.media:
+        first = task.media[0]
+        raise CaseError("a conversation between models takes no images: or audio:", path=path, line=first.line,
+                        key=first.key, hint="give them to a task with prompt:, messages: or turns:")
+
+
+def _sent(parts: _Parts) -> list[Message]:
+    """The messages a case sends that the suite wrote: its prompt and its scripted turns' media."""
+    turns = parts.turns.phases if parts.turns is not None else ()
+    return [*parts.messages, *(Message("user", "", parts=turn.media) for phase in turns for turn in phase.turns)]
 
 
 def _system(

@@ -12,9 +12,11 @@ from bench_plugin.core.chat import Message
 from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.core.errors import CaseError, SuiteError
 from bench_plugin.core.frozen import freeze_fields
+from bench_plugin.core.media import DEFAULT_LIMITS, MediaPart
 from bench_plugin.suite.agent.spec import AgentSpec, SandboxSpec
 from bench_plugin.suite.aggregates.outputs import OutputFile
 from bench_plugin.suite.datasets import DatasetSpec
+from bench_plugin.suite.media import MediaSpec
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.sources import Located, TemplateSpec
 from bench_plugin.suite.templates import TemplateRenderer
@@ -91,10 +93,11 @@ class CompositeSpec:
 
 @dataclass(frozen=True)
 class TurnSpec:
-    """One scripted user turn; ``when`` (kind -> pattern) gates it on the last answer."""
+    """One scripted user turn; ``when`` (kind -> pattern) gates it on the last answer; ``media`` goes with it."""
 
     content: TemplateSpec
     when: Mapping[str, str] = field(default_factory=dict)
+    media: tuple[MediaPart, ...] = ()
 
     def __post_init__(self) -> None:
         freeze_fields(self, "when")
@@ -130,11 +133,12 @@ class VariableSpec:
 
 @dataclass(frozen=True)
 class MessageSpec:
-    """One entry of a task's ``messages:``; ``content`` None sends an empty message."""
+    """One entry of a task's ``messages:``; ``content`` None sends an empty message; ``media`` its images and audio."""
 
     role: str
     content: TemplateSpec | None
     name: str | None = None
+    media: tuple[MediaSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,6 +206,7 @@ class TaskSpec:
     models_key: str = ""
     models_line: int | None = None
     cluster: TemplateSpec | None = None  # ``cluster:`` (the task's, its dataset's or the suite's): suite/clusters.py
+    media: tuple[MediaSpec, ...] = ()  # ``images:`` and ``audio:``: sent with the last user message (suite/media.py)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "grid")
@@ -291,7 +296,8 @@ class SuiteSpec:
     # raised when a case runs one under a sandbox: none the user did not consent to
     sandbox: SandboxSpec = field(default_factory=SandboxSpec)
     sandbox_refusal: SuiteError | None = None
+    media_limits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))  # bytes, by kind
 
     def __post_init__(self) -> None:
         freeze_fields(self, "models", "judges", "providers", "variables", "model_defaults", "model_problems",
-                      "judge_problems", "provider_problems")
+                      "judge_problems", "provider_problems", "media_limits")

@@ -11,7 +11,7 @@ from bench_plugin.suite.agent.spec import AgentSpec, SandboxOverride
 from bench_plugin.suite.clusters import cluster_template
 from bench_plugin.suite.datasets import DatasetSpec
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
-from bench_plugin.suite.messages import build_messages
+from bench_plugin.suite.messages import build_media, build_messages
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.prompts import OWN_PROMPT_KEYS, build_prompts
 from bench_plugin.suite.scorers import build_composite, build_scorers, merge_scorers
@@ -109,6 +109,7 @@ class _TaskBuilder:
             models_key=format_key_path((*base, "models")),
             models_line=loaded.lines.line_of((*base, "models")),
             cluster=cluster_template(loaded, entry, base),
+            media=build_media(loaded, entry, base),
         )
 
     def _scorers(self, entry: Mapping[str, Any], base: KeyPath) -> tuple[ScorerSpec, ...]:

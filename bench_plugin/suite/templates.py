@@ -14,6 +14,7 @@ from jinja2 import meta, nodes
 
 from bench_plugin.core.errors import CaseError, LimitExceeded
 from bench_plugin.core.hints import did_you_mean
+from bench_plugin.core.media import DEFAULT_LIMITS
 from bench_plugin.core.utf8 import HINT as UTF8_HINT
 from bench_plugin.core.utf8 import NotUtf8
 from bench_plugin.suite.paths import SuiteFolders, SuiteTemplateLoader
@@ -40,12 +41,23 @@ class TemplateRenderer:
         path: the suite file as shown in messages.
         allowed: folders the user allows besides ``root`` (``--bench-allow-path``): a template file may
             be a symbolic link into one of them. Any other link that leads out of ``root`` is refused.
+        media_limits: the bytes an image and an audio clip may hold (the suite's ``media_limits:``).
     """
 
-    def __init__(self, root: Path | None, path: str = "<suite>", *, allowed: tuple[Path, ...] = ()) -> None:
+    def __init__(
+        self,
+        root: Path | None,
+        path: str = "<suite>",
+        *,
+        allowed: tuple[Path, ...] = (),
+        media_limits: Mapping[str, int] = DEFAULT_LIMITS,
+    ) -> None:
         self.root = root
         self.path = path
-        loader = SuiteTemplateLoader(SuiteFolders.of(root, allowed)) if root is not None else None
+        # where an image or audio file named by a template may be, and how large (suite/media.py)
+        self.folders = SuiteFolders.of(root, allowed) if root is not None else None
+        self.media_limits = media_limits
+        loader = SuiteTemplateLoader(self.folders) if self.folders is not None else None
         self.env = make_environment(loader)
         # compiling costs ~1 ms and every case renders the same few sources (MT-Bench: 480 cases,
         # 4 judge prompts each): compile each source once; template files are cached by jinja2

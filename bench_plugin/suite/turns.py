@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from bench_plugin.core.errors import CaseError
 from bench_plugin.core.frozen import type_name
+from bench_plugin.core.media import MediaPart
 from bench_plugin.suite.gates import check_gate
 from bench_plugin.suite.loader import KeyPath
+from bench_plugin.suite.media import MEDIA_KEYS, MediaSpec, render_media
 from bench_plugin.suite.sources import Located, TemplateSpec
 from bench_plugin.suite.spec import PhaseSpec, TaskSpec, TurnSpec, TurnsSpec
 from bench_plugin.suite.templates import TemplateRenderer
@@ -36,10 +39,21 @@ def build_turns(task: TaskSpec, renderer: TemplateRenderer, scope: Mapping[str, 
     """
     if task.phases is not None:
         builder = _Builder(task.phases, renderer, scope)
-        return TurnsSpec(phases=tuple(builder.phase(entry, (i,)) for i, entry in enumerate(task.phases.data)))
+        phases = TurnsSpec(phases=tuple(builder.phase(entry, (i,)) for i, entry in enumerate(task.phases.data)))
+        return _with_task_media(phases, task, builder)
     assert task.turns is not None, "build_turns needs a task with turns: or phases: (task.has_turns)"
     builder = _Builder(task.turns, renderer, scope)
-    return TurnsSpec(phases=(PhaseSpec(turns=builder.turns(task.turns.data, ())),))
+    return _with_task_media(TurnsSpec(phases=(PhaseSpec(turns=builder.turns(task.turns.data, ())),)), task, builder)
+
+
+def _with_task_media(spec: TurnsSpec, task: TaskSpec, builder: _Builder) -> TurnsSpec:
+    """The task's ``images:`` and ``audio:`` go with its first turn."""
+    if not task.media or not spec.phases or not spec.phases[0].turns:
+        return spec
+    media = render_media(builder.renderer, task.media, builder.scope, builder.source.file)
+    first, *rest = spec.phases[0].turns
+    phase = replace(spec.phases[0], turns=(replace(first, media=(*media, *first.media)), *rest))
+    return TurnsSpec(phases=(phase, *spec.phases[1:]))
 
 
 class _Builder:
@@ -80,7 +94,16 @@ class _Builder:
         except (ValueError, TypeError) as exc:
             key, line = self.source.where(*path, "when")
             raise CaseError(str(exc), path=self.source.file, line=line, key=key) from exc
-        return TurnSpec(content, when=when)
+        return TurnSpec(content, when=when, media=self.media(item, path))
+
+    def media(self, item: Mapping[str, Any], path: KeyPath) -> tuple[MediaPart, ...]:
+        """A turn's ``images:`` and ``audio:``, checked now: they see the case's variables, not the answers."""
+        specs = []
+        for option in MEDIA_KEYS:
+            for i, source in enumerate(item.get(option) or []):
+                key, line = self.source.where(*path, option, i)
+                specs.append(MediaSpec("image" if option == "images" else "audio", source, key=key, line=line))
+        return render_media(self.renderer, specs, self.scope, self.source.file)
 
     def turns_from_expression(self, text: str, path: KeyPath) -> tuple[TurnSpec, ...]:
         """``turns: "{{ turns }}"``: one expression giving the list; its texts are sent as they are."""

@@ -28,6 +28,7 @@ from bench_plugin.scoring.judge.prompt import (
     JudgePrompt,
     check_judges,
     parse_reference,
+    parse_show_media,
     parse_templates,
 )
 from bench_plugin.scoring.judge.prompt_names import check_prompt_names
@@ -40,6 +41,7 @@ from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 OPTION_KEYS = (
     "judge",
+    "show_media",
     "prompt",
     "prompt_file",
     "system",
@@ -162,7 +164,8 @@ class JudgeScorer:
         target = check_choice("target", options.get("target", "response"), tuple(TARGETS))
         reader = parse_reply_reader(options)
         scale = parse_scale(options, reader.rubric, reader.labels)
-        asking = JudgePrompt(spec.key, spec.line, judge, prompt, system, reference, target, layout, reader.rubric)
+        asking = JudgePrompt(spec.key, spec.line, judge, prompt, system, reference, target, layout, reader.rubric,
+                             show_media=parse_show_media(options))
         return cls(spec, asking, reader, scale, clamp)
 
     def named_judges(self) -> tuple[tuple[str, str], ...]:
@@ -173,6 +176,7 @@ class JudgeScorer:
         """Raises: CaseError when the judge is not under the suite's ``judges:``, or a prompt reads an unknown name."""
         check_judges(self, case, self.spec.key, self.spec.line)
         check_prompt_names(self.prompt, case)
+        self.prompt.check_media(case)
 
     def build_messages(self, context: ScoringContext, extra: Mapping[str, Any] | None = None) -> tuple[Message, ...]:
         """The messages the judge is sent for this case (see ``JudgePrompt.build_messages``)."""

@@ -15,11 +15,13 @@ from bench_plugin.core.chat import Completion, CompletionRequest, Message
 from bench_plugin.core.endpoints import ModelSpec
 from bench_plugin.core.errors import CaseError
 from bench_plugin.core.hints import choices_hint
+from bench_plugin.core.media import KINDS, MediaPart
 from bench_plugin.engines.agent.view import judge_variables
 from bench_plugin.scoring.context import ScoringContext
 from bench_plugin.scoring.judge.rubric import Rubric, rubric_variables
 from bench_plugin.scoring.per_turn import judged_turn, pick_for_turn, turn_variables
 from bench_plugin.scoring.targets import TARGETS
+from bench_plugin.suite.media import Where, refuse_audio
 from bench_plugin.suite.spec import CaseSpec
 from bench_plugin.suite.templates import render_standalone
 
@@ -83,6 +85,20 @@ def _template(options: Mapping[str, Any], keys: tuple[str, str]) -> JudgeTemplat
             raise ValueError(f"{key} must be a string, got {type(options[key]).__name__}")
         return JudgeTemplate(key, options[key])
     return None
+
+
+def parse_show_media(options: Mapping[str, Any]) -> tuple[str, ...]:
+    """What of the case's media a judge sees: its images by default, everything with ``true``, nothing with ``false``.
+
+    Raises:
+        ValueError: a value that is not true or false.
+    """
+    value = options.get("show_media")
+    if value is None:
+        return ("image",)
+    if not isinstance(value, bool):
+        raise ValueError(f"show_media must be true (images and audio) or false (none), got {value!r}")
+    return KINDS if value else ()
 
 
 def parse_reference(options: Mapping[str, Any]) -> str | tuple[str, ...] | None:
@@ -201,6 +217,7 @@ class JudgePrompt:
     target: str = "response"
     layout: str = "standalone"
     rubric: Rubric | None = None
+    show_media: tuple[str, ...] = ("image",)  # the kinds of the case's media the judge sees (``show_media``)
 
     def model(self, context: ScoringContext) -> ModelSpec:
         """The judge model, from the case's ``judges:``; the model under test when ``judge`` is None.
@@ -230,8 +247,26 @@ class JudgePrompt:
         messages = [] if self.system is None else [
             Message(role="system", content=self.system.render(self.key, self.line, context, variables))
         ]
-        messages.append(Message(role="user", content=prompt))
+        messages.append(Message(role="user", content=prompt, parts=self.media(context)))
         return tuple(messages)
+
+    def check_media(self, case: CaseSpec) -> None:
+        """Raises: CaseError at ``show_media`` when the judge would be sent audio its API does not take."""
+        if "audio" not in self.show_media or self.judge is None or case.judges.get(self.judge) is None:
+            return
+        where = Where(case.path, f"{self.key}.show_media", self.line)
+        refuse_audio(case.judges[self.judge], [m for m in case.messages if m.role == "user"], where,
+                     hint="leave show_media out (the judge then sees the images only), or use a judge that takes audio")
+
+    def media(self, context: ScoringContext) -> tuple[MediaPart, ...]:
+        """The images (and with ``show_media: true`` the audio) of the case's user messages, each once.
+
+        The case's own prompt counts too: a re-judged transcript comes from the record, which keeps references only.
+        """
+        conversation = (*context.transcript, *context.case.messages)
+        found = {(part.sha256 or part.url): part for message in conversation if message.role == "user"
+                 for part in message.parts if part.kind in self.show_media}
+        return tuple(found.values())
 
     def variables(self, context: ScoringContext, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What the judge's templates see for this case (a built-in grader checks ``reference`` first).
