@@ -11,6 +11,7 @@ from bench_plugin.core.errors import SuiteError
 from bench_plugin.core.frozen import freeze_fields
 from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.aggregates.outputs import csv_outputs
+from bench_plugin.suite.load import load_from_yaml
 from bench_plugin.suite.loader import LoadedSuite
 from bench_plugin.suite.models import build_models, build_providers, override_judges
 from bench_plugin.suite.paths import SuiteFolders
@@ -89,6 +90,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         judge_problems=judge_problems,
         provider_problems=provider_problems,
         outputs=csv_outputs(loaded),
+        load=load_from_yaml(data.get("load")),
     )
 
 

@@ -15,6 +15,7 @@ from bench_plugin.core.frozen import freeze_fields
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.aggregates.outputs import OutputFile
 from bench_plugin.suite.datasets import DatasetSpec
+from bench_plugin.suite.load import LoadShape, LoadStep
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.sources import Located, TemplateSpec
 from bench_plugin.suite.templates import TemplateRenderer
@@ -247,6 +248,7 @@ class CaseSpec:
     task_index: int | None = None  # the task's place under tasks: (messages name tasks[N].engine)
     scorer_vars: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # scorer name -> its rendered vars
     cluster: str = ""  # the cases it belongs with for the statistics (``cluster:``, default the task's id)
+    load: LoadStep | None = None  # the load step it runs in (``load:``, ``--bench-load``)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables", "judges", "models", "scorer_vars")
@@ -256,7 +258,8 @@ class CaseSpec:
         """The pytest item name, e.g. ``capital-france[gpt-4o-run2]``."""
         # the model part too: a model named on the command line may hold any character (pytest-html
         # decodes node ids with unicode_escape, so a backslash would end the run)
-        return f"{self.task}[{safe_id(self.model_name)}-run{self.run}]"
+        step = f"-{self.load.id_part}" if self.load is not None else ""
+        return f"{self.task}[{safe_id(self.model_name)}-run{self.run}{step}]"
 
 
 @dataclass(frozen=True)
@@ -285,6 +288,7 @@ class SuiteSpec:
     judge_problems: Mapping[str, CaseError] = field(default_factory=dict)
     provider_problems: Mapping[str, CaseError] = field(default_factory=dict)
     outputs: tuple[OutputFile, ...] = ()  # files it writes in the output folder (aggregate CSVs)
+    load: LoadShape | None = None  # ``load:``: its cases run once per step (``suite/load.py``)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "models", "judges", "providers", "variables", "model_defaults", "model_problems",
