@@ -28,6 +28,7 @@ import httpx
 from bench_plugin.core.chat import Completion, CompletionRequest
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.core.errors import ProviderError, TransientProviderError
+from bench_plugin.core.text_safety import log_line
 from bench_plugin.providers.http import (
     BodyError,
     HttpPool,
@@ -186,6 +187,11 @@ async def _feed(
     response: httpx.Response, max_bytes: int, assembler: Assembler, clock: StreamClock, secrets: tuple[str, ...]
 ) -> None:
     """Read the events of a 2xx answer; every problem found in them is final (``stream_cut``)."""
+    kind = response.headers.get("content-type", "")
+    if not kind.startswith("text/event-stream"):  # a server that ignored ``stream``, or a proxy's page
+        body = (await body_within(response, max_bytes))[:_EXCERPT_BYTES].decode("utf-8", "replace")
+        message = f"expected an event stream (text/event-stream), got {kind or 'no content type'}: {body}"
+        raise ProviderError(redacted(log_line(" ".join(message.split())), secrets) + _NOT_RETRIED, kind=STREAM_CUT)
     parser, size = EventParser(), 0
     try:
         async for piece in response.aiter_bytes():
@@ -206,6 +212,7 @@ async def _feed(
 
 
 _NOT_RETRIED = " (after the stream's first byte: not retried)"
+_EXCERPT_BYTES = 300
 
 
 def _take(events: list[ServerEvent], assembler: Assembler, clock: StreamClock) -> None:

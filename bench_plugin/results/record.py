@@ -213,14 +213,16 @@ def _slim_call_log(calls: Any) -> Any:
     """
     if not isinstance(calls, list):
         return calls
-    return [_pick(call, _CALL_READ) for call in calls if isinstance(call, Mapping) and _is_reported_call(call)]
+    return [_slim_call(call) for call in calls
+            if isinstance(call, Mapping) and (call.get("cache") is not None or call.get("ttft_s") is not None)]
 
 
-_CALL_READ = ("cache", "purpose", "model", "latency_s", "ttft_s", "tokens_per_s", "itl_s", "output_tokens")
+_CALL_READ = ("cache", "purpose", "model", "latency_s", "ttft_s", "tokens_per_s", "itl_s")
 
 
-def _is_reported_call(call: Mapping[str, Any]) -> bool:
-    return call.get("cache") is not None or call.get("ttft_s") is not None
+def _slim_call(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A streamed call's timing (and ``cache``), or another call's ``cache`` alone."""
+    return _pick(call, _CALL_READ) if call.get("ttft_s") is not None else {"cache": call["cache"]}
 
 
 def _slim_agent(agent: Any) -> Any:
