@@ -1,5 +1,8 @@
-"""Latency percentiles in the reports: what is counted (streamed calls made, not hits, not judges), per model and
-per load step, and how report.md and the dashboard show it."""
+"""Latency percentiles in the reports: what is counted, per model and per load step, and how it is shown.
+
+Counted: the streamed calls made by the model under test (not cache hits, not judges); shown in report.md and
+the dashboard, escaped.
+"""
 
 from __future__ import annotations
 

@@ -108,7 +108,8 @@ def test_anthropic_events_add_up_to_text_tool_use_stop_reason_and_usage() -> Non
         ("content_block_delta", {"type": "content_block_delta", "index": 1,
                                  "delta": {"type": "input_json_delta", "partial_json": ' "Oslo"}'}}),
         ("content_block_stop", {"type": "content_block_stop", "index": 1}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                           "usage": {"output_tokens": 12}}),
     ))
     assert tokens == [False, False, False, True, False, False, True, True, False, False]
     assert not stream.finished()
@@ -116,7 +117,8 @@ def test_anthropic_events_add_up_to_text_tool_use_stop_reason_and_usage() -> Non
     answer = stream.completion()
     assert stream.finished() and answer.text == "Let me look." and answer.finish_reason == "tool_use"
     assert (answer.usage.input_tokens, answer.usage.output_tokens, answer.request_id) == (9, 12, "msg_1")
-    assert [(c.id, c.name, json.loads(c.arguments)) for c in answer.tool_calls] == [("toolu_1", "get", {"city": "Oslo"})]
+    calls = [(c.id, c.name, json.loads(c.arguments)) for c in answer.tool_calls]
+    assert calls == [("toolu_1", "get", {"city": "Oslo"})]
 
 
 def test_an_anthropic_error_event_carries_the_status_of_its_type() -> None:

@@ -1,5 +1,7 @@
-"""Streamed answers from the loopback mock server: timing measured as configured, bounds, and retries only before
-the first byte (providers/streaming.py)."""
+"""Streamed answers from the loopback mock server (providers/streaming.py).
+
+The timing measured is the one configured, the stream is bounded, and only failures before the first byte are retried.
+"""
 
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ def provider_for(kind: str, server: MockServer, pool: HttpPool, **overrides: Any
     return AnthropicProvider(ProviderSpec("s-anthropic", "anthropic", server.url, **fields), pool)
 
 
-def request(provider: BaseProvider, model_id: str, text: str = "hello", stream: bool | None = None) -> CompletionRequest:
+def request(provider: BaseProvider, model_id: str, text: str = "hi", stream: bool | None = None) -> CompletionRequest:
     model = ModelSpec(model_id, provider.spec, model_id, model_id, stream=stream)
     return CompletionRequest(model, (Message("user", text),))
 

@@ -1,5 +1,8 @@
-"""Streaming and load steps end to end: a suite's calls stream, their timing reaches the call log and the reports, a
-cache hit carries none, and load steps run one after the other with their own cap on cases in flight."""
+"""Streaming and load steps end to end: timing in the call log and the reports, none on a cache hit, steps in order.
+
+A suite's calls stream, their timing reaches the call log and the reports, a cache hit carries none, and load steps
+run one after the other with their own cap on cases in flight.
+"""
 
 from __future__ import annotations
 
@@ -113,7 +116,8 @@ def test_load_steps_run_one_after_another_each_with_its_cases_in_flight(
     assert max(end for _, end in steps["in_flight=1"]) <= min(start for start, _ in steps["in_flight=3"])
 
     rows = summary_of(pytester)["latency"]["steps"]
-    assert [(row["step"], row["cases"], row["errors"]) for row in rows] == [("in_flight=1", 6, 0), ("in_flight=3", 6, 0)]
+    assert [(row["step"], row["cases"], row["errors"]) for row in rows] == [("in_flight=1", 6, 0),
+                                                                            ("in_flight=3", 6, 0)]
     assert rows[1]["cases_per_s"] > rows[0]["cases_per_s"] > 0
     assert "### Load steps" in (pytester.path / "bench-results" / "report.md").read_text()
 
