@@ -195,3 +195,15 @@ def test_a_cache_hit_carries_no_timing_in_the_call_log() -> None:
     assert stream_timing(timed) == {"ttft_s": 0.2, "tokens_per_s": 50.0, "itl_s": 0.02}
     entry = CallEntry("candidate", "m", "p", 1, completion=Completion("x", ttft_s=0.2, cached=True), cache="hit")
     assert "ttft_s" not in entry.to_dict() and entry.to_dict()["cache"] == "hit"
+
+
+def test_the_mock_servers_streaming_keys_are_checked() -> None:
+    from bench_plugin.mock.rules import compile_rule
+    from bench_plugin.mock.server import parse_args
+
+    with pytest.raises(ValueError, match="rule ttft must be a number"):
+        compile_rule({"ttft": "slow"})
+    with pytest.raises(ValueError, match="stream_drop_after must be a whole number"):
+        compile_rule({"stream_drop_after": -1})
+    options = parse_args(["--ttft", "0.2", "--tokens-per-s", "50"])
+    assert (options.ttft, options.tokens_per_s) == (0.2, 50.0)

@@ -79,13 +79,10 @@ class OpenAIStream:
         )
 
     def _choice(self, choice: Any) -> bool:
-        if not isinstance(choice, dict):
-            raise malformed("choices[0] of a chunk is not an object")
+        choice = _object(choice, "choices[0] of a chunk")
         reason = optional_str(choice.get("finish_reason"), "choices[0].finish_reason")
         self._finish_reason = reason or self._finish_reason
-        delta = choice.get("delta") or {}
-        if not isinstance(delta, dict):
-            raise malformed("choices[0].delta of a chunk is not an object")
+        delta = _object(choice.get("delta") or {}, "choices[0].delta of a chunk")
         content = delta.get("content")
         if content is not None:
             self._text.append(require_text(content, "choices[0].delta.content"))
@@ -93,25 +90,30 @@ class OpenAIStream:
         if not isinstance(calls, list):
             raise malformed("choices[0].delta.tool_calls is not a list")
         for position, piece in enumerate(calls):
-            self._tool_call_piece(position, piece)
+            self._tool_call_piece(position, _object(piece, "a tool call's delta"))
         return bool(calls) or any(isinstance(delta.get(name), str) and delta[name] for name in _TOKEN_FIELDS)
 
-    def _tool_call_piece(self, position: int, piece: Any) -> None:
+    def _tool_call_piece(self, position: int, piece: dict[str, Any]) -> None:
         """One tool call's delta: its ``index`` says which call (the position in the list when absent)."""
-        if not isinstance(piece, dict):
-            raise malformed("a tool call's delta is not an object")
-        index = piece.get("index", position)
-        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < 1024:
-            raise malformed(f"a tool call's delta has index {index!r}")
-        parts = self._calls.setdefault(index, _ToolCallParts())
+        parts = self._calls.setdefault(_index(piece.get("index", position)), _ToolCallParts())
         parts.id = parts.id or optional_str(piece.get("id"), "tool_calls[].id")
-        function = piece.get("function") or {}
-        if not isinstance(function, dict):
-            raise malformed("a tool call's function is not an object")
+        function = _object(piece.get("function") or {}, "a tool call's function")
         parts.name += optional_str(function.get("name"), "tool_calls[].function.name") or ""
         arguments = function.get("arguments")
         if arguments is not None:
             parts.arguments.append(arguments if isinstance(arguments, str) else json.dumps(arguments))
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise malformed(f"{what} is not an object")
+    return value
+
+
+def _index(index: Any) -> int:
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < 1024:
+        raise malformed(f"a tool call's delta has index {index!r}")
+    return index
 
 
 def _chunk(data: str) -> dict[str, Any]:

@@ -65,19 +65,18 @@ def _streamed_calls(record: CaseRecord) -> list[Mapping[str, Any]]:
             and call.get("cache") != CACHE_HIT and _number(call.get("ttft_s")) is not None]
 
 
-def _timings(records: Iterable[CaseRecord]) -> dict[str, Any]:
+def _timings(records: Sequence[CaseRecord]) -> dict[str, Any]:
     """The percentiles of each timing over the records' streamed calls; the total latency per case without them."""
-    records = list(records)
     calls = [call for record in records for call in _streamed_calls(record)]
-    values: dict[str, list[float]] = {name: [] for name in TIMINGS}
-    for call in calls:
-        for name in TIMINGS:
-            number = _number(call.get(name))
-            if number is not None:
-                values[name].append(number)
+    values = {name: _numbers(call.get(name) for call in calls) for name in TIMINGS}
     if not calls:  # nothing streamed: the model's latency of each case that called it
-        values["latency_s"] = [n for record in records if (n := _number(record.latency_s)) is not None]
+        values["latency_s"] = _numbers(record.latency_s for record in records)
     return {"streamed": len(calls), **{name: spread(values[name]) for name in TIMINGS}}
+
+
+def _numbers(values: Iterable[Any]) -> list[float]:
+    """The finite numbers among ``values``."""
+    return [number for value in values if (number := _number(value)) is not None]
 
 
 def _model_row(model: str, records: Sequence[CaseRecord]) -> dict[str, Any]:
@@ -86,10 +85,8 @@ def _model_row(model: str, records: Sequence[CaseRecord]) -> dict[str, Any]:
 
 def _step_row(step: str, model: str, records: Sequence[CaseRecord]) -> dict[str, Any]:
     """One step's figures for one model: its cases, errors, throughput over its span, and the percentiles."""
-    starts = [n for r in records if (n := _number((r.load or {}).get("started"))) is not None]
-    ends = [n for r in records if (n := _number((r.load or {}).get("ended"))) is not None]
-    duration = max(ends) - min(starts) if starts and ends and max(ends) > min(starts) else None
-    tokens = sum(n for r in records if (n := _number(r.usage.get("output_tokens"))) is not None)
+    duration = _span(records)
+    tokens = sum(_numbers(record.usage.get("output_tokens") for record in records))
     return {
         "step": step, "model": model, "cases": len(records),
         "errors": sum(1 for record in records if record.status == ERROR),
@@ -98,6 +95,15 @@ def _step_row(step: str, model: str, records: Sequence[CaseRecord]) -> dict[str,
         "output_tokens_per_s": tokens / duration if duration and tokens else None,
         **_timings(records),
     }
+
+
+def _span(records: Sequence[CaseRecord]) -> float | None:
+    """Seconds from the first case's start to the last case's end; None when the records do not say."""
+    starts = _numbers((record.load or {}).get("started") for record in records)
+    ends = _numbers((record.load or {}).get("ended") for record in records)
+    if not starts or not ends or max(ends) <= min(starts):
+        return None
+    return max(ends) - min(starts)
 
 
 def _by_model(records: Iterable[CaseRecord]) -> dict[str, list[CaseRecord]]:

@@ -69,12 +69,18 @@ def load_from_option(text: str) -> LoadShape:
     kind = kind.strip()
     if kind not in KINDS or not eq:
         raise ValueError(f"expected in_flight=N,N,... or rate=R,R,..., got {text!r}")
+    numbers = _numbers(kind, values)
+    if not all(_VALID[kind](number) for number in numbers):
+        raise ValueError(f"{kind}: expected {_EXPECTED[kind]}, got {values!r}")
+    return LoadShape(tuple(LoadStep(kind, n) for n in numbers))
+
+
+def _numbers(kind: str, values: str) -> list[float]:
     try:
-        numbers = [float(part) for part in values.split(",")]
+        return [float(part) for part in values.split(",")]
     except ValueError:
         raise ValueError(f"{kind}: expected numbers separated by commas, got {values!r}") from None
-    if kind == "in_flight" and not all(n.is_integer() and 1 <= n <= MAX_IN_FLIGHT for n in numbers):
-        raise ValueError(f"in_flight: expected whole numbers from 1 to {MAX_IN_FLIGHT}, got {values!r}")
-    if not all(n > 0 and n < float("inf") for n in numbers):
-        raise ValueError(f"rate: expected numbers > 0 (cases a second), got {values!r}")
-    return LoadShape(tuple(LoadStep(kind, n) for n in numbers))
+
+
+_VALID = {"in_flight": lambda n: n.is_integer() and 1 <= n <= MAX_IN_FLIGHT, "rate": lambda n: 0 < n < float("inf")}
+_EXPECTED = {"in_flight": f"whole numbers from 1 to {MAX_IN_FLIGHT}", "rate": "numbers > 0 (cases a second)"}

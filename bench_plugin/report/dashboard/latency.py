@@ -40,8 +40,7 @@ def latency_section(suite: Mapping[str, Any]) -> str:
     latency = suite.get("latency")
     if not isinstance(latency, Mapping):
         return ""
-    models = [row for row in latency.get("models") or [] if isinstance(row, Mapping)]
-    steps = [row for row in latency.get("steps") or [] if isinstance(row, Mapping)]
+    models, steps = _rows(latency, "models"), _rows(latency, "steps")
     charts = "".join(_chart(key, title, models, [str(row.get("model")) for row in models]) for key, title in CHARTS)
     tables = _timings_table(models, [str(row.get("model")) for row in models])
     html = section("latency", "Latency", NOTE, f'<div class="charts">{charts}</div>', fallback(tables))
@@ -51,6 +50,10 @@ def latency_section(suite: Mapping[str, Any]) -> str:
         html += section("load-steps", "Load steps", STEPS_NOTE, f'<div class="charts">{step_charts}</div>',
                         fallback(_steps_table(steps)))
     return html
+
+
+def _rows(latency: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    return [row for row in latency.get(key) or [] if isinstance(row, Mapping)]
 
 
 def _figure(row: Mapping[str, Any], key: str, share: str) -> float | None:
