@@ -18,7 +18,8 @@ from bench_plugin.calls.retry import complete_with_retries
 from bench_plugin.core.chat import Completion, CompletionRequest, Message
 from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.core.errors import ProviderError, TransientProviderError
-from bench_plugin.mock.server import MockServer
+from bench_plugin.mock.rules import compile_rule
+from bench_plugin.mock.server import MockServer, parse_args
 from bench_plugin.providers.anthropic import AnthropicProvider
 from bench_plugin.providers.http import HttpPool
 from bench_plugin.providers.interface import BaseProvider
@@ -198,9 +199,6 @@ def test_a_cache_hit_carries_no_timing_in_the_call_log() -> None:
 
 
 def test_the_mock_servers_streaming_keys_are_checked() -> None:
-    from bench_plugin.mock.rules import compile_rule
-    from bench_plugin.mock.server import parse_args
-
     with pytest.raises(ValueError, match="rule ttft must be a number"):
         compile_rule({"ttft": "slow"})
     with pytest.raises(ValueError, match="stream_drop_after must be a whole number"):
