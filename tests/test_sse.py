@@ -147,3 +147,13 @@ def test_a_thinking_delta_counts_as_a_token_but_not_as_text() -> None:
 def test_an_anthropic_event_that_is_not_the_format_is_malformed(event: dict[str, Any]) -> None:
     with pytest.raises(ProviderError, match="malformed"):
         AnthropicStream(anthropic_error).feed(ServerEvent(event["type"], json.dumps(event)))
+
+
+@pytest.mark.parametrize("data", [
+    '{"choices": [], "usage": {"completion_tokens": 123456789012345678901234567890}}',
+    '{"choices": [], "usage": {"completion_tokens": 1e400}}', '{"choices": [], "x": NaN}',
+    "[" * 80 + "]" * 80, '{"id": "' + "x" * 70_000 + '", "deep": ' + "[" * 80 + "]" * 80 + "}",
+])
+def test_an_event_beyond_the_json_bounds_is_malformed(data: str) -> None:
+    with pytest.raises(ProviderError, match="malformed"):
+        OpenAIStream(openai_error).feed(ServerEvent("message", data))
