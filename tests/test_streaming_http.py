@@ -205,3 +205,18 @@ def test_the_mock_servers_streaming_keys_are_checked() -> None:
         compile_rule({"stream_drop_after": -1})
     options = parse_args(["--ttft", "0.2", "--tokens-per-s", "50"])
     assert (options.ttft, options.tokens_per_s) == (0.2, 50.0)
+
+
+@pytest.mark.asyncio
+async def test_a_stream_quoting_the_calls_key_has_it_redacted(mock_server: MockServer, pool: HttpPool, model_id: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-stream-abcdefghijklmnop0123456789"
+    monkeypatch.setenv("BENCH_STREAM_KEY", key)
+    mock_server.add_rule({"model": model_id, "reply": f"your key is {key} and ends {key[-10:]}",
+                          "tool_calls": [{"name": "leak", "arguments": {"k": key}}]})
+    provider = provider_for("openai", mock_server, pool, api_key_env="BENCH_STREAM_KEY")
+
+    answer = await provider.complete(request(provider, model_id))
+
+    assert key not in answer.text and key[-10:] not in answer.text and "[REDACTED]" in answer.text
+    assert key not in answer.tool_calls[0].arguments

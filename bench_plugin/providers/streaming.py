@@ -37,6 +37,7 @@ from bench_plugin.providers.http import (
     log_redaction,
     parsed_url,
     raise_for_status,
+    redact,
     redacted,
     request_timeouts,
 )
@@ -163,7 +164,7 @@ async def stream_completion(
             message = f"connection failed: POST {url}: {type(exc).__name__}: {exc}"
             raise _failure(clock, message, "connection", secrets) from exc
         ended = time.perf_counter()
-    return clock.timed(assembler.completion(), ended)
+    return clock.timed(_without_keys(assembler.completion(), secrets), ended)
 
 
 async def _read_stream(
@@ -213,6 +214,20 @@ async def _feed(
 
 _NOT_RETRIED = " (after the stream's first byte: not retried)"
 _EXCERPT_BYTES = 300
+
+
+def _without_keys(answer: Completion, secrets: tuple[str, ...]) -> Completion:
+    """The answer with the call's key replaced by ``[REDACTED]`` where it quotes it (as ``post_json`` does)."""
+    texts = [answer.text, *(call.arguments for call in answer.tool_calls)]
+    if not any(_quotes(text, secret) for text in texts for secret in secrets):
+        return answer
+    calls = tuple(dataclasses.replace(call, arguments=redact(call.arguments, secrets)) for call in answer.tool_calls)
+    return dataclasses.replace(answer, text=redact(answer.text, secrets), tool_calls=calls)
+
+
+def _quotes(text: str, secret: str) -> bool:
+    """Whether ``text`` may quote ``secret``: its first or last 8 characters (the fragments ``redact`` replaces)."""
+    return bool(secret) and (secret[:8] in text or secret[-8:] in text)
 
 
 def _take(events: list[ServerEvent], assembler: Assembler, clock: StreamClock) -> None:
