@@ -18,6 +18,7 @@ from bench_plugin.report.dashboard.svg import (
     label_width,
     line,
     model_colour,
+    model_colours,
     nice_domain,
     rect,
     svg,
@@ -27,7 +28,9 @@ from bench_plugin.report.dashboard.svg import (
 )
 
 CHARTS = (("ttft_s", "Time to first token (s)"), ("latency_s", "Total latency (s)"),
-          ("tokens_per_s", "Tokens a second"), ("itl_s", "Inter-token latency (s)"))
+          ("tokens_per_s", "Tokens a second"), ("itl_s", "Inter-token latency (ms)"))
+DRAWN_IN = {"itl_s": 1000.0}
+"""Figures drawn in another unit than summary.json's: a gap between tokens reads in milliseconds."""
 NOTE = ("Over the streamed calls of the model under test that were made: a cache hit carries no timing, a failed call "
         "has none. Bar: p50; tick: p90; whisker: to p99. A model whose answers did not stream has its total latency "
         "per case only. Tokens a second: after the first token; inter-token latency: each call's mean gap.")
@@ -41,12 +44,14 @@ def latency_section(suite: Mapping[str, Any]) -> str:
     if not isinstance(latency, Mapping):
         return ""
     models, steps = _rows(latency, "models"), _rows(latency, "steps")
-    charts = "".join(_chart(key, title, models, [str(row.get("model")) for row in models]) for key, title in CHARTS)
+    colours = model_colours(str(row.get("model")) for row in models)
+    charts = "".join(_chart(key, title, models, [str(row.get("model")) for row in models], colours)
+                     for key, title in CHARTS)
     tables = _timings_table(models, [str(row.get("model")) for row in models])
     html = section("latency", "Latency", NOTE, f'<div class="charts">{charts}</div>', fallback(tables))
     if steps:
         names = [f"{row.get('step')} · {row.get('model')}" for row in steps]
-        step_charts = "".join(_chart(key, title, steps, names) for key, title in CHARTS[:2])
+        step_charts = "".join(_chart(key, title, steps, names, colours) for key, title in CHARTS[:2])
         html += section("load-steps", "Load steps", STEPS_NOTE, f'<div class="charts">{step_charts}</div>',
                         fallback(_steps_table(steps)))
     return html
@@ -57,11 +62,16 @@ def _rows(latency: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
 
 
 def _figure(row: Mapping[str, Any], key: str, share: str) -> float | None:
+    """A percentile as drawn (``DRAWN_IN``'s unit); None when the row has none."""
     value = (row.get(key) or {}).get(share) if isinstance(row.get(key), Mapping) else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return float(value) * DRAWN_IN.get(key, 1.0)
 
 
-def _chart(key: str, title: str, rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
+def _chart(
+    key: str, title: str, rows: Sequence[Mapping[str, Any]], names: Sequence[str], colours: Mapping[str, str]
+) -> str:
     """One timing's rows: a bar to the p50, a tick at the p90, a whisker to the p99; "" when none has it."""
     shown = [(name, row) for name, row in zip(names, rows, strict=True) if _figure(row, key, "p50") is not None]
     if not shown:
@@ -73,7 +83,8 @@ def _chart(key: str, title: str, rows: Sequence[Mapping[str, Any]], names: Seque
     top, height = 22.0, ROW_PX * len(shown)
     parts = [text(left, 10, title, extra=' font-weight="600"'), x_axis(scale, top, top + height)]
     for index, (name, row) in enumerate(shown):
-        parts.append(_row(scale, top + ROW_PX * index, name, row, key, model_colour(index)))
+        colour = colours.get(str(row.get("model")), model_colour(index))  # a model keeps its colour in every chart
+        parts.append(_row(scale, top + ROW_PX * index, name, row, key, colour))
         parts.append(titled_label(left - 6, top + ROW_PX * (index + 0.5), name, left - 10))
     return svg(scale.end + 16, top + height + 24, "".join(parts), chart=f"latency-{key}", label=title)
 
@@ -95,7 +106,7 @@ def _spread_cells(row: Mapping[str, Any], key: str) -> list[str]:
     return [fmt(_figure(row, key, share)) for share in ("p50", "p90", "p99")]
 
 
-_TIMING_HEAD = [f"{name} {share}" for name in ("TTFT s", "Latency s", "Tokens/s", "ITL s")
+_TIMING_HEAD = [f"{name} {share}" for name in ("TTFT s", "Latency s", "Tokens/s", "ITL ms")
                 for share in ("p50", "p90", "p99")]
 
 
