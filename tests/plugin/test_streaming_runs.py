@@ -147,3 +147,18 @@ def test_a_bad_load_key_points_at_its_line(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", **{"suites/x": text})
     result = pytester.runpytest(*COMMON)
     result.stdout.fnmatch_lines(["*x.yaml:3: load.in_flight?1?: expected a number >= 1, got -1*"])
+
+
+def test_a_call_answered_by_an_identical_one_in_flight_carries_no_timing(
+    pytester: pytest.Pytester, mock_server: MockServer, model_id: str
+) -> None:
+    mock_server.add_rule({"model": model_id, "ttft": 0.3})
+    text = suite(mock_server, model_id).replace('prompt: "say {{ n }} one two three four five"', 'prompt: "same"')
+    pytester.makefile(".yaml", **{"suites/twins": text.replace("contains, value: echo", "contains, value: same")})
+    cache = ("--bench-cache", "on", "--bench-cache-dir", str(pytester.path / "cache"))
+    pytester.runpytest(*COMMON, *cache).assert_outcomes(passed=3)
+
+    entries = sorted((entry for record in records(pytester) for entry in record["call_log"]), key=lambda e: e["cache"])
+    assert [entry["cache"] for entry in entries] == ["hit", "hit", "miss"]
+    assert ["ttft_s" in entry for entry in entries] == [False, False, True]
+    assert sum(1 for r in mock_server.requests if r["model"] == model_id) == 1
