@@ -58,6 +58,16 @@ def summarize_latency(records: Sequence[CaseRecord]) -> dict[str, Any] | None:
             "steps": [_step_row(step, model, group) for (step, model), group in _by_step(stepped).items()]}
 
 
+def describe_latency(records: Sequence[CaseRecord]) -> str | None:
+    """The terminal's words for the records' streamed calls: TTFT p50 and p99, the token rate's p50; None without."""
+    timings = _timings(records)
+    ttft, rate = timings["ttft_s"], timings["tokens_per_s"]
+    if not timings["streamed"] or ttft["p50"] is None:
+        return None
+    text = f"TTFT p50 {ttft['p50']:.3f} s, p99 {ttft['p99']:.3f} s"
+    return text + (f", {rate['p50']:.0f} tokens/s" if rate["p50"] is not None else "")
+
+
 def _streamed_calls(record: CaseRecord) -> list[Mapping[str, Any]]:
     """The record's streamed calls of the model under test that were made (not a hit), each with its timing."""
     return [call for call in record.call_log

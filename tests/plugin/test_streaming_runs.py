@@ -57,7 +57,9 @@ def test_streamed_calls_keep_their_timing_and_a_cache_hit_none(
     mock_server.add_rule({"model": model_id, "ttft": 0.05, "tokens_per_s": 100})
     pytester.makefile(".yaml", **{"suites/streamed": suite(mock_server, model_id)})
     cache = ("--bench-cache", "on", "--bench-cache-dir", str(pytester.path / "cache"))
-    pytester.runpytest(*COMMON, *cache, "--bench-output", "first").assert_outcomes(passed=3)
+    first_run = pytester.runpytest(*COMMON, *cache, "--bench-output", "first")
+    first_run.assert_outcomes(passed=3)
+    first_run.stdout.fnmatch_lines(["*3 cases: 3 passed; mean 1.0000*; TTFT p50 0.* s, p99 0.* s, * tokens/s"])
     pytester.runpytest(*COMMON, *cache, "--bench-output", "second").assert_outcomes(passed=3)
 
     first = [entry for record in records(pytester, "first") for entry in record["call_log"]]
