@@ -77,7 +77,7 @@ _STORE = ("INSERT INTO responses (key, value, provider, model, created_at) VALUE
 _ROWS_PER_STORE = 128  # most answers stored by one statement (a power of two): 5 values each, under SQLite's 999
 _TOUCH = "UPDATE responses SET hits = hits + 1, hit_at = ? WHERE key = ?"
 _IGNORE_FILE = "# made by bench_plugin: the response cache (--bench-cache); never commit it\n*\n"
-_KEPT_OUT = ("attempts", "cached")  # of the call that made the answer, not of the answer
+_KEPT_OUT = ("attempts", "cached", "ttft_s", "tokens_per_s", "itl_s")  # of the call that made the answer
 _ENCODED_FIELDS = tuple(item.name for item in dataclasses.fields(Completion) if item.name not in _KEPT_OUT)
 _USAGE_ORDER = tuple(item.name for item in dataclasses.fields(Usage))
 _STORED_FIELDS = frozenset(_ENCODED_FIELDS)
@@ -133,7 +133,7 @@ def cache_key(request: CompletionRequest, occurrence: int = 0) -> str:
 
 
 def encode_completion(completion: Completion) -> str:
-    """The stored value: the answer's fields as JSON (not ``attempts``, nor ``cached``).
+    """The stored value: the answer's fields as JSON (not ``attempts``, ``cached``, nor a stream's timing).
 
     Raises:
         TypeError: a field holds a value JSON cannot write (a newer ``Completion`` field): not stored.

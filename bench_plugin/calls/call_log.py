@@ -45,11 +45,23 @@ class CallEntry:
                        finish_reason=completion.finish_reason, response_id=completion.request_id)
             if self.cost.note:
                 out["cost_note"] = self.cost.note
+            out.update(stream_timing(completion))
         if self.error is not None:
             out["error"] = error_fields(self.error)
         if self.cache is not None:
             out["cache"] = self.cache
         return out
+
+
+def stream_timing(completion: Completion) -> dict[str, float]:
+    """A streamed answer's ``ttft_s``, ``tokens_per_s`` and ``itl_s`` as measured; nothing for a cache hit.
+
+    A hit made no call this run: whatever the stored answer took is no latency of this endpoint now.
+    """
+    if completion.cached:
+        return {}
+    timing = {"ttft_s": completion.ttft_s, "tokens_per_s": completion.tokens_per_s, "itl_s": completion.itl_s}
+    return {name: value for name, value in timing.items() if value is not None}
 
 
 def error_fields(exc: BaseException) -> dict[str, Any]:

@@ -100,6 +100,11 @@ class Completion:
 
     ``tool_calls`` are the tools the model asked to call (the text may then be empty). ``cached``: the
     answer came from the response cache (``cache.py``): no attempt was made and it costs nothing this run.
+
+    A streamed answer (``stream: true``, ``providers/streaming.py``) also says how it arrived: ``ttft_s``, the
+    seconds from sending the request to its first token; ``tokens_per_s``, the output tokens after the first
+    over the time from the first token to the last; ``itl_s``, the mean gap between two token events. None
+    when the answer did not stream, or came from the cache (a hit carries no timing).
     """
 
     text: str
@@ -110,6 +115,9 @@ class Completion:
     attempts: int = 1
     tool_calls: tuple[ToolCall, ...] = ()
     cached: bool = False
+    ttft_s: float | None = None
+    tokens_per_s: float | None = None
+    itl_s: float | None = None
 
 
 CallModel = Callable[[CompletionRequest], Awaitable[Completion]]

@@ -60,7 +60,8 @@ class ProviderSpec:
     Call limits (the runner keeps them, ``limits.py``): ``concurrency`` calls in flight, ``rpm``
     requests and ``tpm`` tokens per minute, each attempt at most ``timeout_s`` in all, ``max_retries`` retries
     of failures other than rate limits, and ``max_wait_s`` seconds of waiting between one call's attempts.
-    An answer longer than ``max_response_bytes`` (16 MB) is refused as it arrives.
+    An answer longer than ``max_response_bytes`` (16 MB) is refused as it arrives. ``stream``: ask for
+    server-sent events (``providers/streaming.py``), to measure the time to first token and the token rate.
     """
 
     name: str
@@ -76,6 +77,7 @@ class ProviderSpec:
     tpm: float | None = None
     max_wait_s: float | None = None
     max_response_bytes: int = 16 * 1024 * 1024
+    stream: bool = False
 
     def __post_init__(self) -> None:
         freeze_fields(self, "headers", "options")
@@ -98,7 +100,8 @@ class ModelSpec:
     ``name`` is the suite's key for the model and appears in test ids; ``id`` is what the API is sent.
     ``system_prompt`` is ``native`` (send a system role), ``fold`` (prepend it to the first user
     message through ``system_fold_template``) or ``drop``. ``concurrency``, ``rpm`` and ``tpm`` limit
-    the calls of this model alone, within its provider's limits.
+    the calls of this model alone, within its provider's limits. ``stream``: this model's calls stream
+    (True) or not (False); None follows its provider's ``stream``.
     """
 
     name: str
@@ -115,6 +118,7 @@ class ModelSpec:
     concurrency: int | None = None
     rpm: float | None = None
     tpm: float | None = None
+    stream: bool | None = None
 
     def __post_init__(self) -> None:
         freeze_fields(self, "params", "headers", "options")

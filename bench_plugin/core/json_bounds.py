@@ -122,3 +122,42 @@ def _deep_field(text: str) -> str | None:
 
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[][{}]')
 """A JSON text (escapes included) or a bracket: brackets inside texts are not counted."""
+
+
+SMALL_TEXT_CHARS = 64 * 1024
+"""The longest text ``loads_small`` reads without a walk over its value: far below ``MAX_TEXT_CHARS``."""
+
+
+def loads_small(text: str) -> Any:
+    """``loads_bounded`` for a small text, such as one event of a streamed answer: the same bounds, cheaper.
+
+    A text with fewer brackets than ``MAX_DEPTH`` cannot nest deeper, and one shorter than ``MAX_TEXT_CHARS``
+    holds no longer text: only its numbers need a look, which json's hooks give as it reads them. A stream
+    of 1000 events walked each one's value again, four fifths of its CPU. Any other text goes to
+    ``loads_bounded``.
+
+    Raises:
+        json.JSONDecodeError: not JSON.
+        BoundsError: a number out of range, ``NaN`` or ``Infinity``, or what ``loads_bounded`` refuses.
+    """
+    if len(text) > SMALL_TEXT_CHARS or text.count("{") + text.count("[") >= MAX_DEPTH:
+        return loads_bounded(text)
+    return json.loads(text, parse_int=_bounded_int, parse_float=_bounded_float, parse_constant=_no_constant)
+
+
+def _bounded_int(text: str) -> int:
+    number = int(text) if len(text) <= 20 else MAX_INTEGER
+    if not -MAX_INTEGER < number < MAX_INTEGER:
+        raise BoundsError(f"a whole number of {len(text.lstrip('-'))} digits")
+    return number
+
+
+def _bounded_float(text: str) -> float:
+    number = float(text)
+    if not (math.isfinite(number) and abs(number) < MAX_NUMBER):
+        raise BoundsError(f"a number out of range ({number!r})")
+    return number
+
+
+def _no_constant(text: str) -> Any:
+    raise BoundsError(f"a number out of range ({text})")

@@ -62,13 +62,14 @@ import yaml
 from bench_plugin.mock.application import application_body, application_query
 from bench_plugin.mock.embeddings import embedding_inputs, embeddings_body
 from bench_plugin.mock.media import media_digests
+from bench_plugin.mock.streaming import EventStream, StreamPace, stream_events
 from bench_plugin.mock.world import world_reply
 
 ROUTE_NAMES = ("openai", "anthropic", "embeddings", "application", "world")
 MATCHERS = ("model", "match", "path", "tool_result", "image_sha256", "every", "probability")
 ACTIONS = (
     "reply", "delay", "status", "error", "retry_after", "retry_after_date", "headers", "body", "drop", "times",
-    "tool_calls",
+    "tool_calls", "ttft", "tokens_per_s", "stream_drop_after", "stream_error_after",
 )
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -149,6 +150,7 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False
+    stream: EventStream | None = None  # the answer as paced server-sent events (a request with ``stream: true``)
 
 
 def _is_number(value: Any) -> bool:
@@ -157,6 +159,10 @@ def _is_number(value: Any) -> bool:
 
 def _is_positive_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _is_route(value: Any) -> bool:
@@ -185,6 +191,10 @@ _VALUE_CHECKS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("every", _is_positive_int, "must be a positive integer"),
     ("probability", _is_fraction, "must be a number from 0 to 1"),
     ("tool_calls", _is_tool_calls, "must be a list of {name, arguments}"),
+    ("ttft", _is_number, "must be a number"),
+    ("tokens_per_s", _is_number, "must be a number"),
+    ("stream_drop_after", _is_count, "must be a whole number"),
+    ("stream_error_after", _is_count, "must be a whole number"),
 )
 
 
@@ -233,17 +243,22 @@ def build_answer(
     *,
     latency: float,
     ids: Iterator[int],
+    pace: StreamPace | None = None,
 ) -> Answer:
     """Apply a rule's actions to one completion request (``headers`` with lower-case names).
 
-    ``ids`` numbers the completions; only a successful completion takes a number.
+    ``ids`` numbers the completions; only a successful completion takes a number. ``pace``: the server's
+    streaming pace, which a rule's ``ttft`` and ``tokens_per_s`` override.
     """
     delay = latency + float(rule.get("delay", 0))
     if rule.get("drop"):
         return Answer(delay=delay, drop=True)
     extra = _extra_headers(rule)
     status, payload = _payload(rule, match, route, body, headers, ids)
-    return Answer(status, payload, extra, delay)
+    answer = Answer(status, payload, extra, delay)
+    if body.get("stream") is True and status == 200 and route != "embeddings" and "body" not in rule:
+        answer.stream = stream_events(route, json.loads(payload), (pace or StreamPace()).for_rule(rule))
+    return answer
 
 
 def _extra_headers(rule: Mapping[str, Any]) -> dict[str, str]:

@@ -39,6 +39,7 @@ from bench_plugin.mock.rules import (
     load_rules,
     pick_rule,
 )
+from bench_plugin.mock.streaming import EventStream, StreamPace
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -73,8 +74,11 @@ class MockServer:
         verbose: bool = False,
         seed: int | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        ttft: float = 0.0,
+        tokens_per_s: float | None = None,
     ) -> None:
         self.host, self.port, self.latency, self.verbose = host, port, latency, verbose
+        self.pace = StreamPace(ttft, tokens_per_s)  # how streamed answers are paced, unless a rule says
         self.ssl_context = ssl_context  # a server-side context: answer over TLS (https URLs)
         self._lock = threading.Lock()
         self._rng = random.Random(seed)  # draws of ``probability`` rules; a seed repeats them
@@ -175,7 +179,7 @@ class MockServer:
         """Decide the response to one completion or embeddings request (``headers`` with lower-case names)."""
         with self._lock:
             rule, match = pick_rule(self._rules, route, body, self._rng)
-        return build_answer(rule, match, route, body, headers, latency=self.latency, ids=self._ids)
+        return build_answer(rule, match, route, body, headers, latency=self.latency, ids=self._ids, pace=self.pace)
 
     def models(self) -> dict[str, Any]:
         """The ``GET /v1/models`` body: ``mock-model`` and every model a rule names."""
@@ -245,9 +249,31 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         try:
-            self._send(answer.status, answer.body, answer.headers)
+            if answer.stream is not None:
+                self._send_events(answer.stream, answer.headers)
+            else:
+                self._send(answer.status, answer.body, answer.headers)
         except ConnectionError:  # the client gave up waiting
             self.close_connection = True
+
+    def _send_events(self, stream: EventStream, headers: Mapping[str, str]) -> None:
+        """Send the events chunk by chunk, each at its time; a ``drop`` hangs up before the body's end."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        started = time.monotonic()
+        for event in stream.events:
+            time.sleep(max(0.0, started + event.at - time.monotonic()))
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event.data), event.data))
+            self.wfile.flush()
+        if stream.drop:
+            self.close_connection = True
+            return
+        self.wfile.write(b"0\r\n\r\n")
 
     def _lower_headers(self) -> dict[str, str]:
         return {name.lower(): value for name, value in self.headers.items()}
@@ -284,6 +310,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--latency", type=float, default=0.0,
                         help="seconds from a request's arrival to its answer")
+    parser.add_argument("--ttft", type=float, default=0.0,
+                        help="seconds from a streamed answer's headers to its first token")
+    parser.add_argument("--tokens-per-s", type=float, default=None,
+                        help="tokens a second of a streamed answer after its first (default: no wait)")
     parser.add_argument("--rules", help="YAML or JSON file holding a list of rules")
     parser.add_argument("--seed", type=int, default=None, help="seed of the draws of probability rules")
     parser.add_argument("--quiet", action="store_true", help="do not log each request")
@@ -295,7 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         rules = load_rules(args.rules) if args.rules else []
-        server = MockServer(args.host, args.port, args.latency, rules, verbose=not args.quiet, seed=args.seed).start()
+        server = MockServer(args.host, args.port, args.latency, rules, verbose=not args.quiet, seed=args.seed,
+                            ttft=args.ttft, tokens_per_s=args.tokens_per_s).start()
     except (OSError, ValueError, yaml.YAMLError) as exc:
         print(f"bench-mock-server: {exc}", file=sys.stderr)
         return 2

@@ -58,6 +58,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="models to run, comma-separated: names from the suite or provider:model-id "
                          "(e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, ollama:llama3.2)")
     group.addoption("--bench-runs", type=int, default=None, metavar="N", help="repeat every case N times")
+    group.addoption("--bench-load", default=None, metavar="in_flight=N,...|rate=R,...",
+                    help="a latency benchmark's load steps, over the suites' load: every case runs once per step, "
+                         "e.g. in_flight=8,32,128 (cases at once) or rate=1,2,4 (cases started a second)")
     group.addoption("--bench-concurrency", type=int, default=None, metavar="N",
                     help="cases in flight at once (default: ini bench_concurrency, 16)")
     group.addoption("--bench-output", default=None, metavar="DIR",
@@ -335,8 +338,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         # the items and specs live to the end of the session: out of the garbage collector's way, whose full
         # passes would scan them again and again while the cases run (half their cost, a tenth of all CPU)
         _freeze(session.config)
+        _fit_load(state, cases)
         state.runner.declare(called_endpoints(prepared.spec for _, prepared in cases))
         state.scheduler.plan(cases)
+
+
+def _fit_load(state: BenchState, cases: Iterable[tuple[str, Any]]) -> None:
+    """Raise the session's concurrency to the largest ``in_flight`` step of the cases, before the runner starts."""
+    most = max((step.in_flight or 0 for _, case in cases if (step := case.spec.load) is not None), default=0)
+    if most <= state.concurrency:
+        return
+    too_few_files = allow_open_files(most)
+    if too_few_files is not None:
+        pytest.exit(f"load step in_flight={most}: {too_few_files}", returncode=pytest.ExitCode.USAGE_ERROR)
+    state.concurrency = most
 
 
 def called_endpoints(cases: Iterable[CaseSpec]) -> set[ProviderSpec]:

@@ -47,7 +47,8 @@ class BenchState:
     def scheduler(self) -> Scheduler[PreparedCase]:
         """The look-ahead over the selected cases, feeding the runner."""
         runner = self.runner
-        scheduler = Scheduler(runner.submit, window=2 * self.concurrency, waiting=lambda: runner.waiting_cases)
+        scheduler = Scheduler(runner.submit, window=2 * self.concurrency, waiting=lambda: runner.waiting_cases,
+                              phase=load_phase)
         runner.on_case_waits = scheduler.widen
         return scheduler
 
@@ -70,6 +71,12 @@ class BenchState:
         """Stop the runner, if one was started."""
         if "runner" in self.__dict__:
             self.runner.close()
+
+
+def load_phase(case: PreparedCase) -> object:
+    """A case's phase for the scheduler: its suite's load step (None outside any: no phase to wait for)."""
+    step = case.spec.load
+    return None if step is None else (case.spec.path, step)
 
 
 STATE_KEY = pytest.StashKey[BenchState]()

@@ -76,8 +76,9 @@ def left_out_lines(left_out: Mapping[str, Mapping[str, int]], shown: int = 5) ->
 
 
 def summary_lines(records: list[CaseRecord]) -> list[str]:
-    """One line per suite and model: counts by outcome, the mean score of scored cases and the cost."""
-    from bench_plugin.report.summary import describe_spend  # start-up: see write_reports
+    """One line per suite and model: counts by outcome, the mean score, the cost, and streamed answers' timing."""
+    from bench_plugin.report.latency import describe_latency  # start-up: see write_reports
+    from bench_plugin.report.summary import describe_spend
 
     groups: dict[tuple[str, str], list[CaseRecord]] = {}
     for record in records:
@@ -90,7 +91,8 @@ def summary_lines(records: list[CaseRecord]) -> list[str]:
         mean = f"mean {sum(scored) / len(scored):.4f}" if scored else "mean -"
         parts = ", ".join(f"{n} {status}" for status, n in counts.items())
         spend = f"; {found}" if (found := describe_spend(group)) else ""
+        latency = f"; {timed}" if (timed := describe_latency(group)) else ""  # streamed answers (``stream: true``)
         cases = f"{len(group)} case{'s' * (len(group) != 1)}"
-        lines.append(f"{suite + ' ' + model:<{width}}  {cases}: {parts}; {mean}{spend}")
+        lines.append(f"{suite + ' ' + model:<{width}}  {cases}: {parts}; {mean}{spend}{latency}")
     return lines
 

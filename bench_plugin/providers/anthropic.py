@@ -9,6 +9,7 @@ from bench_plugin.core.chat import Completion, CompletionRequest, Message, ToolC
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.core.errors import ProviderError
 from bench_plugin.core.media import MediaPart, part_base64
+from bench_plugin.providers.anthropic_stream import AnthropicStream
 from bench_plugin.providers.http import (
     BodyError,
     HttpPool,
@@ -25,6 +26,7 @@ from bench_plugin.providers.interface import (
     read_usage,
     require_text,
 )
+from bench_plugin.providers.streaming import stream_completion, wants_stream
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -72,6 +74,11 @@ class AnthropicProvider(BaseProvider):
         """Send the request to the Messages API once and translate the reply; failures raise ProviderError."""
         api_key = api_key_from_env(self.spec)
         secrets = (api_key,) if api_key else ()
+        if wants_stream(self.spec, request):
+            return await stream_completion(
+                self._http, self.url, json_body={**build_body(request), "stream": True},
+                headers=self._headers(request, api_key), spec=self.spec, key=self.connection_key(), secrets=secrets,
+                assembler=AnthropicStream(body_error))
         data, latency = await post_json(
             self._http,
             self.url,

@@ -103,11 +103,12 @@ class HttpPool:
     @asynccontextmanager
     async def client(self, key: str) -> AsyncIterator[httpx.AsyncClient]:
         """Lend a client for ``key``, waiting while ``size`` of them are busy."""
-        async with self._lend(key) as slot:
+        async with self.lend(key) as slot:
             yield slot.client
 
     @asynccontextmanager
-    async def _lend(self, key: str) -> AsyncIterator[_Slot]:
+    async def lend(self, key: str) -> AsyncIterator[_Slot]:
+        """One connection of ``key``, ours until the block ends (``post_json``, ``streaming.py``)."""
         if self._closed:
             raise RuntimeError("HttpPool is closed")
         async with self._slots.setdefault(key, asyncio.Semaphore(self.size)):
@@ -148,8 +149,7 @@ class HttpPool:
         return self._ssl_context
 
 
-_PLAIN_HTTP_CONTEXT = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-"""Handed to transports of ``http://`` keys, which never start TLS: they need a context, not certificates."""
+_PLAIN_HTTP_CONTEXT = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # http:// keys need a context, never certificates
 
 
 class _Slot:
@@ -182,10 +182,10 @@ async def post_json(
     ``timeout_s`` bounds each phase (connect, write, every read), as httpx timeouts do, and the whole attempt:
     a body dripped a byte at a time fails as ``timeout`` too. An answer longer than ``max_bytes`` is refused as
     it arrives (``kind="too_large"``, not retried); one nested too deep or with a number out of range
-    (``core/json_bounds.py``) is malformed. The latency
-    excludes time spent waiting for a free client. ``body_error`` finds an error object inside a 2xx body
-    (``BodyError``): it is raised as the error of the status it names, waiting what the response's headers ask.
-    An answer that quotes the call's key (a server echoing its headers) has it replaced with ``[REDACTED]``.
+    (``core/json_bounds.py``) is malformed. The latency excludes time spent waiting for a free client.
+    ``body_error`` finds an error object inside a 2xx body (``BodyError``): it is raised as the error of the
+    status it names, waiting what the response's headers ask. An answer that quotes the call's key (a server
+    echoing its headers) has it replaced with ``[REDACTED]``.
 
     Raises:
         TransientProviderError: timeout, connection failure, 408/409/429, 5xx, or a 2xx body that is
@@ -195,25 +195,25 @@ async def post_json(
     """
     secrets = tuple(secrets)
     log_redaction().add_secrets(secrets)  # before httpx can log a header or an error quoting the key
-    async with pool._lend(key) as slot:
+    async with pool.lend(key) as slot:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout_s):  # the attempt in all, not only each read
                 response = await _send(slot, url, json_body, headers, timeout_s, max_bytes)
         except (httpx.TimeoutException, TimeoutError) as exc:
             message = f"timed out after {timeout_s:g} s: POST {url}"
-            raise TransientProviderError(_redacted(message, secrets), kind="timeout") from exc
-        except _TooLarge as exc:
+            raise TransientProviderError(redacted(message, secrets), kind="timeout") from exc
+        except TooLarge as exc:
             message = f"an answer longer than {max_bytes:,} bytes (the provider's max_response_bytes): POST {url}"
-            raise ProviderError(_redacted(message, secrets), kind="too_large") from exc
+            raise ProviderError(redacted(message, secrets), kind="too_large") from exc
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             message = f"unusable URL {url}: {exc}"
-            raise ProviderError(_redacted(message, secrets), kind="connection") from exc
+            raise ProviderError(redacted(message, secrets), kind="connection") from exc
         except httpx.TransportError as exc:
             message = f"connection failed: POST {url}: {type(exc).__name__}: {exc}"
-            raise TransientProviderError(_redacted(message, secrets), kind="connection") from exc
+            raise TransientProviderError(redacted(message, secrets), kind="connection") from exc
         latency = time.perf_counter() - started
-    _raise_for_status(response, secrets)
+    raise_for_status(response, secrets)
     data = _parse_json_object(response, secrets)
     found = body_error(data) if body_error is not None else None
     if found is not None:
@@ -234,13 +234,13 @@ class BodyError:
     def error(self, headers: Mapping[str, str], secrets: tuple[str, ...]) -> ProviderError:
         """The error to raise: the message on one line, escaped and without keys; the wait the headers ask."""
         text = _excerpt(f"error in a 200 response: {self.message}")
-        message = _redacted(text, secrets)
+        message = redacted(text, secrets)
         if self.status is None:
             return TransientProviderError(message, kind="error_payload", retry_after=retry_wait_of(headers, 503))
         return error_for_status(self.status, message, retry_wait_of(headers, self.status))
 
 
-class _TooLarge(Exception):
+class TooLarge(Exception):
     """The answer grew past the provider's ``max_response_bytes``: the rest is not read."""
 
 
@@ -251,47 +251,47 @@ async def _send(
     """POST through the slot's transport, as ``client.post(url, json=..., timeout=...)`` would, body read whole.
 
     Raises:
-        _TooLarge: the body (as decoded: a compressed one counts its expanded size) is longer than ``max_bytes``.
+        TooLarge: the body (as decoded: a compressed one counts its expanded size) is longer than ``max_bytes``.
     """
     # the body as httpx encodes ``json=``: compact, UTF-8, no NaN
     body = json.dumps(json_body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
     merged = dict(slot.default_headers)
     for name, value in headers.items():
         merged[name.lower()] = value
-    request = httpx.Request("POST", _parsed_url(url), content=body, headers=merged,
-                            extensions={"timeout": _timeouts(timeout_s)})
+    request = httpx.Request("POST", parsed_url(url), content=body, headers=merged,
+                            extensions={"timeout": request_timeouts(timeout_s)})
     response = await slot.transport.handle_async_request(request)
     response.request = request
     try:
-        response._content = await _body_within(response, max_bytes)  # what aread() sets, read in bounded pieces
+        response._content = await body_within(response, max_bytes)  # what aread() sets, read in bounded pieces
     finally:
         await response.aclose()
     return response
 
 
-async def _body_within(response: httpx.Response, max_bytes: int) -> bytes:
+async def body_within(response: httpx.Response, max_bytes: int) -> bytes:
     """The body, read piece by piece and given up as soon as it passes ``max_bytes`` (memory stays near it)."""
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
-        raise _TooLarge
+        raise TooLarge
     pieces: list[bytes] = []
     size = 0
     async for piece in response.aiter_bytes():
         size += len(piece)
         if size > max_bytes:
-            raise _TooLarge
+            raise TooLarge
         pieces.append(piece)
     return b"".join(pieces)
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_url(url: str) -> httpx.URL:
+def parsed_url(url: str) -> httpx.URL:
     """A run calls a handful of URLs thousands of times: parse each once (httpx.URL is immutable)."""
     return httpx.URL(url)
 
 
 @functools.lru_cache(maxsize=64)
-def _timeouts(timeout_s: float) -> dict[str, float | None]:
+def request_timeouts(timeout_s: float) -> dict[str, float | None]:
     """The per-phase timeouts httpx's client would put on a request with ``timeout=timeout_s``."""
     return httpx.Timeout(timeout_s).as_dict()
 
@@ -308,14 +308,15 @@ def error_for_status(status: int, message: str, retry_after: float | None = None
     return ProviderError(message, status=status)
 
 
-def _raise_for_status(response: httpx.Response, secrets: tuple[str, ...]) -> None:
+def raise_for_status(response: httpx.Response, secrets: tuple[str, ...]) -> None:
+    """Raise the error of a non-2xx answer (``error_for_status``), its text without keys; a 2xx passes."""
     status = response.status_code
     if 200 <= status < 300:
         return
     message = f"HTTP {status} from {response.request.url}: {_error_excerpt(response.text)}"
     if 300 <= status < 400:  # redirects are not followed: a moved endpoint is a configuration problem
         message += f" (redirected to {log_line(response.headers.get('location', '?'))}; use that as base_url)"
-    raise error_for_status(status, _redacted(message, secrets), retry_wait_of(response.headers, status))
+    raise error_for_status(status, redacted(message, secrets), retry_wait_of(response.headers, status))
 
 
 def _parse_json_object(response: httpx.Response, secrets: tuple[str, ...]) -> dict[str, Any]:
@@ -325,9 +326,9 @@ def _parse_json_object(response: httpx.Response, secrets: tuple[str, ...]) -> di
         else:
             body = loads_bounded(response.content)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise malformed(_redacted(f"body is not JSON: {_error_excerpt(response.text)}", secrets)) from exc
+        raise malformed(redacted(f"body is not JSON: {_error_excerpt(response.text)}", secrets)) from exc
     except BoundsError as exc:  # 100,000 levels deep, a 400-digit token count
-        raise malformed(_redacted(f"body is JSON we do not read: {exc}", secrets)) from exc
+        raise malformed(redacted(f"body is JSON we do not read: {exc}", secrets)) from exc
     if not isinstance(body, dict):
         raise malformed(f"expected a JSON object, got {type(body).__name__}")
     return body
@@ -362,7 +363,7 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "..."
 
 
-def _redacted(text: str, secrets: tuple[str, ...]) -> str:
+def redacted(text: str, secrets: tuple[str, ...]) -> str:
     """An error's text without the call's keys, nor any other key this process sent (a proxy may quote one)."""
     return log_redaction().redact(redact(text, secrets))
 
@@ -486,8 +487,7 @@ def log_redaction() -> SecretLogFilter:
     return shared
 
 
-_redaction: tuple[SecretLogFilter, tuple[logging.Logger, ...]] | None = None
-"""The filter ``log_redaction`` installed and the loggers it sits on, checked on each use."""
+_redaction: tuple[SecretLogFilter, tuple[logging.Logger, ...]] | None = None  # the filter and its loggers
 
 
 def api_key_from_env(spec: ProviderSpec) -> str | None:

@@ -20,15 +20,15 @@ from bench_plugin.core.errors import ProviderError, TransientProviderError
 from bench_plugin.providers.http import (
     MAX_RESPONSE_BYTES,
     HttpPool,
-    _body_within,
+    TooLarge,
     _echoes,
-    _raise_for_status,
-    _redacted,
     _Slot,
-    _timeouts,
-    _TooLarge,
+    body_within,
     log_redaction,
+    raise_for_status,
     redact,
+    redacted,
+    request_timeouts,
 )
 
 
@@ -71,24 +71,24 @@ async def send_request(
     secrets = tuple(secrets)
     log_redaction().add_secrets(secrets)  # before httpx can log a header or an error quoting a key
     where = f"{outgoing.method} {outgoing.url}"
-    async with pool._lend(key) as slot:
+    async with pool.lend(key) as slot:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout_s):  # the attempt in all, not only each read
                 response = await _exchange(slot, outgoing, timeout_s, max_bytes)
         except (httpx.TimeoutException, TimeoutError) as exc:
-            raise TransientProviderError(_redacted(f"timed out after {timeout_s:g} s: {where}", secrets),
+            raise TransientProviderError(redacted(f"timed out after {timeout_s:g} s: {where}", secrets),
                                          kind="timeout") from exc
-        except _TooLarge as exc:
+        except TooLarge as exc:
             message = f"an answer longer than {max_bytes:,} bytes (the provider's max_response_bytes): {where}"
-            raise ProviderError(_redacted(message, secrets), kind="too_large") from exc
+            raise ProviderError(redacted(message, secrets), kind="too_large") from exc
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise ProviderError(_redacted(f"unusable URL {outgoing.url}: {exc}", secrets), kind="connection") from exc
+            raise ProviderError(redacted(f"unusable URL {outgoing.url}: {exc}", secrets), kind="connection") from exc
         except httpx.TransportError as exc:
             message = f"connection failed: {where}: {type(exc).__name__}: {exc}"
-            raise TransientProviderError(_redacted(message, secrets), kind="connection") from exc
+            raise TransientProviderError(redacted(message, secrets), kind="connection") from exc
         latency = time.perf_counter() - started
-    _raise_for_status(response, secrets)
+    raise_for_status(response, secrets)
     return Answer(response.status_code, _text_without(response, secrets), latency)
 
 
@@ -106,11 +106,11 @@ async def _exchange(slot: _Slot, outgoing: OutgoingRequest, timeout_s: float, ma
     headers.update((name.lower(), value) for name, value in outgoing.headers.items())
     url = httpx.URL(outgoing.url, params=outgoing.params) if outgoing.params else httpx.URL(outgoing.url)
     request = httpx.Request(outgoing.method, url, content=outgoing.content or None, headers=headers,
-                            extensions={"timeout": _timeouts(timeout_s)})
+                            extensions={"timeout": request_timeouts(timeout_s)})
     response = await slot.transport.handle_async_request(request)
     response.request = request
     try:
-        response._content = await _body_within(response, max_bytes)
+        response._content = await body_within(response, max_bytes)
     finally:
         await response.aclose()
     return response

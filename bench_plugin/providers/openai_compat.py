@@ -33,6 +33,8 @@ from bench_plugin.providers.interface import (
     read_usage,
     require_text,
 )
+from bench_plugin.providers.openai_stream import OpenAIStream
+from bench_plugin.providers.streaming import stream_completion, wants_stream
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -63,6 +65,11 @@ class OpenAICompatProvider(BaseProvider):
         """Send the request to ``/chat/completions`` once and translate the reply; failures raise ProviderError."""
         api_key = api_key_from_env(self.spec)
         secrets = (api_key,) if api_key else ()
+        if wants_stream(self.spec, request):
+            return await stream_completion(
+                self._http, f"{self._base_url}/chat/completions", json_body=build_stream_body(request),
+                headers=self._headers(request, api_key), spec=self.spec, key=self.connection_key(), secrets=secrets,
+                assembler=OpenAIStream(body_error))
         data, latency = await post_json(
             self._http,
             f"{self._base_url}/chat/completions",
@@ -109,6 +116,11 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
     if request.tools:
         body["tools"] = [wire_tool(tool) for tool in request.tools]
     return body
+
+
+def build_stream_body(request: CompletionRequest) -> dict[str, Any]:
+    """The request body asking for an event stream that ends with the usage (``openai_stream.py`` reads it)."""
+    return {**build_body(request), "stream": True, "stream_options": {"include_usage": True}}
 
 
 def wire_tool(tool: ToolDefinition) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from bench_plugin.report.aggregate_csv import table_cells
 from bench_plugin.report.audit import HOW_TO_READ as AUDIT_HOW_TO_READ
 from bench_plugin.report.audit import render_audit_items
 from bench_plugin.report.escape import markdown_cell, markdown_code, markdown_text
+from bench_plugin.report.latency_markdown import render_latency
 from bench_plugin.report.markdown_breakdowns import render_breakdowns, render_repeats
 from bench_plugin.report.pairwise_table import render_pairwise_table
 from bench_plugin.report.sandbox_flag import markdown_suite_warning, markdown_warning
@@ -110,6 +111,7 @@ def render_suite(suite: Mapping[str, Any], *, max_listed: int) -> list[str]:
     lines = [f"## {suite_heading(suite)}", "", *markdown_suite_warning(suite), describe_counts(suite["totals"]), ""]
     lines += describe_suite_spend(suite.get("spend") or {})
     lines += render_model_sections(suite)
+    lines += render_latency(suite)
     lines += render_task_sections(suite, max_listed)
     lines += render_declared_sections(suite)
     lines += render_case_lists(suite, max_listed)

@@ -41,6 +41,7 @@ summary.json holds, report.md renders and the dashboard reads. Its shape::
         "audit": [{"kind", "suite", "path", "title", "detail", "why", "cases": [nodeid, ...]}],
         # and, when the suite declares them: "aggregates" (report.aggregates), "leaderboard" (Elo)
         # and, when some of its agent cases ran without isolation: "sandbox": {"none": [nodeid, ...]}
+        # and, when an answer streamed or a case ran in a load step: "latency" (report.latency)
      }]}
 
 An ``estimate`` is ``{"mean", "se", "ci_low", "ci_high", "n" (cases with a value), "units" (units with a
@@ -56,6 +57,7 @@ from typing import Any
 
 from bench_plugin.report.case_data import cost_note_of, judge_usage, number
 from bench_plugin.report.case_table import CaseCell
+from bench_plugin.report.latency import summarize_latency
 from bench_plugin.report.panels import summarize_panels
 from bench_plugin.report.sandbox_flag import sandbox_section
 from bench_plugin.report.statistics.plain import mean, rate, total
@@ -194,6 +196,9 @@ def summarize_suite(
         **sandbox_section(records),  # flagged in every report: agent commands that ran without a sandbox
     }
     summary["spend"] = suite_spend(models)
+    latency = summarize_latency(records)
+    if latency is not None:  # a streamed answer, or a load step: the latency tables (``report/latency.py``)
+        summary["latency"] = latency
     return summary
 
 

@@ -24,7 +24,7 @@ INVALID = "invalid"  # the case itself is broken (suite problem): fails alone
 SKIPPED = "skipped"  # nothing to run, e.g. an offline replay with no recorded answer
 
 STATUSES = (PASSED, FAILED, UNSCORED, ERROR, INVALID, SKIPPED)
-_ONLY_WHEN_SET = ("rejudged", "judgments", "model_params", "asked", "scored_by")
+_ONLY_WHEN_SET = ("rejudged", "judgments", "model_params", "asked", "scored_by", "load")
 
 # what the response cache did for a call (a ``call_log`` entry's ``cache``, absent when it was not asked):
 CACHE_HIT = "hit"  # answered from the cache: no call made, ``cost_usd`` 0
@@ -67,12 +67,15 @@ class CaseRecord:
         call_log: every call the case made, judges' and failed ones included, in order: ``purpose``,
             ``model``, ``provider``, ``turn``, ``attempts``, and its tokens, ``cost_usd``, ``latency_s``,
             ``finish_reason`` and ``response_id``, or its ``error``; ``cache`` (``hit``, ``miss`` or
-            ``refresh``, see ``CACHE_USES``) when the response cache was asked about it.
+            ``refresh``, see ``CACHE_USES``) when the response cache was asked about it; a streamed answer's
+            ``ttft_s``, ``tokens_per_s`` and ``itl_s`` (``core/chat.Completion``), never on a cache hit.
         error: ``{"kind", "type", "message"}`` when status is error, invalid or skipped; for an error,
             also ``attempts`` and ``call`` (which call failed: ``purpose``, ``model``, ``turn``, ``index``
             in ``call_log``), and ``partial: true`` when the transcript is what was said before it failed.
         case_index: position of the case in its suite's expansion; orders results the same way
             whether or not xdist ran them.
+        load: the load step a case of a latency benchmark ran in (``load:``): its ``step`` (``in_flight=8``),
+            ``kind``, ``value``, and the epoch seconds it ``started`` and ``ended`` at (a step's throughput).
         rejudged: set when ``--bench-rejudge`` scored the stored transcript again: ``at`` (when) and
             ``notes`` (what could not be judged again as it was, e.g. an agent's workspace checks); None
             when the scores are those of the run.
@@ -128,6 +131,7 @@ class CaseRecord:
     asked: str | None = None
     scored_by: str | None = None
     cluster: str | None = None
+    load: dict[str, Any] | None = None
     version: int = RECORD_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -203,10 +207,22 @@ def _slim_usage(usage: Any) -> Any:
 
 
 def _slim_call_log(calls: Any) -> Any:
-    """The reports count what the response cache did, from each call's ``cache``."""
+    """What the reports read of the calls: each one's ``cache``, and the timing of the streamed ones.
+
+    ``report/summary.py`` counts what the response cache did; ``report/latency.py`` times the streamed calls.
+    """
     if not isinstance(calls, list):
         return calls
-    return [{"cache": call["cache"]} for call in calls if isinstance(call, Mapping) and call.get("cache") is not None]
+    return [_slim_call(call) for call in calls
+            if isinstance(call, Mapping) and (call.get("cache") is not None or call.get("ttft_s") is not None)]
+
+
+_CALL_READ = ("cache", "purpose", "model", "latency_s", "ttft_s", "tokens_per_s", "itl_s")
+
+
+def _slim_call(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A streamed call's timing (and ``cache``), or another call's ``cache`` alone."""
+    return _pick(call, _CALL_READ) if call.get("ttft_s") is not None else {"cache": call["cache"]}
 
 
 def _slim_agent(agent: Any) -> Any:
@@ -283,6 +299,7 @@ _FIELD_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "scored_by": ((str, type(None)), "text"), "cluster": ((str, type(None)), "text"),
     "conversation": ((dict, type(None)), "an object or null"),
     "model_id": ((str, type(None)), "text"), "provider": ((str, type(None)), "text"),
+    "load": ((dict, type(None)), "an object or null"),
 }
 _LISTS_OF_OBJECTS = ("call_log", "turns", "messages", "transcript", "judgments")
 """Fields whose entries are objects: reports read each entry's keys."""

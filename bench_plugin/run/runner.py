@@ -52,6 +52,7 @@ from bench_plugin.results import record as rec
 from bench_plugin.results.journal import CaseJournal
 from bench_plugin.results.record import CaseRecord
 from bench_plugin.run.case import PreparedCase, build_record, execute_case
+from bench_plugin.run.load_steps import LoadGates, stamp
 
 _SHUTDOWN_TIMEOUT_S = 5.0
 TICK_S = 0.25
@@ -73,7 +74,8 @@ class RunnerSettings:
     ``cache_mode`` is ``--bench-cache`` (``off`` here: a Runner made in code caches only when asked) and
     ``cache_dir`` the folder of its file. ``processes`` is how many processes keep to these limits together
     (the xdist workers): each keeps to an equal share of every provider's and model's limits. ``journal``: a
-    named run's file where each case's record goes the moment it finishes (``journal.py``).
+    named run's file where each case's record goes the moment it finishes (``journal.py``). ``stream``
+    (--bench-stream): every provider streams its answers (``providers/streaming.py``).
     """
 
     provider_limits: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
@@ -90,6 +92,7 @@ class RunnerSettings:
     cache_dir: Path | None = None
     processes: int = 1
     journal: Path | None = None
+    stream: bool = False
 
 
 class _QuietSelector(selectors.DefaultSelector):
@@ -168,6 +171,7 @@ class Runner:
         self.journal = CaseJournal(self.settings.journal) if self.settings.journal is not None else None
         # calls in flight by cache key: an identical call waits for the answer instead of paying for another one
         self._answering: dict[str, asyncio.Future[Completion | None]] = {}
+        self._load_gates = LoadGates()
 
     def declare(self, specs: Iterable[ProviderSpec]) -> None:
         """Name the endpoints the planned cases call, before the first call.
@@ -240,7 +244,10 @@ class Runner:
                 return await self._bounded_embed(request, log, deadline, slot)
 
             with placed(slot.take_again):  # an agent's programs run in a place (``places.take_place``)
-                record = await execute_case(case, nodeid, call, calls=log, embed=embed)
+                async with self._load_gates.turn(case.spec.path, case.spec.load):  # a latency benchmark's step
+                    started = time.time()
+                    record = await execute_case(case, nodeid, call, calls=log, embed=embed)
+                    record = stamp(record, case.spec.load, started, time.time())
             if self.journal is not None:
                 self.journal.write(record)
             status.case_finished(record.status)
@@ -314,7 +321,7 @@ class Runner:
             completion = await asyncio.shield(answered)  # a waiter cut short leaves the call alone
             if completion is None:
                 return None  # it failed (failures are never shared): this call tries for itself
-            hit = replace(completion, attempts=0, cached=True)
+            hit = replace(completion, attempts=0, cached=True, ttft_s=None, tokens_per_s=None, itl_s=None)
         return hit
 
     async def _call_endpoint(
@@ -401,6 +408,8 @@ class Runner:
             given: dict[str, Any] = dict(self.settings.provider_limits.get(spec.name, {}))
             if self.settings.call_timeout_s is not None:
                 given.setdefault("timeout", self.settings.call_timeout_s)
+            if self.settings.stream:  # --bench-stream (a model's own ``stream:`` still wins: streaming.wants_stream)
+                given["stream"] = True
             names = {"timeout": "timeout_s", "max_wait": "max_wait_s"}
             fields = {names.get(key, key): value for key, value in given.items()}
             for key in ("concurrency", "max_retries"):

@@ -35,12 +35,19 @@ class Scheduler(Generic[CaseT]):
         window: how many cases may be started ahead of the one pytest is on.
         waiting: how many running cases wait for their limits, their place let go (the runner's
             ``waiting_cases``): while any does, the look-ahead is ``WAITING_WINDOWS`` windows.
+        phase: a case's phase (its load step, ``suite/load.py``): the look-ahead never reaches into the next
+            phase, so a phase's first case starts when pytest is on it, every case before it reported.
     """
 
-    def __init__(self, submit: Submit[CaseT], window: int, waiting: Callable[[], int] = lambda: 0) -> None:
+    def __init__(
+        self, submit: Submit[CaseT], window: int, waiting: Callable[[], int] = lambda: 0,
+        phase: Callable[[CaseT], object] = lambda case: None,
+    ) -> None:
         self._submit = submit
         self._window = max(1, window)
         self._waiting = waiting
+        self._phase_of = phase
+        self._phases: dict[str, object] = {}  # nodeid -> its phase (a load step), for the planned cases
         self._lock = threading.Lock()  # the runner's loop widens the window too (``widen``)
         self._at = 0  # the position of the case pytest is on
         self._order: list[str] = []  # the planned nodeids, in run order
@@ -55,6 +62,7 @@ class Scheduler(Generic[CaseT]):
             self._order = [nodeid for nodeid, _ in cases]
             self._cases = dict(cases)
             self._position = {nodeid: i for i, nodeid in enumerate(self._order)}
+            self._phases = {nodeid: self._phase_of(case) for nodeid, case in cases}
             self._advance(0)
 
     def result(self, nodeid: str, case: CaseT) -> CaseRecord:
@@ -84,8 +92,11 @@ class Scheduler(Generic[CaseT]):
         self._at = position
         reach = self._window * (WAITING_WINDOWS if self._waiting() else 1)
         target = min(len(self._order), position + reach)
+        phase = self._phases.get(self._order[position]) if position < len(self._order) else None
         while self._submitted_upto < target:
             nodeid = self._order[self._submitted_upto]
+            if self._phases.get(nodeid) != phase:
+                break  # the next phase starts when pytest reaches it
             # a started case is not kept: its item lets it go once it ran (``CaseItem.release``), and then
             # it is freed, instead of every case of the run staying to its end
             case = self._cases.pop(nodeid, None)  # None: planned twice (the same item twice), started already

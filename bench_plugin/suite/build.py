@@ -12,6 +12,7 @@ from bench_plugin.core.frozen import freeze_fields
 from bench_plugin.suite.agent.sandbox_choice import suite_sandbox
 from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.aggregates.outputs import csv_outputs
+from bench_plugin.suite.load import load_from_yaml
 from bench_plugin.suite.loader import LoadedSuite
 from bench_plugin.suite.media import media_limits
 from bench_plugin.suite.models import build_models, build_providers, override_judges
@@ -95,6 +96,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         sandbox=sandbox,
         sandbox_refusal=sandbox_refusal,
         media_limits=media_limits(data.get("media_limits", {})),
+        load=load_from_yaml(data.get("load")),
     )
 
 

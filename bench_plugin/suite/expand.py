@@ -12,6 +12,7 @@ from bench_plugin.core.endpoints import PRESETS, ModelSpec
 from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.sandbox_choice import runs_programs
 from bench_plugin.suite.agent.spec import AgentSpec
+from bench_plugin.suite.load import LoadShape
 from bench_plugin.suite.media import Where, refuse_audio, render_media, with_parts
 from bench_plugin.suite.messages import render_messages
 from bench_plugin.suite.models import adhoc_model
@@ -33,11 +34,13 @@ class ExpandOptions:
     """``models``: names from --bench-models (suite names or provider:model); ``runs``: --bench-runs.
 
     ``model_args`` (--bench-model-arg) are params for the models the cases run, over the suite's; judges keep theirs.
+    ``load`` (--bench-load) runs the cases once per load step, over the suite's ``load:``.
     """
 
     models: tuple[str, ...] | None = None
     runs: int | None = None
     model_args: tuple[tuple[str, Any], ...] = ()
+    load: LoadShape | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,14 @@ def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list
     for task in suite.tasks:
         cases.extend(_expand_task(suite, renderer, task, models, options, indexes))
     check_unique_ids(suite, cases, renderer)
-    return cases
+    shape = options.load or suite.load
+    return cases if shape is None else in_load_steps(cases, shape)
+
+
+def in_load_steps(cases: Sequence[CaseSpec], shape: LoadShape) -> list[CaseSpec]:
+    """Every case once per step of ``shape``, step after step (a step's cases are its own items, in order)."""
+    return [replace(case, load=step, index=number)
+            for number, (step, case) in enumerate((step, case) for step in shape.steps for case in cases)]
 
 
 def select_models(suite: SuiteSpec, names: Sequence[str] | None) -> list[tuple[str, ModelSpec | None]]:

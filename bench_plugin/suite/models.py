@@ -96,6 +96,7 @@ def _provider(name: str, entry: Mapping[str, Any], options: dict[str, Any]) -> P
         rpm=entry.get("rpm"),
         tpm=entry.get("tpm"),
         max_wait_s=entry.get("max_wait"),
+        stream=bool(entry.get("stream", False)),
         **({"max_response_bytes": int(entry["max_response_bytes"])} if "max_response_bytes" in entry else {}),
     )
 
@@ -234,6 +235,7 @@ def model_from_entry(
         concurrency=entry.get("concurrency"),
         rpm=entry.get("rpm"),
         tpm=entry.get("tpm"),
+        stream=entry.get("stream"),
     )
 
 

@@ -16,6 +16,7 @@ from bench_plugin.core.media import DEFAULT_LIMITS, MediaPart
 from bench_plugin.suite.agent.spec import AgentSpec, SandboxSpec
 from bench_plugin.suite.aggregates.outputs import OutputFile
 from bench_plugin.suite.datasets import DatasetSpec
+from bench_plugin.suite.load import LoadShape, LoadStep
 from bench_plugin.suite.media import MediaSpec
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.sources import Located, TemplateSpec
@@ -254,6 +255,7 @@ class CaseSpec:
     cluster: str = ""  # the cases it belongs with for the statistics (``cluster:``, default the task's id)
     # where the programs a scorer runs go (runs_tests): an agent task's sandbox, else the suite's (None: auto)
     sandbox: SandboxSpec | None = None
+    load: LoadStep | None = None  # the load step it runs in (``load:``, ``--bench-load``)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables", "judges", "models", "scorer_vars")
@@ -263,7 +265,8 @@ class CaseSpec:
         """The pytest item name, e.g. ``capital-france[gpt-4o-run2]``."""
         # the model part too: a model named on the command line may hold any character (pytest-html
         # decodes node ids with unicode_escape, so a backslash would end the run)
-        return f"{self.task}[{safe_id(self.model_name)}-run{self.run}]"
+        step = f"-{self.load.id_part}" if self.load is not None else ""
+        return f"{self.task}[{safe_id(self.model_name)}-run{self.run}{step}]"
 
 
 @dataclass(frozen=True)
@@ -297,6 +300,7 @@ class SuiteSpec:
     sandbox: SandboxSpec = field(default_factory=SandboxSpec)
     sandbox_refusal: SuiteError | None = None
     media_limits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_LIMITS))  # bytes, by kind
+    load: LoadShape | None = None  # ``load:``: its cases run once per step (``suite/load.py``)
 
     def __post_init__(self) -> None:
         freeze_fields(self, "models", "judges", "providers", "variables", "model_defaults", "model_problems",

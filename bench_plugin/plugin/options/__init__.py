@@ -23,6 +23,7 @@ from bench_plugin.suite.agent.spec import SandboxOverride
 from bench_plugin.suite.build import BuildOptions
 from bench_plugin.suite.discover import SUITE_SUFFIXES, looks_like_suite
 from bench_plugin.suite.expand import ExpandOptions
+from bench_plugin.suite.load import LoadShape, load_from_option
 from bench_plugin.suite.loader import load_suite_file
 
 
@@ -77,13 +78,23 @@ def read_options(config: pytest.Config) -> BenchOptions:
                                     config.getoption("bench_sandbox_image", None),
                                     allow_none=bool(config.getini("bench_allow_no_sandbox"))),
         ),
-        expand=ExpandOptions(models=models, runs=runs, model_args=controls.model_args),
+        expand=ExpandOptions(models=models, runs=runs, model_args=controls.model_args,
+                             load=_load(config.getoption("bench_load"))),
         shard=_shard(config.getoption("bench_shard", None)),
         calls=read_call_settings(config),
         controls=controls,
         run=run,
         baseline=baseline,
     )
+
+
+def _load(value: str | None) -> LoadShape | None:
+    if value is None:
+        return None
+    try:
+        return load_from_option(value)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--bench-load: {exc}") from None
 
 
 def _shard(value: str | None) -> Shard | None:

@@ -50,6 +50,9 @@ def add_call_options(group: pytest.OptionGroup) -> None:
                     help=f"after K consecutive infrastructure failures of a provider its remaining cases end at "
                          f"once (default {BREAKER_THRESHOLD}, or twice the calls it may have in flight when that is "
                          f"more; 0: never)")
+    group.addoption("--bench-stream", action="store_true", default=False,
+                    help="stream every answer (server-sent events) and record its time to first token and token "
+                         "rate; a model's own stream: false still wins")
     group.addoption("--bench-cache", default=DEFAULT_MODE, choices=MODES,
                     help=f"response cache of HTTP model calls (default {DEFAULT_MODE}): on reads and stores, read "
                          "never stores, write calls every model again and stores the answers, off neither")
@@ -84,6 +87,7 @@ def read_call_settings(config: pytest.Config) -> RunnerSettings:
         budget_tokens=max(1, tokens // workers) if tokens is not None else None,
         cache_mode=config.getoption("bench_cache"),
         cache_dir=config.rootpath / Path(config.getoption("bench_cache_dir") or DEFAULT_FOLDER).expanduser(),
+        stream=bool(config.getoption("bench_stream")),
         processes=workers,  # the rate limits too: each worker keeps to an equal share (limits.shared_by)
     )
 

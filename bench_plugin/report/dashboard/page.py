@@ -10,6 +10,7 @@ from typing import Any
 from bench_plugin.report.dashboard.compare import comparison_of, rating_sets
 from bench_plugin.report.dashboard.figures import breakdowns, model_figures
 from bench_plugin.report.dashboard.frame import PAGE_SCRIPT, PAGE_STYLE, fmt
+from bench_plugin.report.dashboard.latency import latency_section
 from bench_plugin.report.dashboard.scores import (
     breakdown_section,
     component_section,
@@ -127,6 +128,7 @@ def suite_pieces(index: int, suite: Mapping[str, Any], records: Sequence[CaseRec
     yield distribution_section(models)
     yield component_section(models)
     yield breakdown_section(breakdowns(suite, models), models)
+    yield latency_section(suite)
     if comparison is not None:
         yield significance_section(models, comparison)
     yield ratings_section(suite, models, rating_sets(suite))
