@@ -36,6 +36,19 @@ class ToolDefinition:
 
 
 @dataclass(frozen=True)
+class ResponseSchema:
+    """The JSON Schema an answer must match (a task's ``output_schema:``), as a request asks for it.
+
+    ``name`` is what the wire formats call it (OpenAI's ``json_schema.name``, the forced Anthropic tool's
+    name); ``strict`` asks the endpoint to hold the model to the schema (OpenAI's structured outputs).
+    """
+
+    name: str
+    schema: Mapping[str, Any]
+    strict: bool = False
+
+
+@dataclass(frozen=True)
 class Message:
     """One chat message. ``name`` is the speaker in multi-party conversations.
 
@@ -75,7 +88,8 @@ class CompletionRequest:
 
     ``task``, ``run``, ``turn`` (1-based index of this call in the conversation) and the case's
     ``variables`` identify the call for offline providers; HTTP providers ignore them. ``purpose`` is
-    ``candidate`` or ``judge``. ``tools`` are the tools the model may call (an agent task's).
+    ``candidate`` or ``judge``. ``tools`` are the tools the model may call (an agent task's, or a single-turn
+    task's function tools). ``response_schema``: the answer must be JSON matching it (``output_schema:``).
     """
 
     model: ModelSpec
@@ -87,6 +101,7 @@ class CompletionRequest:
     purpose: str = "candidate"
     variables: Mapping[str, Any] = field(default_factory=dict)
     tools: tuple[ToolDefinition, ...] = ()
+    response_schema: ResponseSchema | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +110,9 @@ class Completion:
 
     ``tool_calls`` are the tools the model asked to call (the text may then be empty). ``cached``: the
     answer came from the response cache (``cache.py``): no attempt was made and it costs nothing this run.
+    ``parsed``: the answer as JSON when the wire format gave it as data (Anthropic's forced answer tool), None
+    otherwise (the text is then read as JSON). ``refusal``: the model declined to answer, in its words (OpenAI's
+    ``refusal``, Anthropic's ``refusal`` stop reason); None when it did not.
     """
 
     text: str
@@ -105,6 +123,8 @@ class Completion:
     attempts: int = 1
     tool_calls: tuple[ToolCall, ...] = ()
     cached: bool = False
+    parsed: Any = None
+    refusal: str | None = None
 
 
 CallModel = Callable[[CompletionRequest], Awaitable[Completion]]

@@ -29,6 +29,10 @@ Actions:
     ``drop: true``: close the connection without answering. ``times``: apply to the first N matching
     requests only, then skip the rule. ``tool_calls``: a list of ``{name, arguments}``: the answer calls
     these tools (OpenAI ``tool_calls``, Anthropic ``tool_use`` blocks), after the ``reply`` text if any.
+    ``json``: data answered as structured output: OpenAI content of its JSON text; Anthropic the input of the
+    tool the request forces (``tool_choice: {type: tool, name}``, how ``output_schema:`` is sent), else its JSON
+    text. ``refusal``: the model declines in these words (OpenAI ``message.refusal`` with no content,
+    Anthropic ``stop_reason: refusal``).
 
 Example rules file (YAML or JSON), "rate-limited twice, then the capital of France"::
 
@@ -62,7 +66,7 @@ ROUTE_NAMES = ("openai", "anthropic", "embeddings")
 MATCHERS = ("model", "match", "path", "tool_result", "every", "probability")
 ACTIONS = (
     "reply", "delay", "status", "error", "retry_after", "retry_after_date", "headers", "body", "drop", "times",
-    "tool_calls",
+    "tool_calls", "json", "refusal",
 )
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -284,10 +288,33 @@ def _completion_payload(
             message = f"rule reply {reply!r} is not a valid template for /{match.re.pattern}/: {exc}"
             return 500, encode(error_body(route, 500, message))
     number = next(ids)
+    if "json" in rule:
+        reply = json.dumps(rule["json"])
     completion = _completion_body(route, str(body.get("model")), reply, _prompt_words(body), number)
+    if "json" in rule and route == "anthropic":
+        _answer_with_forced_tool(completion, body, rule["json"], number)
+    if "refusal" in rule:
+        _decline(completion, route, str(rule["refusal"]))
     if rule.get("tool_calls"):
         _add_tool_calls(completion, route, rule["tool_calls"], number, with_text="reply" in rule)
     return status, encode(completion)
+
+
+def _answer_with_forced_tool(completion: dict[str, Any], body: Mapping[str, Any], data: Any, number: int) -> None:
+    """An Anthropic request that forces a tool (``output_schema:``) gets ``data`` as that tool's input."""
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "tool" and isinstance(choice.get("name"), str):
+        completion.update(content=[{"type": "tool_use", "id": f"toolu_mock_{number}_0", "name": choice["name"],
+                                    "input": data}], stop_reason="tool_use")
+
+
+def _decline(completion: dict[str, Any], route: str, words: str) -> None:
+    """The model refuses, in each wire format's way."""
+    if route == "anthropic":
+        completion.update(content=[{"type": "text", "text": words}], stop_reason="refusal")
+        return
+    message = completion["choices"][0]["message"]
+    message.update(content=None, refusal=words)
 
 
 def _add_tool_calls(

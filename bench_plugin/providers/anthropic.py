@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench_plugin.core.chat import Completion, CompletionRequest, Message, ToolCall, ToolDefinition
+from bench_plugin.core.chat import Completion, CompletionRequest, Message, ResponseSchema, ToolCall, ToolDefinition
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.core.errors import ProviderError
 from bench_plugin.providers.http import (
@@ -81,7 +81,8 @@ class AnthropicProvider(BaseProvider):
             body_error=body_error,
             max_bytes=self.spec.max_response_bytes,
         )
-        return parse_completion(data, latency)
+        schema = request.response_schema
+        return parse_completion(data, latency, answer_tool=schema.name if schema is not None else None)
 
     def _headers(self, request: CompletionRequest, api_key: str | None) -> dict[str, str]:
         fixed = {"anthropic-version": API_VERSION, "content-type": "application/json"}
@@ -102,7 +103,20 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
         body["system"] = system
     if request.tools:
         body["tools"] = [wire_tool(tool) for tool in request.tools]
+    if request.response_schema is not None:
+        body.update(answer_tool(request.response_schema, body.get("tools", [])))
     return body
+
+
+def answer_tool(schema: ResponseSchema, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """``output_schema:`` as a tool the model must call, whose input is the answer (``tool_choice``: that tool).
+
+    Every Claude model that takes tools takes this form, unlike the newer ``output_config.format``; the input is
+    read back as the answer by ``parse_completion``. Anthropic does not force a tool under extended thinking.
+    """
+    tool = {"name": schema.name, "description": "Give your answer as this tool's input: it is the reply.",
+            "input_schema": dict(schema.schema)}
+    return {"tools": [*tools, tool], "tool_choice": {"type": "tool", "name": schema.name}}
 
 
 def _params(request: CompletionRequest) -> dict[str, Any]:
@@ -196,8 +210,12 @@ def body_error(data: dict[str, Any]) -> BodyError | None:
     return BodyError(_ERROR_STATUS.get(error_type, 500), f"{error_type}: {error.get('message', '')!s}")
 
 
-def parse_completion(data: dict[str, Any], latency: float) -> Completion:
-    """Join the text blocks of a Messages response and read its usage."""
+def parse_completion(data: dict[str, Any], latency: float, answer_tool: str | None = None) -> Completion:
+    """Join the text blocks of a Messages response and read its usage.
+
+    ``answer_tool``: the tool ``output_schema:`` was sent as (``answer_tool``); its input is the answer (``parsed``,
+    and as JSON text the ``text``), not a tool call. A ``refusal`` stop reason is the model declining.
+    """
     blocks = data.get("content")
     if not isinstance(blocks, list):
         raise malformed("content is missing or not a list")
@@ -205,13 +223,18 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         require_text(block.get("text"), f"content[{index}].text") for index, block in _typed(blocks, "text")
     ]
     calls = tuple(_read_tool_use(index, block) for index, block in _typed(blocks, "tool_use"))
+    answer = next((call for call in calls if call.name == answer_tool), None)
+    stop_reason = optional_str(data.get("stop_reason"), "stop_reason")
+    text = "".join(texts)
     return Completion(
-        text="".join(texts),
+        text=answer.arguments if answer is not None else text,
         usage=read_usage(data, "input_tokens", "output_tokens"),
         latency_s=latency,
-        finish_reason=optional_str(data.get("stop_reason"), "stop_reason"),
+        finish_reason=stop_reason,
         request_id=optional_str(data.get("id"), "id"),
-        tool_calls=calls,
+        tool_calls=tuple(call for call in calls if call is not answer),
+        parsed=json.loads(answer.arguments) if answer is not None else None,
+        refusal=(text or "(declined without words)") if stop_reason == "refusal" else None,
     )
 
 

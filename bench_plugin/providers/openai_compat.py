@@ -12,6 +12,7 @@ from bench_plugin.core.chat import (
     EmbeddingRequest,
     Embeddings,
     Message,
+    ResponseSchema,
     ToolCall,
     ToolDefinition,
 )
@@ -106,7 +107,15 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
     body["messages"] = [wire_message(message) for message in request.messages]
     if request.tools:
         body["tools"] = [wire_tool(tool) for tool in request.tools]
+    if request.response_schema is not None:
+        body["response_format"] = wire_response_format(request.response_schema)
     return body
+
+
+def wire_response_format(schema: ResponseSchema) -> dict[str, Any]:
+    """``output_schema:`` as OpenAI's structured outputs take it (vLLM, Ollama and llama.cpp read it too)."""
+    return {"type": "json_schema",
+            "json_schema": {"name": schema.name, "schema": dict(schema.schema), "strict": schema.strict}}
 
 
 def wire_tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -213,7 +222,14 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         finish_reason=finish_reason,
         request_id=optional_str(data.get("id"), "id"),
         tool_calls=read_tool_calls(message.get("tool_calls")),
+        refusal=_refusal(message),
     )
+
+
+def _refusal(message: dict[str, Any]) -> str | None:
+    """OpenAI's structured outputs: the words of a model that declined (``message.refusal``), when it did."""
+    refusal = message.get("refusal")
+    return refusal if isinstance(refusal, str) and refusal else None
 
 
 def _answer_text(message: dict[str, Any], finish_reason: str | None) -> str:
