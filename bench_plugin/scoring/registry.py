@@ -44,6 +44,8 @@ BUILTIN_SCORERS: dict[str, str] = {
     # a function that grades, and embedding similarity (guide section 12)
     "python": "bench_plugin.scoring.code:PythonScorer",
     "similar": "bench_plugin.scoring.similarity:SimilarScorer",
+    # the calls of a task with tools against the expected ones (guide section 35)
+    "tool_calls": "bench_plugin.scoring.tool_calls.scorer:ToolCallsScorer",
 }
 """Every built-in ``type:``, in the documented order, as ``module:attribute`` (imported when named)."""
 
