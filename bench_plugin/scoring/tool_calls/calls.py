@@ -105,14 +105,16 @@ def compare(expected: ExpectedCall, actual: ActualCall, *, extra_arguments: str,
     """
     if actual.name != expected.name:
         return PairResult(False, {}, f"calls {actual.name}, not {expected.name}", same_tool=False)
-    if actual.arguments is None or (validate and actual.problem is not None):
+    if actual.arguments is None:
         return PairResult(False, {}, actual.problem or "")
     found = {name: _argument(matcher, actual.arguments, name) for name, matcher in expected.arguments.items()}
     extra = [name for name in actual.arguments if name not in expected.arguments]
     if extra_arguments == "forbid":
         found.update({name: {"passed": False, "detail": f"not expected (got {shown(actual.arguments[name])})"}
                       for name in extra})
-    return PairResult(all(item["passed"] for item in found.values()), found)
+    invalid = validate and actual.problem is not None
+    return PairResult(not invalid and all(item["passed"] for item in found.values()), found,
+                      actual.problem or "" if invalid else "")
 
 
 def _argument(matcher: Matcher, arguments: Mapping[str, Any], name: str) -> dict[str, Any]:

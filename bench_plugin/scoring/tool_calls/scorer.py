@@ -188,5 +188,5 @@ def _detail(precision: float, recall: float, f1: float, paired: int, expected: S
 
 def _missed(entry: Mapping[str, Any]) -> str:
     wrong = [f"{name} {found['detail']}" for name, found in entry["arguments"].items() if not found["passed"]]
-    why = ", ".join(wrong) or entry.get("note") or "no matching call"
+    why = ", ".join([*wrong, *([entry["note"]] if entry.get("note") else [])]) or "no matching call"
     return f"{entry['name']} not made ({why})"
