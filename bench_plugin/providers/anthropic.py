@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from bench_plugin.core.chat import Completion, CompletionRequest, Message, ResponseSchema, ToolCall, ToolDefinition
@@ -226,16 +227,22 @@ def parse_completion(data: dict[str, Any], latency: float, answer_tool: str | No
     answer = next((call for call in calls if call.name == answer_tool), None)
     stop_reason = optional_str(data.get("stop_reason"), "stop_reason")
     text = "".join(texts)
-    return Completion(
-        text=answer.arguments if answer is not None else text,
+    completion = Completion(
+        text=text,
         usage=read_usage(data, "input_tokens", "output_tokens"),
         latency_s=latency,
         finish_reason=stop_reason,
         request_id=optional_str(data.get("id"), "id"),
-        tool_calls=tuple(call for call in calls if call is not answer),
-        parsed=json.loads(answer.arguments) if answer is not None else None,
+        tool_calls=calls,
         refusal=(text or "(declined without words)") if stop_reason == "refusal" else None,
     )
+    return completion if answer is None else _answered(completion, answer)
+
+
+def _answered(completion: Completion, answer: ToolCall) -> Completion:
+    """The forced answer tool's input as the answer: its data ``parsed``, its JSON the text; not a tool call."""
+    return replace(completion, text=answer.arguments, parsed=json.loads(answer.arguments),
+                   tool_calls=tuple(call for call in completion.tool_calls if call is not answer))
 
 
 def _typed(blocks: list[Any], kind: str) -> list[tuple[int, dict[str, Any]]]:

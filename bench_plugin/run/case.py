@@ -203,10 +203,15 @@ def _verdict(scores: ScoreSet) -> tuple[str, str]:
     status = rec.PASSED if scores.passed else rec.FAILED
     if scores.pass_detail or scores.threshold is None:  # the scorers' pass rules decided (scoring/pass_rule.py)
         return status, scores.pass_detail
+    return status, _against_threshold(scores)
+
+
+def _against_threshold(scores: ScoreSet) -> str:
+    """The composite against the pass threshold, and when it fails, what lowered it."""
     comparison = ">=" if scores.passed else "<"
     head = f"score {scores.composite:.4f} {comparison} threshold {scores.threshold:g}"
     shown = "" if scores.passed else _what_lowered(scores)
-    return status, f"{head} ({shown})" if shown else head
+    return f"{head} ({shown})" if shown else head
 
 
 def _what_lowered(scores: ScoreSet) -> str:

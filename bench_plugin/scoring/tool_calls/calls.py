@@ -107,14 +107,19 @@ def compare(expected: ExpectedCall, actual: ActualCall, *, extra_arguments: str,
         return PairResult(False, {}, f"calls {actual.name}, not {expected.name}", same_tool=False)
     if actual.arguments is None:
         return PairResult(False, {}, actual.problem or "")
-    found = {name: _argument(matcher, actual.arguments, name) for name, matcher in expected.arguments.items()}
-    extra = [name for name in actual.arguments if name not in expected.arguments]
-    if extra_arguments == "forbid":
-        found.update({name: {"passed": False, "detail": f"not expected (got {shown(actual.arguments[name])})"}
-                      for name in extra})
+    found = _arguments(expected, actual.arguments, forbid_extra=extra_arguments == "forbid")
     invalid = validate and actual.problem is not None
     return PairResult(not invalid and all(item["passed"] for item in found.values()), found,
                       actual.problem or "" if invalid else "")
+
+
+def _arguments(expected: ExpectedCall, arguments: Mapping[str, Any], *, forbid_extra: bool) -> dict[str, Any]:
+    """Each expected argument's evidence, and (when they are forbidden) each argument more as a failure."""
+    found = {name: _argument(matcher, arguments, name) for name, matcher in expected.arguments.items()}
+    if forbid_extra:
+        found.update({name: {"passed": False, "detail": f"not expected (got {shown(value)})"}
+                      for name, value in arguments.items() if name not in expected.arguments})
+    return found
 
 
 def _argument(matcher: Matcher, arguments: Mapping[str, Any], name: str) -> dict[str, Any]:
