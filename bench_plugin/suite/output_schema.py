@@ -58,6 +58,9 @@ class _Reader:
         for key in _NOT_FOR:
             if key in entry:
                 raise self.error(f"output_schema: is for a task answered in one reply, not one with {key}:")
+        if "tools" in entry:
+            raise self.error("output_schema: and tools: ask for two kinds of answer (JSON, or tool calls)",
+                             hint="keep output_schema: for a JSON answer, or the tools for calls scored by tool_calls")
         value = entry[KEY]
         if not is_long_form(value):
             return self.response(value, (), DEFAULT_NAME, strict=False)

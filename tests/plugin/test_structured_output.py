@@ -227,3 +227,54 @@ def test_function_tools_over_both_wire_formats(pytester: pytest.Pytester, mock_s
     for record in records(pytester).values():
         assert [call["name"] for call in record["transcript"][-1]["tool_calls"]] == ["get_weather", "get_weather"]
         assert record["scores"]["components"][0]["tool_calls"]["f1"] == 1.0
+
+
+def test_bench_validate_finds_a_bad_schema_and_tools_beside_output_schema(pytester: pytest.Pytester) -> None:
+    schema = "    output_schema: {type: object, required: name}\n" + FUNCTIONS
+    pytester.makefile(".yaml", **{"suites/demo": offline_suite({"good": "{json: {city: Lima}}"}, schema)})
+    result = pytester.run("bench", "validate", "suites")
+    assert result.ret == 1
+    result.stderr.fnmatch_lines(["*demo.yaml:9: tasks?0?.output_schema: output_schema: and tools: ask for two "
+                                 "kinds of answer*"])
+
+
+def test_rejudging_keeps_the_structured_verdict(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/demo": offline_suite({"good": "{json: {city: Lima, population: 1}}",
+                                                                "short": "{json: {city: Lima}}"})})
+    pytester.runpytest("suites", "--bench-run", "r", "-p", "no:cacheprovider").assert_outcomes(passed=1, failed=1)
+    result = pytester.runpytest("suites", "--bench-run", "r", "--bench-rejudge", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    lines = (pytester.path / "bench-results" / "runs" / "r" / "results.jsonl").read_text().splitlines()
+    found = {record["model"]: record for record in map(json.loads, lines)}
+    assert found["short"]["rejudged"] and "'population' is a required property" in found["short"]["reason"]
+    assert found["short"]["structured_output"]["value"] == {"city": "Lima"}
+
+
+def test_expected_calls_from_a_dataset_row(pytester: pytest.Pytester) -> None:
+    (pytester.path / "suites").mkdir()
+    rows = [{"city": "Lima", "calls": [{"name": "get_weather", "arguments": {"city": "Lima"}}]},
+            {"city": "Oslo", "calls": []}]
+    (pytester.path / "suites" / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    models = ("models:\n  bot:\n    provider: scripted\n    script:\n"
+              "      - tool_calls: [{name: get_weather, arguments: {city: Lima}}]\n")
+    suite = (models + "tasks:\n  - id: 'w-{{ city }}'\n    dataset: {file: rows.jsonl}\n    prompt: Weather?\n"
+             + FUNCTIONS + "    scorers:\n      - {name: calls, type: tool_calls, expected: '{{ calls }}'}\n")
+    pytester.makefile(".yaml", **{"suites/demo": suite})
+    result = pytester.runpytest("suites")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*no call expected, 1 made (get_weather)*"])
+
+
+def test_tool_calls_scores_an_agents_calls(pytester: pytest.Pytester) -> None:
+    models = ("models:\n  agent:\n    provider: scripted\n    script:\n"
+              "      - {turn: 1, tool_calls: [{name: add, arguments: {x: 1, y: 2}}]}\n"
+              "      - {reply: '3'}\n")
+    tools = ("    tools:\n      - type: scripted\n        name: add\n"
+             "        parameters: {type: object, properties: {x: {type: number}, y: {type: number}}}\n"
+             "        result: '{{ args.x + args.y }}'\n")
+    suite = (models + "tasks:\n  - id: sum\n    prompt: 1 + 2?\n" + tools +
+             "    scorers:\n      - {name: calls, type: tool_calls, expected: [{name: add, arguments: {x: 1, y: 2}}]}\n")
+    pytester.makefile(".yaml", **{"suites/demo": suite})
+    pytester.runpytest("suites").assert_outcomes(passed=1)
+    (record,) = records(pytester).values()
+    assert record["scores"]["components"][0]["tool_calls"]["made"][0]["arguments"] == {"x": 1, "y": 2}
