@@ -272,8 +272,8 @@ def test_tool_calls_scores_an_agents_calls(pytester: pytest.Pytester) -> None:
     tools = ("    tools:\n      - type: scripted\n        name: add\n"
              "        parameters: {type: object, properties: {x: {type: number}, y: {type: number}}}\n"
              "        result: '{{ args.x + args.y }}'\n")
-    suite = (models + "tasks:\n  - id: sum\n    prompt: 1 + 2?\n" + tools +
-             "    scorers:\n      - {name: calls, type: tool_calls, expected: [{name: add, arguments: {x: 1, y: 2}}]}\n")
+    scorer = "    scorers:\n      - {name: calls, type: tool_calls, expected: [{name: add, arguments: {x: 1, y: 2}}]}\n"
+    suite = models + "tasks:\n  - id: sum\n    prompt: 1 + 2?\n" + tools + scorer
     pytester.makefile(".yaml", **{"suites/demo": suite})
     pytester.runpytest("suites").assert_outcomes(passed=1)
     (record,) = records(pytester).values()
