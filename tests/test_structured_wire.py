@@ -16,8 +16,9 @@ SCHEMA = ResponseSchema("contact", {"type": "object", "properties": {"name": {"t
                                     "required": ["name"]}, strict=True)
 
 
-def request(kind: str = "openai_compatible", schema: ResponseSchema | None = SCHEMA) -> CompletionRequest:
-    model = ModelSpec("m", ProviderSpec("p", kind), "m-1", "m")
+def request(kind: str = "openai_compatible", schema: ResponseSchema | None = SCHEMA, form: str = ""
+            ) -> CompletionRequest:
+    model = ModelSpec("m", ProviderSpec("p", kind), "m-1", "m", options={"structured_output": form} if form else {})
     return CompletionRequest(model=model, messages=(Message("user", "Ada Lovelace, a@b.example"),),
                              response_schema=schema)
 
@@ -95,3 +96,16 @@ def test_a_replayed_object_is_answered_as_json(tmp_path: object) -> None:
     model = ModelSpec("m", spec, "m", "m", options={"replay": {"file": str(file)}})
     answer = asyncio.run(ReplayProvider(spec).complete(CompletionRequest(model, (Message("user", "q"),), task="t")))
     assert json.loads(answer.text) == {"name": "Ada"}
+
+
+def test_structured_output_native_sends_anthropics_output_config() -> None:
+    body = anthropic.build_body(request("anthropic", form="native"))
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": dict(SCHEMA.schema)}}
+    assert "tools" not in body and "tool_choice" not in body
+
+
+def test_structured_output_tool_forces_a_function_on_openai_compatible_servers() -> None:
+    body = openai_compat.build_body(request(form="tool"))
+    assert "response_format" not in body
+    assert body["tool_choice"] == {"type": "function", "function": {"name": "contact"}}
+    assert body["tools"][0]["function"]["parameters"] == dict(SCHEMA.schema)

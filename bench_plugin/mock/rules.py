@@ -29,10 +29,10 @@ Actions:
     ``drop: true``: close the connection without answering. ``times``: apply to the first N matching
     requests only, then skip the rule. ``tool_calls``: a list of ``{name, arguments}``: the answer calls
     these tools (OpenAI ``tool_calls``, Anthropic ``tool_use`` blocks), after the ``reply`` text if any.
-    ``json``: data answered as structured output: OpenAI content of its JSON text; Anthropic the input of the
-    tool the request forces (``tool_choice: {type: tool, name}``, how ``output_schema:`` is sent), else its JSON
-    text. ``refusal``: the model declines in these words (OpenAI ``message.refusal`` with no content,
-    Anthropic ``stop_reason: refusal``).
+    ``json``: data answered as structured output: the arguments of the tool the request forces (Anthropic
+    ``tool_choice: {type: tool, name}``, OpenAI ``{type: function, function: {name}}``: how ``output_schema:`` goes
+    as a tool), else the content of its JSON text. ``refusal``: the model declines in these words (OpenAI
+    ``message.refusal`` with no content, Anthropic ``stop_reason: refusal``).
 
 Example rules file (YAML or JSON), "rate-limited twice, then the capital of France"::
 
@@ -291,8 +291,9 @@ def _completion_payload(
     if "json" in rule:
         reply = json.dumps(rule["json"])
     completion = _completion_body(route, str(body.get("model")), reply, _prompt_words(body), number)
-    if "json" in rule and route == "anthropic":
-        _answer_with_forced_tool(completion, body, rule["json"], number)
+    forced = _forced_tool(body) if "json" in rule else None
+    if forced is not None:
+        _add_tool_calls(completion, route, [{"name": forced, "arguments": rule["json"]}], number, with_text=False)
     if "refusal" in rule:
         _decline(completion, route, str(rule["refusal"]))
     if rule.get("tool_calls"):
@@ -300,12 +301,14 @@ def _completion_payload(
     return status, encode(completion)
 
 
-def _answer_with_forced_tool(completion: dict[str, Any], body: Mapping[str, Any], data: Any, number: int) -> None:
-    """An Anthropic request that forces a tool (``output_schema:``) gets ``data`` as that tool's input."""
+def _forced_tool(body: Mapping[str, Any]) -> str | None:
+    """The tool a request forces the model to call (how ``output_schema:`` goes as a tool), in either wire format."""
     choice = body.get("tool_choice")
-    if isinstance(choice, dict) and choice.get("type") == "tool" and isinstance(choice.get("name"), str):
-        completion.update(content=[{"type": "tool_use", "id": f"toolu_mock_{number}_0", "name": choice["name"],
-                                    "input": data}], stop_reason="tool_use")
+    if not isinstance(choice, dict):
+        return None
+    named = choice.get("function") if choice.get("type") == "function" else choice
+    name = named.get("name") if isinstance(named, dict) and choice.get("type") in ("tool", "function") else None
+    return name if isinstance(name, str) else None
 
 
 def _decline(completion: dict[str, Any], route: str, words: str) -> None:

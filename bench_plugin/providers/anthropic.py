@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 from bench_plugin.core.chat import Completion, CompletionRequest, Message, ResponseSchema, ToolCall, ToolDefinition
@@ -19,10 +18,12 @@ from bench_plugin.providers.http import (
 )
 from bench_plugin.providers.interface import (
     BaseProvider,
+    answered_by_tool,
     merge_params,
     optional_str,
     read_usage,
     require_text,
+    structured_form,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -82,8 +83,7 @@ class AnthropicProvider(BaseProvider):
             body_error=body_error,
             max_bytes=self.spec.max_response_bytes,
         )
-        schema = request.response_schema
-        return parse_completion(data, latency, answer_tool=schema.name if schema is not None else None)
+        return parse_completion(data, latency, answer_tool=_answer_tool_name(request))
 
     def _headers(self, request: CompletionRequest, api_key: str | None) -> dict[str, str]:
         fixed = {"anthropic-version": API_VERSION, "content-type": "application/json"}
@@ -104,16 +104,34 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
         body["system"] = system
     if request.tools:
         body["tools"] = [wire_tool(tool) for tool in request.tools]
-    if request.response_schema is not None:
-        body.update(answer_tool(request.response_schema, body.get("tools", [])))
+    form = structured_form(request, "tool")
+    if form is not None:
+        assert request.response_schema is not None, "structured_form is None without a schema"
+        body.update(answer_tool(request.response_schema, body.get("tools", [])) if form == "tool"
+                    else native_format(request.response_schema))
     return body
+
+
+def _answer_tool_name(request: CompletionRequest) -> str | None:
+    """The tool whose input is the answer, when ``output_schema:`` went as a forced tool."""
+    schema = request.response_schema
+    return schema.name if schema is not None and structured_form(request, "tool") == "tool" else None
+
+
+def native_format(schema: ResponseSchema) -> dict[str, Any]:
+    """``output_schema:`` in Anthropic's own form (``structured_output: native``; Claude 4.5 and later).
+
+    The answer's text is then the JSON.
+    """
+    return {"output_config": {"format": {"type": "json_schema", "schema": dict(schema.schema)}}}
 
 
 def answer_tool(schema: ResponseSchema, tools: list[dict[str, Any]]) -> dict[str, Any]:
     """``output_schema:`` as a tool the model must call, whose input is the answer (``tool_choice``: that tool).
 
-    Every Claude model that takes tools takes this form, unlike the newer ``output_config.format``; the input is
-    read back as the answer by ``parse_completion``. Anthropic does not force a tool under extended thinking.
+    The default: every Claude model that takes tools takes this form, unlike the newer ``output_config.format``
+    (``native_format``); the input is read back as the answer by ``parse_completion``. Anthropic does not force a
+    tool under extended thinking.
     """
     tool = {"name": schema.name, "description": "Give your answer as this tool's input: it is the reply.",
             "input_schema": dict(schema.schema)}
@@ -224,7 +242,6 @@ def parse_completion(data: dict[str, Any], latency: float, answer_tool: str | No
         require_text(block.get("text"), f"content[{index}].text") for index, block in _typed(blocks, "text")
     ]
     calls = tuple(_read_tool_use(index, block) for index, block in _typed(blocks, "tool_use"))
-    answer = next((call for call in calls if call.name == answer_tool), None)
     stop_reason = optional_str(data.get("stop_reason"), "stop_reason")
     text = "".join(texts)
     completion = Completion(
@@ -236,13 +253,7 @@ def parse_completion(data: dict[str, Any], latency: float, answer_tool: str | No
         tool_calls=calls,
         refusal=(text or "(declined without words)") if stop_reason == "refusal" else None,
     )
-    return completion if answer is None else _answered(completion, answer)
-
-
-def _answered(completion: Completion, answer: ToolCall) -> Completion:
-    """The forced answer tool's input as the answer: its data ``parsed``, its JSON the text; not a tool call."""
-    return replace(completion, text=answer.arguments, parsed=json.loads(answer.arguments),
-                   tool_calls=tuple(call for call in completion.tool_calls if call is not answer))
+    return answered_by_tool(completion, answer_tool)
 
 
 def _typed(blocks: list[Any], kind: str) -> list[tuple[int, dict[str, Any]]]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from bench_plugin.core.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, Message, Usage
@@ -112,6 +114,33 @@ def merge_params(request: CompletionRequest) -> dict[str, Any]:
     }
 
 
+STRUCTURED_OUTPUT = "structured_output"
+"""The model option that says how ``output_schema:`` is asked for: ``native`` or ``tool`` (a forced tool)."""
+
+
+def structured_form(request: CompletionRequest, default: str) -> str | None:
+    """How this call asks for its ``output_schema:``: the model's ``structured_output``, else ``default``.
+
+    None when the call has no schema.
+    """
+    if request.response_schema is None:
+        return None
+    return str(request.model.options.get(STRUCTURED_OUTPUT, default))
+
+
+def answered_by_tool(completion: Completion, tool: str | None) -> Completion:
+    """The answer of a call whose ``output_schema:`` went as the forced tool ``tool``.
+
+    That tool's input is the answer (its data ``parsed``, its JSON the text), not a tool call. Unchanged when the
+    model did not call it (or ``tool`` is None).
+    """
+    answer = next((call for call in completion.tool_calls if call.name == tool), None)
+    if answer is None:
+        return completion
+    return replace(completion, text=answer.arguments, parsed=json.loads(answer.arguments),
+                   tool_calls=tuple(call for call in completion.tool_calls if call is not answer))
+
+
 def require_text(value: Any, what: str) -> str:
     """Check a field of a response body is a string, or raise a retryable bad-body error."""
     if not isinstance(value, str):
@@ -153,10 +182,12 @@ __all__ = [
     "Provider",
     "ProviderError",
     "Usage",
+    "answered_by_tool",
     "apply_system_policy",
     "merge_params",
     "optional_int",
     "optional_str",
     "read_usage",
     "require_text",
+    "structured_form",
 ]

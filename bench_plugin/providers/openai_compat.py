@@ -27,10 +27,12 @@ from bench_plugin.providers.http import (
 )
 from bench_plugin.providers.interface import (
     BaseProvider,
+    answered_by_tool,
     merge_params,
     optional_str,
     read_usage,
     require_text,
+    structured_form,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -73,7 +75,7 @@ class OpenAICompatProvider(BaseProvider):
             body_error=body_error,
             max_bytes=self.spec.max_response_bytes,
         )
-        return parse_completion(data, latency)
+        return answered_by_tool(parse_completion(data, latency), _answer_function_name(request))
 
     async def embed(self, request: EmbeddingRequest) -> Embeddings:
         """Send the texts to ``/embeddings`` once and read one vector per text; failures raise ProviderError."""
@@ -107,8 +109,11 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
     body["messages"] = [wire_message(message) for message in request.messages]
     if request.tools:
         body["tools"] = [wire_tool(tool) for tool in request.tools]
-    if request.response_schema is not None:
-        body["response_format"] = wire_response_format(request.response_schema)
+    form = structured_form(request, "native")
+    if form is not None:
+        assert request.response_schema is not None, "structured_form is None without a schema"
+        body.update(_answer_function(request.response_schema, body.get("tools", [])) if form == "tool"
+                    else {"response_format": wire_response_format(request.response_schema)})
     return body
 
 
@@ -116,6 +121,21 @@ def wire_response_format(schema: ResponseSchema) -> dict[str, Any]:
     """``output_schema:`` as OpenAI's structured outputs take it (vLLM, Ollama and llama.cpp read it too)."""
     return {"type": "json_schema",
             "json_schema": {"name": schema.name, "schema": dict(schema.schema), "strict": schema.strict}}
+
+
+def _answer_function_name(request: CompletionRequest) -> str | None:
+    """The function whose arguments are the answer, when ``output_schema:`` went as a forced function call."""
+    schema = request.response_schema
+    return schema.name if schema is not None and structured_form(request, "native") == "tool" else None
+
+
+def _answer_function(schema: ResponseSchema, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """``structured_output: tool``: a function the model must call, whose arguments are the answer.
+
+    For servers that take tools but not ``response_format``.
+    """
+    function = wire_tool(ToolDefinition(schema.name, "Give your answer as this function's arguments.", schema.schema))
+    return {"tools": [*tools, function], "tool_choice": {"type": "function", "function": {"name": schema.name}}}
 
 
 def wire_tool(tool: ToolDefinition) -> dict[str, Any]:

@@ -278,3 +278,21 @@ def test_tool_calls_scores_an_agents_calls(pytester: pytest.Pytester) -> None:
     pytester.runpytest("suites").assert_outcomes(passed=1)
     (record,) = records(pytester).values()
     assert record["scores"]["components"][0]["tool_calls"]["made"][0]["arguments"] == {"x": 1, "y": 2}
+
+
+def test_each_model_may_ask_in_the_other_form(pytester: pytest.Pytester, mock_server: MockServer) -> None:
+    openai, claude = unique("so-gpt"), unique("so-claude")
+    for model in (openai, claude):
+        mock_server.add_rule({"model": model, "json": {"city": "Lima", "population": 1}})
+    models = http_models(mock_server, openai, claude).replace(
+        f"{{provider: local, id: {openai}}}", f"{{provider: local, id: {openai}, structured_output: tool}}").replace(
+        f"{{provider: claude, id: {claude}}}", f"{{provider: claude, id: {claude}, structured_output: native}}")
+    pytester.makefile(".yaml", **{"suites/demo": models + offline_suite({}).removeprefix("models:\n")})
+    pytester.runpytest("suites").assert_outcomes(passed=2)
+    (sent,) = requests_for(mock_server, openai)
+    assert sent["tool_choice"] == {"type": "function", "function": {"name": "answer"}}
+    (sent,) = requests_for(mock_server, claude)
+    assert sent["output_config"]["format"]["type"] == "json_schema" and "tool_choice" not in sent
+    for record in records(pytester).values():
+        assert record["structured_output"]["value"] == {"city": "Lima", "population": 1}
+        assert record["transcript"][-1].get("tool_calls") is None
