@@ -10,6 +10,7 @@ from bench_plugin.core.chat import Completion, CompletionRequest, Message, Respo
 from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.engines.structured_output import read_structured
 from bench_plugin.providers import anthropic, openai_compat
+from bench_plugin.providers.interface import answered_by_tool
 from bench_plugin.providers.offline import ReplayProvider, ScriptedProvider
 
 SCHEMA = ResponseSchema("contact", {"type": "object", "properties": {"name": {"type": "string"}},
@@ -109,3 +110,12 @@ def test_structured_output_tool_forces_a_function_on_openai_compatible_servers()
     assert "response_format" not in body
     assert body["tool_choice"] == {"type": "function", "function": {"name": "contact"}}
     assert body["tools"][0]["function"]["parameters"] == dict(SCHEMA.schema)
+
+
+def test_a_forced_function_whose_arguments_do_not_parse_is_a_model_failure_not_a_crash() -> None:
+    data = {"choices": [{"finish_reason": "tool_calls", "message": {"content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "contact", "arguments": '{"name": "Ad'}}]}}]}
+    completion = answered_by_tool(openai_compat.parse_completion(data, 0.1), "contact")
+    assert completion.parsed is None and completion.tool_calls == ()
+    found = read_structured(completion, SCHEMA, completion.text)
+    assert found.failure is not None and found.failure.startswith("the answer is not JSON")

@@ -203,3 +203,9 @@ def test_pairing_finds_the_most_pairs() -> None:
 ])
 def test_f1_over_calls(paired: int, expected: int, made: int, result: tuple[float, float, float]) -> None:
     assert figures(paired, expected, made) == result
+
+
+def test_arguments_nested_too_deep_are_a_call_that_cannot_pair_not_a_crash() -> None:
+    deep = '{"city": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    found = score(scorer(expected=[{"name": "get_weather", "arguments": {"city": "Lima"}}]), ("get_weather", deep))
+    assert found.value == 0.0 and found.extra["tool_calls"]["made"][0]["valid"] is False

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
@@ -10,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 from bench_plugin.core.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, Message, Usage
 from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.core.errors import ProviderError, TransientProviderError
+from bench_plugin.core.json_bounds import loads_bounded
 from bench_plugin.providers.http import HttpPool, malformed
 from bench_plugin.suite.templates import render_standalone
 
@@ -137,7 +137,11 @@ def answered_by_tool(completion: Completion, tool: str | None) -> Completion:
     answer = next((call for call in completion.tool_calls if call.name == tool), None)
     if answer is None:
         return completion
-    return replace(completion, text=answer.arguments, parsed=json.loads(answer.arguments),
+    try:  # arguments the model wrote as text (OpenAI) may not parse: the text then says why the answer fails
+        parsed = loads_bounded(answer.arguments)
+    except ValueError:
+        parsed = None
+    return replace(completion, text=answer.arguments, parsed=parsed,
                    tool_calls=tuple(call for call in completion.tool_calls if call is not answer))
 
 

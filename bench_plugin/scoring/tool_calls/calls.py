@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +10,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from bench_plugin.core.chat import ToolDefinition
+from bench_plugin.core.json_bounds import loads_bounded
 from bench_plugin.scoring.tool_calls.matchers import Matcher, parse_matcher, shown
 
 
@@ -79,7 +79,7 @@ def actual_call(name: str, arguments: Any, tools: Mapping[str, ToolDefinition]) 
     """The model's call, its arguments read (JSON text or data) and checked against its tool's ``parameters``."""
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
+            arguments = loads_bounded(arguments)  # the model's text: its depth and numbers are bounded
         except ValueError:
             return ActualCall(name, None, f"its arguments are not JSON: {shown(arguments)}")
     if not isinstance(arguments, Mapping):
