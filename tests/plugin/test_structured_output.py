@@ -296,3 +296,15 @@ def test_each_model_may_ask_in_the_other_form(pytester: pytest.Pytester, mock_se
     for record in records(pytester).values():
         assert record["structured_output"]["value"] == {"city": "Lima", "population": 1}
         assert record["transcript"][-1].get("tool_calls") is None
+
+
+def test_expected_calls_from_a_row_naming_an_undeclared_tool_fail_before_any_call(pytester: pytest.Pytester) -> None:
+    (pytester.path / "suites").mkdir()
+    (pytester.path / "suites" / "rows.jsonl").write_text(json.dumps({"calls": [{"name": "launch"}]}) + "\n")
+    suite = (SCRIPTED + "tasks:\n  - id: w\n    dataset: {file: rows.jsonl}\n    prompt: Weather?\n" + FUNCTIONS
+             + "    scorers:\n      - {name: calls, type: tool_calls, expected: '{{ calls }}'}\n")
+    pytester.makefile(".yaml", **{"suites/demo": suite})
+    result = pytester.run("bench", "validate", "suites")
+    assert result.ret == 1
+    result.stderr.fnmatch_lines(["*tasks?0?.scorers?0?.expected?0?.name: expected?0? calls 'launch', which the task "
+                                 "does not declare*"])

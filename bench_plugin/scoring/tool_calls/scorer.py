@@ -61,20 +61,15 @@ class ToolCallsScorer:
                    check_flag("validate", options.get("validate", True)))
 
     def check_case(self, case: CaseSpec) -> None:
-        """The task declares tools, and every expected call names one of them.
+        """The task declares tools, and every expected call names one of them (rendered for the case when templated).
 
         Raises:
-            CaseError: at the scorer's line.
+            CaseError: at the scorer's line, before any call.
         """
-        tools = declared_tools(case)
-        if not tools:
+        if not declared_tools(case):
             raise self.error(case, "tool_calls scores the calls of a task with tools: (type: function tools, or an "
                              "agent's)", "declare the tools the model may call under the task's tools:")
-        for index, call in enumerate(self.expected or ()):
-            if call.name not in tools:
-                raise self.error(case, f"expected[{index}] calls {call.name!r}, which the task does not declare "
-                                 f"(tools: {', '.join(tools)})", "name one of the task's tools, or add it under tools:",
-                                 key=f"{self.spec.key}.expected[{index}].name")
+        self._expected(case)
 
     def error(self, case: CaseSpec, message: str, hint: str | None = None, *, key: str | None = None) -> CaseError:
         """A problem of the suite, at the scorer's line."""
@@ -90,19 +85,22 @@ class ToolCallsScorer:
         return self._against(expected, made)
 
     def _expected(self, case: CaseSpec) -> tuple[ExpectedCall, ...] | None:
-        if not self.templated:
-            return self.expected
-        assert case.templates is not None, "expanded cases carry their renderer"
-        rendered = _render(self.spec.options["expected"], case, f"{self.spec.key}.expected", self.spec.line)
-        try:
-            expected = parse_expected(rendered)
-        except ValueError as exc:
-            raise self.error(case, f"{exc} (once rendered)") from None
-        for index, call in enumerate(expected):
-            if call.name not in declared_tools(case):
-                raise self.error(case, f"expected[{index}] calls {call.name!r}, which the task does not declare",
+        """The expected calls (rendered for the case when they hold templates), each naming a declared tool."""
+        expected = self._rendered(case) if self.templated else self.expected
+        tools = declared_tools(case)
+        for index, call in enumerate(expected or ()):
+            if call.name not in tools:
+                raise self.error(case, f"expected[{index}] calls {call.name!r}, which the task does not declare "
+                                 f"(tools: {', '.join(tools)})", "name one of the task's tools, or add it under tools:",
                                  key=f"{self.spec.key}.expected[{index}].name")
         return expected
+
+    def _rendered(self, case: CaseSpec) -> tuple[ExpectedCall, ...]:
+        rendered = _render(self.spec.options["expected"], case, f"{self.spec.key}.expected", self.spec.line)
+        try:
+            return parse_expected(rendered)
+        except ValueError as exc:
+            raise self.error(case, f"{exc} (once rendered)") from None
 
     def _validity(self, made: Sequence[ActualCall]) -> ComponentScore:
         valid = sum(1 for call in made if call.problem is None)
