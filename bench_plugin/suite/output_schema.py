@@ -10,13 +10,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from bench_plugin.core.chat import ResponseSchema
-from bench_plugin.core.errors import CaseError
-from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
+from bench_plugin.core.errors import CaseError, SuiteError
+from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path, load_suite_file
 from bench_plugin.suite.paths import SuiteFolders
 
 KEY = "output_schema"
@@ -92,10 +91,10 @@ class _Reader:
             raise self.error(f"schema file {name!r} does not exist under the suite's folder", where)
         if file.stat().st_size > MAX_FILE_BYTES:
             raise self.error(f"schema file {name!r} is larger than {MAX_FILE_BYTES // 1024} KB", where)
-        try:
-            return yaml.safe_load(file.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise self.error(f"schema file {name!r} is not JSON or YAML: {exc}", where) from None
+        try:  # the suite's own reader: aliases, depth and sizes bounded, as for the suite file
+            return load_suite_file(file, display_path=name).data
+        except SuiteError as exc:
+            raise self.error(f"schema file {name!r} cannot be read as JSON or YAML: {exc}", where) from None
 
     def check(self, schema: Mapping[str, Any], where: KeyPath | None) -> None:
         """The schema against the JSON Schema meta-schema (2020-12); an inline one's error at its own line."""

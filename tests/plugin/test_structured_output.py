@@ -86,6 +86,8 @@ def test_a_schema_in_a_file_of_the_suites_folder(pytester: pytest.Pytester) -> N
      "*demo.yaml:12: tasks?0?.output_schema.properties.city.type: not a valid JSON Schema (2020-12) at "
      "properties.city.type: 'town' is not valid under any of the given schemas*"),
     ("    output_schema: ../outside.json\n", "*demo.yaml:9: tasks?0?.output_schema*outside*"),
+    ("    output_schema: bad.yaml\n", "*demo.yaml:9: tasks?0?.output_schema: schema file 'bad.yaml' cannot be read "
+                                      "as JSON or YAML*"),
     ("    output_schema: missing.json\n",
      "*demo.yaml:9: tasks?0?.output_schema: schema file 'missing.json' does not exist under the suite's folder*"),
     ("    output_schema: {schema: {type: object}, file: x.json}\n",
@@ -97,6 +99,8 @@ def test_a_schema_that_is_not_one_fails_at_its_line_before_any_call(
     pytester: pytest.Pytester, schema: str, expected: str
 ) -> None:
     (pytester.path / "outside.json").write_text("{}")
+    (pytester.path / "suites").mkdir()
+    (pytester.path / "suites" / "bad.yaml").write_text("a: &x [1]\nb: {c: *x\n")
     pytester.makefile(".yaml", **{"suites/demo": offline_suite({"good": "{json: {city: Lima}}"}, schema)})
     result = pytester.runpytest("suites")
     result.assert_outcomes(failed=1)
