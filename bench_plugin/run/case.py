@@ -116,7 +116,8 @@ async def _run_and_score(
         transcript = await _transcript(prepared, call_model, notes if notes is not None else [])
         assert prepared.scoring is not None, "CasePreparer sets the scoring of every case without a problem"
         context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns,
-                                 transcript_text=transcript.text, agent=transcript.agent, embed=embed)
+                                 transcript_text=transcript.text, agent=transcript.agent, embed=embed,
+                                 structured_output=transcript.structured_output)
         scores = _model_failure(await score_case(context, prepared.scoring), transcript)
         status, reason = _verdict(scores)
         return build_record(case, nodeid, status, reason, transcript=transcript, scores=scores,

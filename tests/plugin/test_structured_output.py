@@ -312,3 +312,23 @@ def test_expected_calls_from_a_row_naming_an_undeclared_tool_fail_before_any_cal
     assert result.ret == 1
     result.stderr.fnmatch_lines(["*tasks?0?.scorers?0?.expected?0?.name: expected?0? calls 'launch', which the task "
                                  "does not declare*"])
+
+
+def test_a_judge_reads_the_parsed_answer_and_the_calls(pytester: pytest.Pytester) -> None:
+    judge = ("judges:\n  grader:\n    provider: scripted\n    script:\n"
+             "      - {regex: 'city=Lima', reply: '[[10]]'}\n      - {regex: 'calls=get_weather', reply: '[[9]]'}\n"
+             "      - {reply: '[[1]]'}\n")
+    models = ("models:\n  bot:\n    provider: scripted\n    script:\n"
+              "      - {task: city, json: {city: Lima, population: 1}}\n"
+              "      - {task: weather, tool_calls: [{name: get_weather, arguments: {city: Lima}}]}\n")
+    grade = ("      - {type: llm_judge, judge: grader, scale: [1, 10], threshold: 0.5,\n"
+             "         prompt: \"{PROMPT} SCORE: N\"}\n")
+    tasks = ("tasks:\n  - id: city\n    prompt: City?\n" + SCHEMA + "    scorers:\n"
+             + grade.replace("{PROMPT}", "city={{ output.city }}")
+             + "  - id: weather\n    prompt: Weather?\n" + FUNCTIONS + "    scorers:\n"
+             + grade.replace("{PROMPT}", "calls={{ tool_calls | map(attribute='name') | join(',') }}"))
+    pytester.makefile(".yaml", **{"suites/demo": judge + models + tasks})
+    pytester.runpytest("suites").assert_outcomes(passed=2)
+    lines = (pytester.path / "bench-results" / "results.jsonl").read_text().splitlines()
+    values = sorted(json.loads(line)["composite"] for line in lines)
+    assert values == [pytest.approx(8 / 9), 1.0]
