@@ -119,3 +119,10 @@ def test_a_forced_function_whose_arguments_do_not_parse_is_a_model_failure_not_a
     assert completion.parsed is None and completion.tool_calls == ()
     found = read_structured(completion, SCHEMA, completion.text)
     assert found.failure is not None and found.failure.startswith("the answer is not JSON")
+
+
+def test_a_forced_function_call_ending_with_stop_is_an_answer_not_a_broken_body() -> None:
+    data = {"choices": [{"finish_reason": "stop", "message": {"content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "contact", "arguments": '{"name": "Ada"}'}}]}}]}
+    completion = answered_by_tool(openai_compat.parse_completion(data, 0.1), "contact")
+    assert completion.parsed == {"name": "Ada"} and completion.text == '{"name": "Ada"}'

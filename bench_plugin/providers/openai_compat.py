@@ -260,8 +260,8 @@ def _answer_text(message: dict[str, Any], finish_reason: str | None) -> str:
     refusal = message.get("refusal")
     if isinstance(refusal, str):
         return refusal  # OpenAI's structured outputs: the model declined, in words
-    if finish_reason in _EMPTY_CONTENT_REASONS:
-        return ""
+    if finish_reason in _EMPTY_CONTENT_REASONS or message.get("tool_calls"):
+        return ""  # a forced function call (tool_choice naming one) ends with "stop" and no content
     raise malformed(f"choices[0].message.content is null (finish_reason {finish_reason!r})")
 
 
