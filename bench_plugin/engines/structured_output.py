@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
 from bench_plugin.core.chat import Completion, ResponseSchema
 from bench_plugin.core.json_bounds import loads_bounded
 from bench_plugin.core.json_text import format_json_path
@@ -33,6 +30,9 @@ def read_structured(completion: Completion, schema: ResponseSchema, answer: str)
 
 def schema_problem(value: Any, schema: ResponseSchema) -> str | None:
     """Why ``value`` does not match the schema (the most relevant error, and how many more), or None."""
+    from jsonschema import Draft202012Validator  # start-up: only once an output_schema: answer is read
+    from jsonschema.exceptions import best_match
+
     validator = Draft202012Validator(dict(schema.schema), format_checker=Draft202012Validator.FORMAT_CHECKER)
     errors = list(validator.iter_errors(value))
     if not errors:

@@ -9,9 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from bench_plugin.core.chat import ToolDefinition
 from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
@@ -69,6 +66,9 @@ def _check_task(loaded: LoadedSuite, entry: Mapping[str, Any], base: KeyPath) ->
 
 
 def _definition(loaded: LoadedSuite, tool: Mapping[str, Any], path: KeyPath) -> ToolDefinition:
+    from jsonschema import Draft202012Validator  # start-up: only for a suite that has this key
+    from jsonschema.exceptions import SchemaError
+
     parameters = tool.get("parameters", _NO_ARGUMENTS)
     try:
         Draft202012Validator.check_schema(dict(parameters))

@@ -10,9 +10,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from bench_plugin.core.chat import ResponseSchema
 from bench_plugin.core.errors import CaseError, SuiteError
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path, load_suite_file
@@ -98,6 +95,9 @@ class _Reader:
 
     def check(self, schema: Mapping[str, Any], where: KeyPath | None) -> None:
         """The schema against the JSON Schema meta-schema (2020-12); an inline one's error at its own line."""
+        from jsonschema import Draft202012Validator  # start-up: only for a suite that has this key
+        from jsonschema.exceptions import SchemaError
+
         try:
             Draft202012Validator.check_schema(dict(schema))
         except SchemaError as exc:
