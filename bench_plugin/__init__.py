@@ -18,12 +18,14 @@ _PUBLIC = {
     "Embeddings": "bench_plugin.core.chat", "Message": "bench_plugin.core.chat", "ToolCall": "bench_plugin.core.chat",
     "ToolDefinition": "bench_plugin.core.chat", "Usage": "bench_plugin.core.chat",
     "MediaPart": "bench_plugin.core.media",  # an image or audio clip of a message (``Message.parts``)
+    "ResponseSchema": "bench_plugin.core.chat",
     # who is called
     "ModelSpec": "bench_plugin.core.endpoints", "Pricing": "bench_plugin.core.endpoints",
     "ProviderSpec": "bench_plugin.core.endpoints",
     # what a case produced
     "AgentRun": "bench_plugin.core.transcript", "ToolCallRecord": "bench_plugin.core.transcript",
     "Transcript": "bench_plugin.core.transcript", "TurnResult": "bench_plugin.core.transcript",
+    "StructuredOutput": "bench_plugin.core.transcript",
     # the exception tree
     "AuthError": "bench_plugin.core.errors", "BenchError": "bench_plugin.core.errors",
     "JudgeError": "bench_plugin.core.errors", "ProviderError": "bench_plugin.core.errors",
@@ -63,10 +65,12 @@ __all__ = [  # the names of _PUBLIC, spelled out for tools that read __all__
     "Provider",
     "ProviderError",
     "ProviderSpec",
+    "ResponseSchema",
     "Scorer",
     "ScorerSpec",
     "ScorerType",
     "ScoringContext",
+    "StructuredOutput",
     "SuiteError",
     "TaskSpec",
     "ToolCall",
@@ -88,6 +92,7 @@ if TYPE_CHECKING:
         EmbeddingRequest,
         Embeddings,
         Message,
+        ResponseSchema,
         ToolCall,
         ToolDefinition,
         Usage,
@@ -102,7 +107,7 @@ if TYPE_CHECKING:
         TransientProviderError,
     )
     from bench_plugin.core.media import MediaPart
-    from bench_plugin.core.transcript import AgentRun, ToolCallRecord, Transcript, TurnResult
+    from bench_plugin.core.transcript import AgentRun, StructuredOutput, ToolCallRecord, Transcript, TurnResult
     from bench_plugin.mock.server import MockServer
     from bench_plugin.providers.http import HttpPool
     from bench_plugin.providers.interface import BaseProvider, Provider, merge_params

@@ -146,6 +146,19 @@ def test_a_prompt_file_through_a_link_fails_its_case_at_its_line(layout: tuple[P
     assert all(SECRET_TEXT not in m.content for m in case.messages)
 
 
+@pytest.mark.parametrize("written", ["schema.json", "../private/schema.json", "{file: schema.json}"])
+def test_an_output_schema_file_outside_the_folder_or_through_a_link_fails_its_case(
+    layout: tuple[Path, Path], written: str
+) -> None:
+    suites, private = layout
+    (private / "schema.json").write_text('{"type": "object", "description": "' + SECRET_TEXT + '"}')
+    (suites / "schema.json").symlink_to(private / "schema.json")
+    (case,) = expand(ECHO + f"tasks:\n  - id: t\n    prompt: hi\n    output_schema: {written}\n", suites)
+    assert str(case.problem).startswith("suites/demo.yaml:6: tasks[0].output_schema")
+    assert "outside" in str(case.problem) or "leads" in str(case.problem)
+    assert case.output_schema is None
+
+
 # --- datasets and data_dir ------------------------------------------------------------------------------
 
 

@@ -84,7 +84,7 @@ _STORED_FIELDS = frozenset(_ENCODED_FIELDS)
 _USAGE_FIELDS = frozenset(_USAGE_ORDER)
 _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "text": str, "usage": (dict, type(None)), "latency_s": (int, float), "finish_reason": (str, type(None)),
-    "request_id": (str, type(None)), "tool_calls": (list, type(None)),
+    "request_id": (str, type(None)), "tool_calls": (list, type(None)), "refusal": (str, type(None)),
 }
 """What each stored field must be, so that a damaged value is a miss and not a failure in every case that hits it."""
 
@@ -107,11 +107,12 @@ def cache_key(request: CompletionRequest, occurrence: int = 0) -> str:
     """The key of a call: SHA-256 of a canonical JSON of what decides its answer.
 
     That is the provider type, endpoint, model id, every request parameter (the model's ``params`` under
-    the call's), the messages as sent (after the model's system-prompt policy), the tools, the model's
-    and provider's ``options``, the run index and ``occurrence`` (how many identical calls the same case
-    made before this one, so that two of them stay two answers). Headers are left out, since they may
-    carry keys; the task, turn and variables are left out, since they never reach the wire, except for a
-    provider type whose request templates render them (``VARIABLE_TYPES``: an application's).
+    the call's), the messages as sent (after the model's system-prompt policy), the tools, the answer's
+    schema (``output_schema:``), the model's and provider's ``options``, the run index and ``occurrence``
+    (how many identical calls the same case made before this one, so that two of them stay two answers).
+    Headers are left out, since they may carry keys; the task, turn and variables are left out, since they
+    never reach the wire, except for a provider type whose request templates render them
+    (``VARIABLE_TYPES``: an application's).
     """
     model = request.model
     document = {
@@ -128,6 +129,9 @@ def cache_key(request: CompletionRequest, occurrence: int = 0) -> str:
     }
     if model.provider.type in VARIABLE_TYPES:
         document["where"] = [request.task, request.turn, request.purpose, request.variables]
+    if request.response_schema is not None:  # only then: the keys of every other call stay as they were
+        schema = request.response_schema
+        document["response_schema"] = {"name": schema.name, "schema": schema.schema, "strict": schema.strict}
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

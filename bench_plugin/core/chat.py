@@ -37,6 +37,19 @@ class ToolDefinition:
 
 
 @dataclass(frozen=True)
+class ResponseSchema:
+    """The JSON Schema an answer must match (a task's ``output_schema:``), as a request asks for it.
+
+    ``name`` is what the wire formats call it (OpenAI's ``json_schema.name``, the forced Anthropic tool's
+    name); ``strict`` asks the endpoint to hold the model to the schema (OpenAI's structured outputs).
+    """
+
+    name: str
+    schema: Mapping[str, Any]
+    strict: bool = False
+
+
+@dataclass(frozen=True)
 class Message:
     """One chat message. ``name`` is the speaker in multi-party conversations.
 
@@ -80,7 +93,8 @@ class CompletionRequest:
 
     ``task``, ``run``, ``turn`` (1-based index of this call in the conversation) and the case's
     ``variables`` identify the call for offline providers; HTTP providers ignore them. ``purpose`` is
-    ``candidate`` or ``judge``. ``tools`` are the tools the model may call (an agent task's).
+    ``candidate`` or ``judge``. ``tools`` are the tools the model may call (an agent task's, or a single-turn
+    task's function tools). ``response_schema``: the answer must be JSON matching it (``output_schema:``).
     """
 
     model: ModelSpec
@@ -92,6 +106,7 @@ class CompletionRequest:
     purpose: str = "candidate"
     variables: Mapping[str, Any] = field(default_factory=dict)
     tools: tuple[ToolDefinition, ...] = ()
+    response_schema: ResponseSchema | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,10 @@ class Completion:
     seconds from sending the request to its first token; ``tokens_per_s``, the output tokens after the first
     over the time from the first token to the last; ``itl_s``, the mean gap between two token events. None
     when the answer did not stream, or came from the cache (a hit carries no timing).
+
+    ``parsed``: the answer as JSON when the wire format gave it as data (Anthropic's forced answer tool), None
+    otherwise (the text is then read as JSON). ``refusal``: the model declined to answer, in its words (OpenAI's
+    ``refusal``, Anthropic's ``refusal`` stop reason); None when it did not.
     """
 
     text: str
@@ -118,6 +137,8 @@ class Completion:
     ttft_s: float | None = None
     tokens_per_s: float | None = None
     itl_s: float | None = None
+    parsed: Any = None
+    refusal: str | None = None
 
 
 CallModel = Callable[[CompletionRequest], Awaitable[Completion]]

@@ -24,7 +24,8 @@ class Transcript:
     under test). ``conversation``: a model-to-model conversation's log as plain data (participants,
     messages, events, how it ended); ``text``: how judges read the conversation (speaker names and
     events), when it is not ``role: content`` blocks of ``messages``. ``agent``: a tool-using agent's
-    run (tool calls, checks of the final workspace, final files, budget).
+    run (tool calls, checks of the final workspace, final files, budget). ``structured_output``: the answer read
+    as JSON against the task's ``output_schema:`` (None for a task without one).
     """
 
     messages: tuple[Message, ...]
@@ -34,6 +35,39 @@ class Transcript:
     conversation: Mapping[str, Any] | None = None
     text: str | None = None
     agent: AgentRun | None = None
+    structured_output: StructuredOutput | None = None
+
+
+@dataclass(frozen=True)
+class StructuredOutput:
+    """The answer of an ``output_schema:`` task read as JSON: its value, or why it is not a valid answer.
+
+    ``schema`` is the schema's name; ``value`` the parsed JSON (None when it did not parse); ``problem`` why the
+    answer does not do (it does not parse, or does not match the schema); ``refusal`` the model's words when it
+    declined. A problem or a refusal fails the case: the model did badly, it is not an error of the case.
+    """
+
+    schema: str
+    value: Any = None
+    problem: str | None = None
+    refusal: str | None = None
+
+    @property
+    def failure(self) -> str | None:
+        """Why the case fails whatever its scores, or None: the answer parsed and matched."""
+        if self.refusal is not None:
+            return f"the model refused to answer: {self.refusal}"
+        return None if self.problem is None else f"the answer {self.problem}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, as records keep it (``structured_output``)."""
+        return {"schema": self.schema, "value": self.value, "valid": self.failure is None, "problem": self.problem,
+                "refusal": self.refusal}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StructuredOutput:
+        """A record's ``structured_output`` back (re-judging keeps its verdict)."""
+        return cls(str(data.get("schema", "")), data.get("value"), data.get("problem"), data.get("refusal"))
 
 
 @dataclass(frozen=True)

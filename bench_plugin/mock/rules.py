@@ -32,6 +32,10 @@ Actions:
     ``drop: true``: close the connection without answering. ``times``: apply to the first N matching
     requests only, then skip the rule. ``tool_calls``: a list of ``{name, arguments}``: the answer calls
     these tools (OpenAI ``tool_calls``, Anthropic ``tool_use`` blocks), after the ``reply`` text if any.
+    ``json``: data answered as structured output: the arguments of the tool the request forces (Anthropic
+    ``tool_choice: {type: tool, name}``, OpenAI ``{type: function, function: {name}}``: how ``output_schema:`` goes
+    as a tool), else the content of its JSON text. ``refusal``: the model declines in these words (OpenAI
+    ``message.refusal`` with no content, Anthropic ``stop_reason: refusal``).
 
 Example rules file (YAML or JSON), "rate-limited twice, then the capital of France"::
 
@@ -69,7 +73,7 @@ ROUTE_NAMES = ("openai", "anthropic", "embeddings", "application", "world")
 MATCHERS = ("model", "match", "path", "tool_result", "image_sha256", "every", "probability")
 ACTIONS = (
     "reply", "delay", "status", "error", "retry_after", "retry_after_date", "headers", "body", "drop", "times",
-    "tool_calls", "ttft", "tokens_per_s", "stream_drop_after", "stream_error_after",
+    "tool_calls", "ttft", "tokens_per_s", "stream_drop_after", "stream_error_after", "json", "refusal",
 )
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -318,9 +322,16 @@ def _completion_payload(
             message = f"rule reply {reply!r} is not a valid template for /{match.re.pattern}/: {exc}"
             return 500, encode(error_body(route, 500, message))
     number = next(ids)
+    if "json" in rule:
+        reply = json.dumps(rule["json"])
     if route == "application":
         return status, encode(application_body(reply, application_query(body), number))
     completion = _completion_body(route, str(body.get("model")), reply, _prompt_words(body), number)
+    forced = _forced_tool(body) if "json" in rule else None
+    if forced is not None:
+        _add_tool_calls(completion, route, [{"name": forced, "arguments": rule["json"]}], number, with_text=False)
+    if "refusal" in rule:
+        _decline(completion, route, str(rule["refusal"]))
     if rule.get("tool_calls"):
         _add_tool_calls(completion, route, rule["tool_calls"], number, with_text="reply" in rule)
     return status, encode(completion)
@@ -330,6 +341,25 @@ def _default_reply(route: str, body: Mapping[str, Any]) -> str:
     """Without a ``reply``: the stand-in world's answer on its route, an echo of the request's text elsewhere."""
     text = request_text(route, body)
     return world_reply(text) if route == "world" else f"echo: {text}"
+
+
+def _forced_tool(body: Mapping[str, Any]) -> str | None:
+    """The tool a request forces the model to call (how ``output_schema:`` goes as a tool), in either wire format."""
+    choice = body.get("tool_choice")
+    if not isinstance(choice, dict):
+        return None
+    named = choice.get("function") if choice.get("type") == "function" else choice
+    name = named.get("name") if isinstance(named, dict) and choice.get("type") in ("tool", "function") else None
+    return name if isinstance(name, str) else None
+
+
+def _decline(completion: dict[str, Any], route: str, words: str) -> None:
+    """The model refuses, in each wire format's way."""
+    if route == "anthropic":
+        completion.update(content=[{"type": "text", "text": words}], stop_reason="refusal")
+        return
+    message = completion["choices"][0]["message"]
+    message.update(content=None, refusal=words)
 
 
 def _add_tool_calls(

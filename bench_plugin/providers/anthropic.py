@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench_plugin.core.chat import Completion, CompletionRequest, Message, ToolCall, ToolDefinition
+from bench_plugin.core.chat import Completion, CompletionRequest, Message, ResponseSchema, ToolCall, ToolDefinition
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.core.errors import ProviderError
 from bench_plugin.core.media import MediaPart, part_base64
@@ -20,11 +20,13 @@ from bench_plugin.providers.http import (
 )
 from bench_plugin.providers.interface import (
     BaseProvider,
+    answered_by_tool,
     media_data,
     merge_params,
     optional_str,
     read_usage,
     require_text,
+    structured_form,
 )
 from bench_plugin.providers.streaming import stream_completion, wants_stream
 
@@ -90,7 +92,7 @@ class AnthropicProvider(BaseProvider):
             body_error=body_error,
             max_bytes=self.spec.max_response_bytes,
         )
-        return parse_completion(data, latency)
+        return parse_completion(data, latency, answer_tool=_answer_tool_name(request))
 
     def _headers(self, request: CompletionRequest, api_key: str | None) -> dict[str, str]:
         fixed = {"anthropic-version": API_VERSION, "content-type": "application/json"}
@@ -111,7 +113,38 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
         body["system"] = system
     if request.tools:
         body["tools"] = [wire_tool(tool) for tool in request.tools]
+    form = structured_form(request, "tool")
+    if form is not None:
+        assert request.response_schema is not None, "structured_form is None without a schema"
+        body.update(answer_tool(request.response_schema, body.get("tools", [])) if form == "tool"
+                    else native_format(request.response_schema))
     return body
+
+
+def _answer_tool_name(request: CompletionRequest) -> str | None:
+    """The tool whose input is the answer, when ``output_schema:`` went as a forced tool."""
+    schema = request.response_schema
+    return schema.name if schema is not None and structured_form(request, "tool") == "tool" else None
+
+
+def native_format(schema: ResponseSchema) -> dict[str, Any]:
+    """``output_schema:`` in Anthropic's own form (``structured_output: native``; Claude 4.5 and later).
+
+    The answer's text is then the JSON.
+    """
+    return {"output_config": {"format": {"type": "json_schema", "schema": dict(schema.schema)}}}
+
+
+def answer_tool(schema: ResponseSchema, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """``output_schema:`` as a tool the model must call, whose input is the answer (``tool_choice``: that tool).
+
+    The default: every Claude model that takes tools takes this form, unlike the newer ``output_config.format``
+    (``native_format``); the input is read back as the answer by ``parse_completion``. Anthropic does not force a
+    tool under extended thinking.
+    """
+    tool = {"name": schema.name, "description": "Give your answer as this tool's input: it is the reply.",
+            "input_schema": dict(schema.schema)}
+    return {"tools": [*tools, tool], "tool_choice": {"type": "tool", "name": schema.name}}
 
 
 def _params(request: CompletionRequest) -> dict[str, Any]:
@@ -221,8 +254,12 @@ def body_error(data: dict[str, Any]) -> BodyError | None:
     return BodyError(_ERROR_STATUS.get(error_type, 500), f"{error_type}: {error.get('message', '')!s}")
 
 
-def parse_completion(data: dict[str, Any], latency: float) -> Completion:
-    """Join the text blocks of a Messages response and read its usage."""
+def parse_completion(data: dict[str, Any], latency: float, answer_tool: str | None = None) -> Completion:
+    """Join the text blocks of a Messages response and read its usage.
+
+    ``answer_tool``: the tool ``output_schema:`` was sent as (``answer_tool``); its input is the answer (``parsed``,
+    and as JSON text the ``text``), not a tool call. A ``refusal`` stop reason is the model declining.
+    """
     blocks = data.get("content")
     if not isinstance(blocks, list):
         raise malformed("content is missing or not a list")
@@ -230,14 +267,18 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         require_text(block.get("text"), f"content[{index}].text") for index, block in _typed(blocks, "text")
     ]
     calls = tuple(_read_tool_use(index, block) for index, block in _typed(blocks, "tool_use"))
-    return Completion(
-        text="".join(texts),
+    stop_reason = optional_str(data.get("stop_reason"), "stop_reason")
+    text = "".join(texts)
+    completion = Completion(
+        text=text,
         usage=read_usage(data, "input_tokens", "output_tokens"),
         latency_s=latency,
-        finish_reason=optional_str(data.get("stop_reason"), "stop_reason"),
+        finish_reason=stop_reason,
         request_id=optional_str(data.get("id"), "id"),
         tool_calls=calls,
+        refusal=(text or "(declined without words)") if stop_reason == "refusal" else None,
     )
+    return answered_by_tool(completion, answer_tool)
 
 
 def _typed(blocks: list[Any], kind: str) -> list[tuple[int, dict[str, Any]]]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from bench_plugin.core.chat import Completion, CompletionRequest, EmbeddingRequest, Embeddings, Message, Usage
 from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.core.errors import CaseError, ProviderError, TransientProviderError
+from bench_plugin.core.json_bounds import loads_bounded
 from bench_plugin.core.media import MediaError, MediaPart
 from bench_plugin.providers.http import HttpPool, malformed
 from bench_plugin.suite.templates import render_standalone
@@ -113,6 +115,37 @@ def merge_params(request: CompletionRequest) -> dict[str, Any]:
     }
 
 
+STRUCTURED_OUTPUT = "structured_output"
+"""The model option that says how ``output_schema:`` is asked for: ``native`` or ``tool`` (a forced tool)."""
+
+
+def structured_form(request: CompletionRequest, default: str) -> str | None:
+    """How this call asks for its ``output_schema:``: the model's ``structured_output``, else ``default``.
+
+    None when the call has no schema.
+    """
+    if request.response_schema is None:
+        return None
+    return str(request.model.options.get(STRUCTURED_OUTPUT, default))
+
+
+def answered_by_tool(completion: Completion, tool: str | None) -> Completion:
+    """The answer of a call whose ``output_schema:`` went as the forced tool ``tool``.
+
+    That tool's input is the answer (its data ``parsed``, its JSON the text), not a tool call. Unchanged when the
+    model did not call it (or ``tool`` is None).
+    """
+    answer = next((call for call in completion.tool_calls if call.name == tool), None)
+    if answer is None:
+        return completion
+    try:  # arguments the model wrote as text (OpenAI) may not parse: the text then says why the answer fails
+        parsed = loads_bounded(answer.arguments)
+    except ValueError:
+        parsed = None
+    return replace(completion, text=answer.arguments, parsed=parsed,
+                   tool_calls=tuple(call for call in completion.tool_calls if call is not answer))
+
+
 def require_text(value: Any, what: str) -> str:
     """Check a field of a response body is a string, or raise a retryable bad-body error."""
     if not isinstance(value, str):
@@ -154,12 +187,14 @@ __all__ = [
     "Provider",
     "ProviderError",
     "Usage",
+    "answered_by_tool",
     "apply_system_policy",
     "merge_params",
     "optional_int",
     "optional_str",
     "read_usage",
     "require_text",
+    "structured_form",
 ]
 
 

@@ -98,7 +98,9 @@ class ScriptedProvider(OfflineProvider):
     (the request carries an image or audio clip whose SHA-256 starts with it).
     ``reply`` is a template that sees ``groups`` (the regex match), ``last_user``, ``task``, ``run``,
     ``turn`` and the case's variables; a list of replies gives one per turn. ``tool_calls`` (a list of
-    ``{name, arguments}``, string arguments rendered like ``reply``) makes the reply call tools.
+    ``{name, arguments}``, string arguments rendered like ``reply``) makes the reply call tools. ``json`` (data,
+    its strings rendered like ``reply``) answers that data as JSON text, for ``output_schema:`` tasks;
+    ``refusal`` (a template) makes the model decline, as OpenAI's ``refusal`` does.
     """
 
     async def complete(self, request: CompletionRequest) -> Completion:
@@ -124,13 +126,13 @@ def _scripted_reply(
     rule: Mapping[str, Any], request: CompletionRequest, groups: list[str], text: str, started: float
 ) -> Completion:
     """The rule's ``reply`` (this turn's, from a list), rendered, and its ``tool_calls``."""
-    reply = rule.get("reply", "")
-    if isinstance(reply, list):
-        reply = reply[min(request.turn, len(reply)) - 1]
     # the names of REPLY_NAMES, which collection lets a reply read (providers/offline_checks.py)
     scope = {**request.variables, "groups": groups, "last_user": text, "task": request.task,
              "run": request.run, "turn": request.turn}
-    completion = _completion(render_standalone(reply, scope), started)
+    if "refusal" in rule:
+        words = render_standalone(str(rule["refusal"]), scope)
+        return Completion(words, latency_s=time.perf_counter() - started, finish_reason="stop", refusal=words)
+    completion = _completion(_reply_text(rule, request.turn, scope), started)
     if not rule.get("tool_calls"):
         return completion
     calls = tuple(
@@ -139,6 +141,16 @@ def _scripted_reply(
         for i, call in enumerate(rule["tool_calls"], 1)
     )
     return Completion(completion.text, latency_s=completion.latency_s, finish_reason="tool_calls", tool_calls=calls)
+
+
+def _reply_text(rule: Mapping[str, Any], turn: int, scope: Mapping[str, Any]) -> str:
+    """The rule's ``json`` as JSON text, else its ``reply`` (this turn's, from a list), rendered."""
+    if "json" in rule:
+        return json.dumps(_render_data(rule["json"], scope), ensure_ascii=False)
+    reply = rule.get("reply", "")
+    if isinstance(reply, list):
+        reply = reply[min(turn, len(reply)) - 1]
+    return render_standalone(reply, scope)
 
 
 def _render_data(value: Any, scope: Mapping[str, Any]) -> Any:
@@ -290,8 +302,13 @@ def _served(rec_turn: Any, response: Any, error: Any, turn: int) -> tuple[str, s
     if error is not None and _for_turn(rec_turn, turn, unnumbered=True):
         return "", str(error)
     if isinstance(response, list):  # one answer per turn
-        return (str(response[turn - 1]), None) if rec_turn is None and turn <= len(response) else None
-    return (str(response), None) if _for_turn(rec_turn, turn, unnumbered=turn == 1) else None
+        return (_recorded_text(response[turn - 1]), None) if rec_turn is None and turn <= len(response) else None
+    return (_recorded_text(response), None) if _for_turn(rec_turn, turn, unnumbered=turn == 1) else None
+
+
+def _recorded_text(response: Any) -> str:
+    """A recorded answer as text: an object (a structured answer, ``output_schema:``) as its JSON."""
+    return json.dumps(response, ensure_ascii=False) if isinstance(response, Mapping) else str(response)
 
 
 def _for_turn(rec_turn: Any, turn: int, *, unnumbered: bool) -> bool:

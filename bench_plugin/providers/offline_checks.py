@@ -110,6 +110,9 @@ class _Checker:
             if key in rule:
                 self.pattern((*base, key), key, str(rule[key]))
         self.replies(rule.get("reply", ""), base)
+        for key in ("json", "refusal"):
+            for text in _strings(rule.get(key)):
+                self.template((*base, key), text, REPLY_NAMES, "a reply")
         for number, call in enumerate(rule.get("tool_calls") or []):
             if isinstance(call, Mapping):
                 for text in _strings(call.get("arguments", {})):

@@ -12,6 +12,7 @@ from bench_plugin.core.chat import (
     EmbeddingRequest,
     Embeddings,
     Message,
+    ResponseSchema,
     ToolCall,
     ToolDefinition,
 )
@@ -27,11 +28,13 @@ from bench_plugin.providers.http import (
 )
 from bench_plugin.providers.interface import (
     BaseProvider,
+    answered_by_tool,
     media_data,
     merge_params,
     optional_str,
     read_usage,
     require_text,
+    structured_form,
 )
 from bench_plugin.providers.openai_stream import OpenAIStream
 from bench_plugin.providers.streaming import stream_completion, wants_stream
@@ -81,7 +84,7 @@ class OpenAICompatProvider(BaseProvider):
             body_error=body_error,
             max_bytes=self.spec.max_response_bytes,
         )
-        return parse_completion(data, latency)
+        return answered_by_tool(parse_completion(data, latency), _answer_function_name(request))
 
     async def embed(self, request: EmbeddingRequest) -> Embeddings:
         """Send the texts to ``/embeddings`` once and read one vector per text; failures raise ProviderError."""
@@ -115,12 +118,38 @@ def build_body(request: CompletionRequest) -> dict[str, Any]:
     body["messages"] = [wire_message(message) for message in request.messages]
     if request.tools:
         body["tools"] = [wire_tool(tool) for tool in request.tools]
+    form = structured_form(request, "native")
+    if form is not None:
+        assert request.response_schema is not None, "structured_form is None without a schema"
+        body.update(_answer_function(request.response_schema, body.get("tools", [])) if form == "tool"
+                    else {"response_format": wire_response_format(request.response_schema)})
     return body
 
 
 def build_stream_body(request: CompletionRequest) -> dict[str, Any]:
     """The request body asking for an event stream that ends with the usage (``openai_stream.py`` reads it)."""
     return {**build_body(request), "stream": True, "stream_options": {"include_usage": True}}
+
+
+def wire_response_format(schema: ResponseSchema) -> dict[str, Any]:
+    """``output_schema:`` as OpenAI's structured outputs take it (vLLM, Ollama and llama.cpp read it too)."""
+    return {"type": "json_schema",
+            "json_schema": {"name": schema.name, "schema": dict(schema.schema), "strict": schema.strict}}
+
+
+def _answer_function_name(request: CompletionRequest) -> str | None:
+    """The function whose arguments are the answer, when ``output_schema:`` went as a forced function call."""
+    schema = request.response_schema
+    return schema.name if schema is not None and structured_form(request, "native") == "tool" else None
+
+
+def _answer_function(schema: ResponseSchema, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """``structured_output: tool``: a function the model must call, whose arguments are the answer.
+
+    For servers that take tools but not ``response_format``.
+    """
+    function = wire_tool(ToolDefinition(schema.name, "Give your answer as this function's arguments.", schema.schema))
+    return {"tools": [*tools, function], "tool_choice": {"type": "function", "function": {"name": schema.name}}}
 
 
 def wire_tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -241,7 +270,14 @@ def parse_completion(data: dict[str, Any], latency: float) -> Completion:
         finish_reason=finish_reason,
         request_id=optional_str(data.get("id"), "id"),
         tool_calls=read_tool_calls(message.get("tool_calls")),
+        refusal=_refusal(message),
     )
+
+
+def _refusal(message: dict[str, Any]) -> str | None:
+    """OpenAI's structured outputs: the words of a model that declined (``message.refusal``), when it did."""
+    refusal = message.get("refusal")
+    return refusal if isinstance(refusal, str) and refusal else None
 
 
 def _answer_text(message: dict[str, Any], finish_reason: str | None) -> str:
@@ -252,8 +288,8 @@ def _answer_text(message: dict[str, Any], finish_reason: str | None) -> str:
     refusal = message.get("refusal")
     if isinstance(refusal, str):
         return refusal  # OpenAI's structured outputs: the model declined, in words
-    if finish_reason in _EMPTY_CONTENT_REASONS:
-        return ""
+    if finish_reason in _EMPTY_CONTENT_REASONS or message.get("tool_calls"):
+        return ""  # a forced function call (tool_choice naming one) ends with "stop" and no content
     raise malformed(f"choices[0].message.content is null (finish_reason {finish_reason!r})")
 
 

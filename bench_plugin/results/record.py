@@ -24,7 +24,7 @@ INVALID = "invalid"  # the case itself is broken (suite problem): fails alone
 SKIPPED = "skipped"  # nothing to run, e.g. an offline replay with no recorded answer
 
 STATUSES = (PASSED, FAILED, UNSCORED, ERROR, INVALID, SKIPPED)
-_ONLY_WHEN_SET = ("rejudged", "judgments", "model_params", "asked", "scored_by", "load")
+_ONLY_WHEN_SET = ("rejudged", "judgments", "model_params", "asked", "scored_by", "load", "structured_output")
 
 # what the response cache did for a call (a ``call_log`` entry's ``cache``, absent when it was not asked):
 CACHE_HIT = "hit"  # answered from the cache: no call made, ``cost_usd`` 0
@@ -92,6 +92,10 @@ class CaseRecord:
         cluster: which cases it belongs with for the statistics (one resampling unit): the suite's ``cluster:``
             rendered for the case, by default its task's id without a prompt variant's suffix; None in records
             written before clusters existed (read them as the task).
+        structured_output: an ``output_schema:`` task's answer read as JSON: ``schema`` (its name), ``value`` (the
+            parsed JSON, which checks and judges read as the response's text), ``valid``, ``problem`` (why it does
+            not parse or match: the case failed) and ``refusal`` (the model's words when it declined); left out
+            for other tasks.
     """
 
     nodeid: str
@@ -132,6 +136,7 @@ class CaseRecord:
     scored_by: str | None = None
     cluster: str | None = None
     load: dict[str, Any] | None = None
+    structured_output: dict[str, Any] | None = None
     version: int = RECORD_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -271,7 +276,8 @@ _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(CaseRecord))
 _KNOWN_FIELDS = frozenset(_FIELD_NAMES)
 # what ``for_reports`` leaves out: fields no report file reads, and the texts of each turn
 _NOT_REPORTED = frozenset({"messages", "transcript", "response", "conversation", "finish_reason", "response_id",
-                           "duration_s", "rejudged", "judgments", "model_params", "asked", "scored_by"})
+                           "duration_s", "rejudged", "judgments", "model_params", "asked", "scored_by",
+                           "structured_output"})
 _TURN_READ = ("index", "format_valid")  # of a turn
 _USAGE_READ = ("input_tokens", "output_tokens", "cost_usd", "cost_note")  # and of ``usage`` (and its ``judge``)
 REPORTED_FIELDS = _KNOWN_FIELDS - _NOT_REPORTED
@@ -298,6 +304,7 @@ _FIELD_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "judgments": ((list,), "a list"), "asked": ((str, type(None)), "text"),
     "scored_by": ((str, type(None)), "text"), "cluster": ((str, type(None)), "text"),
     "conversation": ((dict, type(None)), "an object or null"),
+    "structured_output": ((dict, type(None)), "an object or null"),
     "model_id": ((str, type(None)), "text"), "provider": ((str, type(None)), "text"),
     "load": ((dict, type(None)), "an object or null"),
 }

@@ -116,8 +116,9 @@ async def _run_and_score(
         transcript = await _transcript(prepared, call_model, notes if notes is not None else [])
         assert prepared.scoring is not None, "CasePreparer sets the scoring of every case without a problem"
         context = ScoringContext(case, transcript.response, transcript.messages, call_model, turns=transcript.turns,
-                                 transcript_text=transcript.text, agent=transcript.agent, embed=embed)
-        scores = await score_case(context, prepared.scoring)
+                                 transcript_text=transcript.text, agent=transcript.agent, embed=embed,
+                                 structured_output=transcript.structured_output)
+        scores = _model_failure(await score_case(context, prepared.scoring), transcript)
         status, reason = _verdict(scores)
         return build_record(case, nodeid, status, reason, transcript=transcript, scores=scores,
                             started_at=started_at, duration_s=time.perf_counter() - started)
@@ -183,18 +184,36 @@ def _stored_transcript(case: CaseSpec, stored: CaseRecord) -> Transcript:
         raise CaseError(f"cannot re-judge: {exc}", path=case.path, line=case.line) from None
 
 
+def _model_failure(scores: ScoreSet, transcript: Transcript) -> ScoreSet:
+    """The scores, failed whatever they are when an ``output_schema:`` answer does not parse or match, or refused.
+
+    The model did badly (FAILED, with the reason), which is neither an error of the case nor a grader's doubt;
+    the components keep their values, which say what else was right.
+    """
+    structured = transcript.structured_output
+    failure = structured.failure if structured is not None else None
+    if failure is None:
+        return scores
+    return replace(scores, passed=False, pass_detail=failure)
+
+
 def _verdict(scores: ScoreSet) -> tuple[str, str]:
     if scores.passed is None:
         return rec.UNSCORED, scores.unscored_reason or "the grader could not decide"
-    if scores.composite is None:
+    if scores.composite is None and scores.passed:
         return rec.PASSED, "no scorers: the call succeeded"
     status = rec.PASSED if scores.passed else rec.FAILED
     if scores.pass_detail or scores.threshold is None:  # the scorers' pass rules decided (scoring/pass_rule.py)
         return status, scores.pass_detail
+    return status, _against_threshold(scores)
+
+
+def _against_threshold(scores: ScoreSet) -> str:
+    """The composite against the pass threshold, and when it fails, what lowered it."""
     comparison = ">=" if scores.passed else "<"
     head = f"score {scores.composite:.4f} {comparison} threshold {scores.threshold:g}"
     shown = "" if scores.passed else _what_lowered(scores)
-    return status, f"{head} ({shown})" if shown else head
+    return f"{head} ({shown})" if shown else head
 
 
 def _what_lowered(scores: ScoreSet) -> str:
@@ -243,11 +262,13 @@ def _model_fields(case: CaseSpec) -> dict[str, Any]:
 def _transcript_fields(transcript: Transcript | None) -> dict[str, Any]:
     """What was said: the messages, the answer, and a conversation's or an agent's own log."""
     if transcript is None:
-        return {"transcript": [], "response": None, "conversation": None, "agent": None}
+        return {"transcript": [], "response": None, "conversation": None, "agent": None, "structured_output": None}
     return {
         "transcript": [m.to_dict() for m in transcript.messages], "response": transcript.response,
         "conversation": json_safe(transcript.conversation) if transcript.conversation else None,
         "agent": json_safe(transcript.agent.to_dict()) if transcript.agent else None,
+        "structured_output": json_safe(transcript.structured_output.to_dict()) if transcript.structured_output
+        else None,
     }
 
 

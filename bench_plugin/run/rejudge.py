@@ -23,7 +23,14 @@ from typing import Any
 
 from bench_plugin.core.chat import Message, ToolCall
 from bench_plugin.core.errors import CaseError
-from bench_plugin.core.transcript import AgentRun, CheckResult, ToolCallRecord, Transcript, TurnResult
+from bench_plugin.core.transcript import (
+    AgentRun,
+    CheckResult,
+    StructuredOutput,
+    ToolCallRecord,
+    Transcript,
+    TurnResult,
+)
 from bench_plugin.engines.agent.view import transcript_text
 from bench_plugin.results.record import INVALID, CaseRecord
 from bench_plugin.suite.asked import asked_digest
@@ -70,8 +77,10 @@ def transcript_from_record(record: CaseRecord, *, phased: bool, need_contexts: b
     agent = agent_from_dict(record.agent) if record.agent is not None else None
     contexts = stored_contexts(record, messages, phased=phased)
     turns = tuple(_turn(entry, _context_of(entry, contexts, record, need_contexts)) for entry in record.turns)
+    structured = StructuredOutput.from_dict(record.structured_output) if record.structured_output else None
     return Transcript(messages=messages, response=record.response or "", completions=(), turns=turns,
-                      conversation=record.conversation, text=_judged_text(record, messages, agent), agent=agent)
+                      conversation=record.conversation, text=_judged_text(record, messages, agent), agent=agent,
+                      structured_output=structured)
 
 
 def _context_of(entry: Mapping[str, Any], contexts: Mapping[int, tuple[Message, ...]], record: CaseRecord,

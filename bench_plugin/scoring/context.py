@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from bench_plugin.core.chat import CallModel, EmbedTexts, Message
 from bench_plugin.core.errors import CaseError
-from bench_plugin.core.transcript import AgentRun, TurnResult
+from bench_plugin.core.transcript import AgentRun, StructuredOutput, TurnResult
 from bench_plugin.suite.spec import CaseSpec, ScorerSpec
 
 
@@ -92,6 +92,8 @@ class ScoringContext:
     # an agent task's run: tool calls, checks of the final state, final files (None for other tasks)
     agent: AgentRun | None = None
     embed: EmbedTexts | None = None
+    # an output_schema: task's answer read as JSON (None for other tasks)
+    structured_output: StructuredOutput | None = None
 
     @property
     def last_turn(self) -> TurnResult | None:

@@ -46,6 +46,8 @@ BUILTIN_SCORERS: dict[str, str] = {
     "similar": "bench_plugin.scoring.similarity:SimilarScorer",
     # the answer's code run against tests in the sandbox (guide section 36)
     "runs_tests": "bench_plugin.scoring.runs_tests.scorer:RunsTests",
+    # the calls of a task with tools against the expected ones (guide section 35)
+    "tool_calls": "bench_plugin.scoring.tool_calls.scorer:ToolCallsScorer",
 }
 """Every built-in ``type:``, in the documented order, as ``module:attribute`` (imported when named)."""
 

@@ -29,9 +29,13 @@ named run made before them still finds its records asked the same."""
 
 
 def asked_digest(case: CaseSpec) -> str | None:
-    """A digest of the case's turns, conversation and agent setup; None for a case whose messages say it all."""
-    parts = {name: _plain(value) for name, value in
-             (("turns", case.turns), ("conversation", case.conversation), ("agent", case.agent)) if value is not None}
+    """A digest of the case's turns, conversation, agent setup, answer schema and function tools.
+
+    None for a case whose messages say it all.
+    """
+    asked = (("turns", case.turns), ("conversation", case.conversation), ("agent", case.agent),
+             ("output_schema", case.output_schema), ("functions", case.functions or None))
+    parts = {name: _plain(value) for name, value in asked if value is not None}
     return _digest(parts) if parts else None
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from bench_plugin.core.chat import Message
+from bench_plugin.core.chat import Message, ResponseSchema, ToolDefinition
 from bench_plugin.core.endpoints import PRESETS, ModelSpec
 from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.sandbox_choice import runs_programs
@@ -27,6 +27,8 @@ from bench_plugin.suite.variants import Variant, fallback_id, task_variants
 
 if TYPE_CHECKING:
     from bench_plugin.suite.conversation.spec import ConversationSpec
+
+_Part = TypeVar("_Part")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class _Parts:
     turns: TurnsSpec | None = None
     conversation: ConversationSpec | None = None
     agent: AgentSpec | None = None
+    output_schema: ResponseSchema | None = None
+    functions: tuple[ToolDefinition, ...] = ()
 
 
 def expand_suite(suite: SuiteSpec, options: ExpandOptions | None = None) -> list[CaseSpec]:
@@ -222,6 +226,8 @@ class _TaskCases:
             turns=parts.turns,
             conversation=parts.conversation,
             agent=parts.agent,
+            output_schema=parts.output_schema,
+            functions=parts.functions,
             task_index=task.index,
             scorer_vars=scoring.variables,
             cluster=variant.cluster or variant.task_id,
@@ -295,11 +301,19 @@ def _parts(
         if task.has_turns:
             parts = replace(parts, turns=build_turns(task, renderer, scope))
         refuse_audio(model, _sent(parts), Where(suite.path, None, task.line))
-        if isinstance(task.agent, CaseError):
-            raise task.agent
-        return replace(parts, agent=task.agent), None
+        for built in (task.agent, task.output_schema, task.functions):
+            if isinstance(built, CaseError):
+                raise built
+        return replace(parts, agent=_built(task.agent), output_schema=_built(task.output_schema),
+                       functions=_built(task.functions) or ()), None
     except CaseError as exc:
         return parts, exc
+
+
+def _built(part: _Part | CaseError | None) -> _Part | None:
+    """A part of the task built once, which ``_parts`` has checked is no problem."""
+    assert not isinstance(part, CaseError), "_parts raises a part's problem before it is used"
+    return part
 
 
 def _messages(

@@ -17,7 +17,7 @@ from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.recordings import read_recordings, recording_fields
 
 _PARAM_KEYS = ("temperature", "max_tokens", "top_p", "seed", "stop")
-_MODEL_OPTION_KEYS = ("script", "replay", "prefix")
+_MODEL_OPTION_KEYS = ("script", "replay", "prefix", "structured_output")
 
 
 def build_providers(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench_plugin.core.chat import Message
+from bench_plugin.core.chat import Message, ResponseSchema, ToolDefinition
 from bench_plugin.core.endpoints import ModelSpec, ProviderSpec
 from bench_plugin.core.errors import CaseError, SuiteError
 from bench_plugin.core.frozen import freeze_fields
@@ -179,7 +179,8 @@ class TaskSpec:
     case's variables; ``agent`` is built (or failed, as a CaseError) once: it depends on no variable.
     ``scorers`` are the suite's then the task's (a task scorer named like a suite one replaces it).
     ``prompts`` are the task's prompt variants (its own ``prompts:``, or the suite's for a task that
-    gives no prompt of its own): one variant of the task per prompt.
+    gives no prompt of its own): one variant of the task per prompt. ``output_schema`` (the answer's JSON Schema)
+    and ``functions`` (function tools: declared, the calls are the answer) are built once, or failed as a CaseError.
     """
 
     index: int
@@ -208,6 +209,8 @@ class TaskSpec:
     models_line: int | None = None
     cluster: TemplateSpec | None = None  # ``cluster:`` (the task's, its dataset's or the suite's): suite/clusters.py
     media: tuple[MediaSpec, ...] = ()  # ``images:`` and ``audio:``: sent with the last user message (suite/media.py)
+    output_schema: ResponseSchema | CaseError | None = None  # suite/output_schema.py
+    functions: tuple[ToolDefinition, ...] | CaseError | None = None  # suite/function_tools.py
 
     def __post_init__(self) -> None:
         freeze_fields(self, "grid")
@@ -256,6 +259,8 @@ class CaseSpec:
     # where the programs a scorer runs go (runs_tests): an agent task's sandbox, else the suite's (None: auto)
     sandbox: SandboxSpec | None = None
     load: LoadStep | None = None  # the load step it runs in (``load:``, ``--bench-load``)
+    output_schema: ResponseSchema | None = None  # the answer is JSON matching it (``output_schema:``)
+    functions: tuple[ToolDefinition, ...] = ()  # function tools offered in one reply: the calls are the answer
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables", "judges", "models", "scorer_vars")

@@ -10,8 +10,10 @@ from bench_plugin.core.errors import CaseError
 from bench_plugin.suite.agent.spec import AgentSpec, SandboxOverride
 from bench_plugin.suite.clusters import cluster_template
 from bench_plugin.suite.datasets import DatasetSpec
+from bench_plugin.suite.function_tools import build_functions, has_functions
 from bench_plugin.suite.loader import KeyPath, LoadedSuite, format_key_path
 from bench_plugin.suite.messages import build_media, build_messages
+from bench_plugin.suite.output_schema import build_output_schema
 from bench_plugin.suite.paths import SuiteFolders
 from bench_plugin.suite.prompts import OWN_PROMPT_KEYS, build_prompts
 from bench_plugin.suite.scorers import build_composite, build_scorers, merge_scorers
@@ -110,6 +112,8 @@ class _TaskBuilder:
             models_line=loaded.lines.line_of((*base, "models")),
             cluster=cluster_template(loaded, entry, base),
             media=build_media(loaded, entry, base),
+            output_schema=build_output_schema(loaded, self.folders, entry, base),
+            functions=build_functions(loaded, entry, base),
         )
 
     def _scorers(self, entry: Mapping[str, Any], base: KeyPath) -> tuple[ScorerSpec, ...]:
@@ -163,6 +167,8 @@ def _engine(entry: Mapping[str, Any]) -> str:
         return str(entry["engine"])
     if "conversation" in entry:
         return "conversation"
+    if has_functions(entry):  # declared only: one reply, whose tool calls are the answer
+        return "single_turn"
     if "tools" in entry:
         return "agent"
     return "turns" if "turns" in entry or "phases" in entry else "single_turn"
@@ -218,8 +224,8 @@ def _agent(
     loaded: LoadedSuite, renderer: TemplateRenderer, folders: SuiteFolders, entry: Mapping[str, Any], base: KeyPath,
     sandbox: SandboxOverride | None = None,
 ) -> AgentSpec | CaseError | None:
-    """The agent part of a task with ``tools:``, or the problem its cases fail with."""
-    if "tools" not in entry:
+    """The agent part of a task with ``tools:`` (not function tools), or the problem its cases fail with."""
+    if "tools" not in entry or has_functions(entry):
         return None
     from bench_plugin.suite.agent.build import build_agent  # start-up: the agent room, only for tasks with tools
 

@@ -280,7 +280,8 @@ class JudgePrompt:
         (``scoring/per_turn.py``); a list ``reference`` gives that turn's entry. A ``rubric`` adds
         ``rubric``, ``rubric_text`` and ``rubric_total`` (``judge/rubric.py``); ``extra`` adds
         variables of its own (a panel's ``judge``). An agent task adds ``checks``, ``tool_calls`` and
-        ``files`` (``engines/agent/view.py``).
+        ``files`` (``engines/agent/view.py``); an ``output_schema:`` task ``output`` (the answer's parsed JSON), a
+        task with function tools ``tool_calls`` (``answer_variables``).
 
         Raises:
             CaseError: when the ``reference`` template fails.
@@ -298,6 +299,7 @@ class JudgePrompt:
             "model": model_variables(case),
             **turn_variables(context),  # per_turn: this turn's question, turn, earlier turns, context
             **judge_variables(context.agent),  # an agent task: checks, tool_calls, files
+            **answer_variables(context),  # an output_schema: task's parsed answer, a function-tools task's calls
             **rubric_variables(self.rubric),
             **(extra or {}),
         }
@@ -339,3 +341,19 @@ class JudgePrompt:
             variables={**case.variables, **(extra or {}), "model": model_variables(case)},
         )
         return await context.call_model(request)
+
+
+def answer_variables(context: ScoringContext) -> dict[str, Any]:
+    """What a judge reads of a structured answer.
+
+    ``output``: the parsed JSON of an ``output_schema:`` task (None when it did not parse); ``tool_calls``: the calls
+    of a task with function tools (``{name, arguments}``, the arguments as the model wrote them).
+    """
+    found: dict[str, Any] = {}
+    if context.structured_output is not None:
+        found["output"] = context.structured_output.value
+    if context.case.functions:
+        found["tool_calls"] = [{"name": call.name, "arguments": call.arguments}
+                               for message in context.transcript if message.role == "assistant"
+                               for call in message.tool_calls]
+    return found

@@ -23,7 +23,7 @@ from bench_plugin.suite.templates import TemplateRenderer
 JUDGE_NAMES = frozenset({
     "vars", "question", "answer", "transcript", "messages", "task", "model", "reference",
     "turn", "earlier", "context",  # per_turn (scoring/per_turn.py)
-    "checks", "tool_calls", "files",  # agent tasks (engines/agent/view.py)
+    "checks", "tool_calls", "files",  # agent tasks (engines/agent/view.py); tool_calls also with function tools
     "rubric", "rubric_text", "rubric_total",  # rubrics (judge/rubric.py)
 })
 
@@ -43,7 +43,9 @@ def check_prompt_names(prompt: JudgePrompt, case: CaseSpec, extra: Collection[st
     renderer = case.templates
     if renderer is None:
         return
-    known = {*case.variables, *JUDGE_NAMES, *extra, *renderer.env.globals}
+    # an output_schema: task's judges also read its parsed answer (judge/prompt.py answer_variables)
+    answer = ("output",) if case.output_schema is not None else ()
+    known = {*case.variables, *JUDGE_NAMES, *answer, *extra, *renderer.env.globals}
     for template in _templates(prompt):
         where = f"{prompt.key}.{template.option}"
         unknown = next((name for name in _names(renderer, template, case, where, prompt.line) if name not in known),

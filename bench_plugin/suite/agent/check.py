@@ -12,6 +12,7 @@ COMMON_KEYS = ("type", "name", "description", "family", "mutating")
 TYPE_KEYS: Mapping[str, tuple[str, ...]] = {
     "command": ("allow", "timeout", "network"),
     "scripted": ("parameters", "result", "error", "responses"),
+    "function": ("parameters",),
 }
 
 
@@ -38,8 +39,8 @@ def _fail(loaded: LoadedSuite, path: KeyPath, message: str, hint: str) -> SuiteE
 
 
 def _owner(key: str) -> str:
-    """The type of tool an option belongs to."""
-    return next(name for name, keys in TYPE_KEYS.items() if key in keys)
+    """The types of tool an option belongs to."""
+    return " or ".join(name for name, keys in TYPE_KEYS.items() if key in keys)
 
 
 def _check(loaded: LoadedSuite, tool: Mapping[str, Any], path: KeyPath) -> None:

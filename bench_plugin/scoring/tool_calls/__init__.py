@@ -1,0 +1,1 @@
+"""tool_calls: the model's tool calls against the expected ones (function-calling benchmarks)."""
