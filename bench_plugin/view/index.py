@@ -1,0 +1,258 @@
+"""One run's cases indexed once: a small row per case to filter and sort, whole records read back on demand.
+
+A 10,000-case run keeps, per case, its row (names, status, scores, spend, and the lowercased text of its prompt
+and output for the free-text filter, bounded), the record the report writers read (``CaseRecord.for_reports``:
+the leaderboard and charts) and the comparison's facts (``report.compare.facts``); the transcript stays in the
+file until a case page asks for it, found again by the byte offset of its line. The index is rebuilt when the
+file changes (a run still going), never per request.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from bench_plugin.report.compare.facts import CaseFacts, facts_of
+from bench_plugin.report.dashboard.page import render_suite
+from bench_plugin.report.summary import summarize
+from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.store import parse_record_data
+from bench_plugin.view.runs import RunSource
+
+SEARCHED_CHARS = 20_000
+"""Of a case's prompt and output, how much the free-text filter searches (a long transcript is cut there)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRow:
+    """What the run page lists and filters of one case; ``number`` is its id in URLs (its place in the file)."""
+
+    number: int
+    nodeid: str
+    suite: str
+    task: str
+    model: str
+    label: str
+    run: int
+    status: str
+    reason: str
+    tags: tuple[str, ...]
+    composite: float | None
+    components: Mapping[str, float | None]
+    cost_usd: float | None
+    tokens: int | None
+    latency_s: float | None
+    text: str
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class _Line:
+    number: int
+    offset: int
+    length: int
+    data: dict[str, Any]
+
+
+class RunIndex:
+    """The rows, report records and facts of one run, and its whole records on demand.
+
+    Args:
+        source: the run.
+    """
+
+    def __init__(self, source: RunSource) -> None:
+        self.source = source
+        data = source.results.read_bytes()
+        self.stamp = _stamp(source.results)
+        lines, self.skipped = _case_lines(data, source.results)
+        self.rows: list[CaseRow] = []
+        self.records: list[CaseRecord] = []
+        self.facts: list[CaseFacts] = []
+        for number, line in enumerate(lines):
+            whole = CaseRecord.from_dict(line.data)
+            self.rows.append(_row(number, whole, line))
+            self.records.append(CaseRecord.for_reports(line.data))
+            self.facts.append(facts_of(whole))
+        self.by_nodeid = {row.nodeid: row.number for row in self.rows}
+
+    def record(self, number: int) -> CaseRecord:
+        """The whole record of case ``number``, read from the file now.
+
+        Raises:
+            LookupError: no such case, or its line changed since the index was built.
+        """
+        row = self.rows[number]
+        with self.source.results.open("rb") as file:
+            file.seek(row.offset)
+            line = file.read(row.length).decode("utf-8", "replace")
+        try:
+            data = parse_record_data(line, self.source.results, number + 1, last=False)
+        except ValueError as exc:
+            raise LookupError(f"the record of {row.nodeid} changed since it was read: reload the page") from exc
+        if data is None or data.get("nodeid") != row.nodeid:
+            raise LookupError(f"the record of {row.nodeid} moved since it was read: reload the page")
+        return CaseRecord.from_dict(data)
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """What ``report.summary.summarize`` says of the run (the leaderboard's intervals), computed once."""
+        return summarize(self.records)
+
+    @cached_property
+    def charts(self) -> list[str]:
+        """Each suite's dashboard block (leaderboard with intervals and the charts), drawn once."""
+        by_suite: dict[tuple[str, str], list[CaseRecord]] = {}
+        for record in self.records:
+            by_suite.setdefault((record.suite, record.path), []).append(record)
+        return [render_suite(index, suite, by_suite.get((str(suite.get("suite")), str(suite.get("path"))), []))
+                for index, suite in enumerate(self.summary.get("suites") or [])]
+
+    @cached_property
+    def overview(self) -> dict[str, Any]:
+        """The runs page's row: when, suites, models, cases, mean, pass rate, cost, tokens, duration."""
+        totals = self.summary.get("totals") or {}
+        scored = int(totals.get("passed") or 0) + int(totals.get("failed") or 0)
+        costs = [row.cost_usd for row in self.rows if row.cost_usd is not None]
+        tokens = [row.tokens for row in self.rows if row.tokens is not None]
+        return {
+            "started": min((r.started_at for r in self.records if r.started_at), default=None),
+            "suites": list(dict.fromkeys(row.suite for row in self.rows)),
+            "models": self.models,
+            "cases": len(self.rows),
+            "mean": totals.get("mean_composite"),
+            "pass_rate": int(totals.get("passed") or 0) / scored if scored else None,
+            "cost_usd": math.fsum(costs) if costs else None,
+            "tokens": sum(tokens) if tokens else None,
+            "duration_s": _duration(self.records),
+        }
+
+    @cached_property
+    def models(self) -> list[str]:
+        """The run's models, in the order first seen."""
+        return list(dict.fromkeys(row.model for row in self.rows))
+
+    @cached_property
+    def components(self) -> list[str]:
+        """Every component name of the run's cases, in the order first seen."""
+        return list(dict.fromkeys(name for row in self.rows for name in row.components))
+
+    def choices(self, field: str) -> list[str]:
+        """The distinct values of a row field (``suite``, ``model``, ``task``, ``status``), for the filters."""
+        return list(dict.fromkeys(str(getattr(row, field)) for row in self.rows))
+
+    @cached_property
+    def tags(self) -> list[str]:
+        """Every tag of the run's cases, in the order first seen."""
+        return list(dict.fromkeys(tag for row in self.rows for tag in row.tags))
+
+
+class RunIndexes:
+    """Each served run's index, built the first time it is asked for and again when its file changes."""
+
+    def __init__(self, sources: Sequence[RunSource]) -> None:
+        self.sources = {source.id: source for source in sources}
+        self._built: dict[str, RunIndex] = {}
+        self._lock = threading.Lock()  # the server answers requests in threads: one build per run
+
+    def get(self, run_id: str) -> RunIndex | None:
+        """The run's index; None for an id that names no run served."""
+        source = self.sources.get(run_id)
+        if source is None:
+            return None
+        with self._lock:
+            index = self._built.get(run_id)
+            if index is None or index.stamp != _stamp(source.results):
+                index = self._built[run_id] = RunIndex(source)
+        return index
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns
+
+
+def _case_lines(data: bytes, path: Path) -> tuple[list[_Line], list[str]]:
+    """The case records of a results file (the newest line of each case, in file order), and what was left out.
+
+    Left out: ``path:line: why`` of each line that is not a case record this version reads (``record_problem``);
+    a torn last line (no newline yet) is not read at all.
+    """
+    newest: dict[str, _Line] = {}
+    skipped: list[str] = []
+    offset, number = 0, 0
+    while (end := data.find(b"\n", offset)) >= 0:
+        number += 1
+        text = data[offset:end].decode("utf-8", "replace")
+        try:
+            line = _line(text, path, number, (offset, end - offset))
+        except ValueError as exc:
+            skipped.append(str(exc))
+        else:
+            if line is not None:
+                newest.pop(line.data["nodeid"], None)  # the newest line of a case is its record, placed last
+                newest[line.data["nodeid"]] = line
+        offset = end + 1
+    return list(newest.values()), skipped
+
+
+def _line(text: str, path: Path, number: int, place: tuple[int, int]) -> _Line | None:
+    """One line as a case record (None for a blank line); ``place``: its offset and length in bytes.
+
+    Raises:
+        ValueError: not a case record this version reads (``path:line: why``).
+    """
+    if not text.strip():
+        return None
+    record = parse_record_data(text, path, number, last=False)
+    assert record is not None  # last=False: a line that is not JSON raises
+    try:
+        CaseRecord.from_dict(record)
+    except TypeError as exc:
+        raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
+    return _Line(number, *place, record)
+
+
+def _row(number: int, record: CaseRecord, line: _Line) -> CaseRow:
+    facts = facts_of(record)
+    return CaseRow(
+        number=number, nodeid=record.nodeid, suite=record.suite or record.path, task=record.task, model=record.model,
+        label=record.model_label, run=record.run, status=record.status, reason=record.reason,
+        tags=tuple(record.tags), composite=record.composite,
+        components={name: _number(c.get("value")) for name, c in record.components.items()},
+        cost_usd=facts.cost_usd, tokens=facts.tokens, latency_s=record.latency_s,
+        text=searched_text(record), offset=line.offset, length=line.length,
+    )
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def searched_text(record: CaseRecord) -> str:
+    """The prompt's and the output's text, lowercased and bounded, for the free-text filter."""
+    # the transcript holds the messages sent and every answer; a record without one has its messages
+    parts = [text_of(message.get("content")) for message in record.transcript or record.messages]
+    parts.append(record.response or "")
+    return "\n".join(parts)[:SEARCHED_CHARS].casefold()
+
+
+def text_of(content: Any) -> str:
+    """A message's text: the content itself, or its text parts joined (an image part has none)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return ""
+
+
+def _duration(records: Sequence[CaseRecord]) -> float | None:
+    """The cases' summed duration in seconds (None when none says)."""
+    durations = [r.duration_s for r in records if r.duration_s is not None]
+    return math.fsum(durations) if durations else None

@@ -1,0 +1,74 @@
+"""``bench view --static DIR``: the pages written as files that link to each other, for a CI artifact.
+
+The same pages as the server's (``site.py``), written under the same paths: the runs, each run's pages of cases
+and charts, every case, each pair of models of a run compared, each run against the one before it, and the two
+outputs of every case those comparisons list. Filters and sorting need the server; image files are not copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import combinations, pairwise
+from pathlib import Path
+
+from bench_plugin.results.store import write_atomically
+from bench_plugin.view.comparison import compare_models, compare_runs
+from bench_plugin.view.query import PAGE_SIZE
+from bench_plugin.view.site import Site
+
+
+def write_static(site: Site, folder: Path) -> int:
+    """Write every page of ``site`` (made with ``static=True``) under ``folder``; the number of pages written.
+
+    Raises:
+        OSError: a page cannot be written.
+    """
+    written = 0
+    for path in _paths(site):
+        response = site.respond(path)
+        if response.status == 200:
+            write_atomically(folder / path, response.body.decode("utf-8"))
+            written += 1
+    return written
+
+
+def _paths(site: Site) -> Iterator[str]:
+    yield "index.html"
+    sources = list(site.indexes.sources.values())
+    for source in sources:
+        yield from _run_paths(site, source.id)
+    for before, after in pairwise(sources):
+        yield f"compare/{before.id}/{after.id}.html"
+        yield from _diff_paths(site, before.id, after.id)
+
+
+def _run_paths(site: Site, run_id: str) -> Iterator[str]:
+    index = site.indexes.get(run_id)
+    assert index is not None
+    yield f"run/{run_id}/index.html"
+    yield f"run/{run_id}/charts.html"
+    yield from (f"run/{run_id}/page-{page}.html" for page in range(2, -(-len(index.rows) // PAGE_SIZE) + 1))
+    yield from (f"run/{run_id}/case/{row.number}.html" for row in index.rows)
+    for (first, one), (second, other) in combinations(enumerate(index.models), 2):
+        yield f"run/{run_id}/models/{first}/{second}.html"
+        comparison = compare_models(index, one, other, site.settings)
+        yield from (f"diff/{run_id}/{a}/{run_id}/{b}.html" for a, b in _listed(comparison))
+
+
+def _diff_paths(site: Site, before: str, after: str) -> Iterator[str]:
+    baseline, current = site.indexes.get(before), site.indexes.get(after)
+    assert baseline is not None and current is not None
+    comparison = compare_runs(baseline, current, site.settings)
+    yield from (f"diff/{before}/{a}/{after}/{b}.html" for a, b in _listed(comparison))
+
+
+def _listed(comparison: object) -> set[tuple[int, int]]:
+    """The case pairs a compare page links to: its changed cases and its lists'."""
+    changes = getattr(comparison, "changes", [])
+    numbers = getattr(comparison, "numbers", {})
+    listed = {(change.baseline_number, change.current_number) for change in changes}
+    data = getattr(comparison, "data", None) or {}
+    for row in data.get("comparisons", []):
+        listed |= {numbers[item["nodeid"]] for items in row["lists"].values() for item in items
+                   if item["nodeid"] in numbers}
+    return listed
