@@ -34,7 +34,9 @@ class RunSource:
 
 
 def find_runs(paths: Iterable[str], output: Path) -> list[RunSource]:
-    """The runs ``paths`` name, each once, in the order given (an output folder's own results first).
+    """The runs ``paths`` name, each once, in the order given.
+
+    An output folder gives its own results, then its named runs, oldest first.
 
     Raises:
         ValueError: a path names no results file, output folder or named run (the message says which).
@@ -46,11 +48,16 @@ def find_runs(paths: Iterable[str], output: Path) -> list[RunSource]:
     return [RunSource(str(number), name, results) for number, (results, name) in enumerate(found.items(), start=1)]
 
 
+def _written(path: Path) -> int:
+    return path.stat().st_mtime_ns
+
+
 def _results_of(text: str, output: Path) -> list[tuple[Path, str]]:
     """The results files one path names, with the name each is shown by."""
     path = Path(text)
-    named = sorted((path / RUNS_FOLDER).glob(f"*/{RESULTS}")) if path.is_dir() else []
-    runs = [(results, results.parent.name) for results in named if results.is_file()]
+    named = [found for found in (path / RUNS_FOLDER).glob(f"*/{RESULTS}") if found.is_file()] if path.is_dir() else []
+    # oldest first (its results last written first): next to each other, a run and the one after it
+    runs = [(results, results.parent.name) for results in sorted(named, key=lambda found: (_written(found), found))]
     if path.is_dir() and not (path / RESULTS).is_file() and runs:
         return runs
     own = locate_side(text, output)

@@ -1,0 +1,216 @@
+"""bench view over HTTP: routes, values from the records, filters and sorting, escaping, confinement, --static."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urljoin
+
+import httpx
+import pytest
+
+from bench_plugin.cli import main
+from bench_plugin.view.query import CaseQuery
+from tests.view_runs import HOSTILE, IMAGE, LINK, QUOTES, SCRIPT, TASKS, png, serving, write_runs
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    root = tmp_path_factory.mktemp("view")
+    write_runs(root)
+    with serving(root) as url:
+        yield url, root
+
+
+@pytest.fixture
+def client(served: tuple[str, Path]) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=served[0], follow_redirects=False) as http:
+        yield http
+
+
+class Markup(HTMLParser):
+    """Every tag, attribute and script of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self.scripts += tag == "script"
+
+
+def markup(page: str) -> Markup:
+    parser = Markup()
+    parser.feed(page)
+    return parser
+
+
+def links(page: str) -> list[str]:
+    return [str(attrs["href"]) for tag, attrs in markup(page).tags if tag == "a" and attrs.get("href")]
+
+
+PAGES = ["/", "/run/1/index.html", "/run/2/", "/run/1/charts.html", "/run/2/case/2.html", "/run/2/case/3.html",
+         "/run/1/models/0/1.html", "/compare/1/2.html", "/diff/1/3/2/3.html", "/run/2/index.html?text=town"]
+
+
+def assert_inert(page: str) -> None:
+    """Hostile text is in the page only as text: no markup of its own, no handler, no script link, nothing fetched."""
+    assert SCRIPT not in page and IMAGE not in page and QUOTES not in page
+    found = markup(page)
+    assert found.scripts == 1  # the page's own
+    assert not any(name.startswith("on") for _, attrs in found.tags for name in attrs)
+    assert not any(value and value.strip().lower().startswith("javascript:")
+                   for _, attrs in found.tags for value in attrs.values())
+    assert not re.search(r"(src|href|action)=\"(https?:)?//", page)  # nothing from outside the machine
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_shows_hostile_text_as_text(client: httpx.Client, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 200
+    assert_inert(response.text)
+
+
+def test_pages_carry_a_strict_policy_and_no_caching(client: httpx.Client) -> None:
+    response = client.get("/run/1/index.html")
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'sha256-" in policy and "unsafe-inline" not in policy
+    assert "frame-ancestors 'none'" in policy and "img-src 'self'" in policy
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["cache-control"] == "no-store"
+    assert response.headers["server"] == "bench-view"
+
+
+@pytest.mark.parametrize("path", [
+    "/run/1/../../../etc/passwd", "/run/1/%2e%2e/%2e%2e/etc/passwd", "/run/3/index.html", "/run/1/case/99.html",
+    "/run/1/case/-1.html", "/run/1/case/..%2f..%2fresults.jsonl", "/results.jsonl", "/run/1/results.jsonl",
+    "/bench-results/runs/before/results.jsonl", "/run/2/image/3/7", "/run/1/models/0/5.html", "/etc/passwd",
+    "//etc/passwd", "/run/1/case/0.html/../../../../results.jsonl", "/diff/1/0/9/0.html",
+])
+def test_paths_that_name_nothing_served_are_404(client: httpx.Client, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 404
+    assert "root:" not in response.text and "nodeid" not in response.text
+
+
+def test_a_request_for_another_host_is_refused(client: httpx.Client) -> None:
+    assert client.get("/", headers={"Host": "attacker.example"}).status_code == 421
+    assert client.get("/", headers={"Host": "localhost"}).status_code == 200
+
+
+def test_the_runs_page_lists_each_run_with_its_figures(client: httpx.Client) -> None:
+    page = client.get("/").text
+    assert 'href="run/1/index.html">before</a>' in page and 'href="run/2/index.html">after</a>' in page
+    assert page.count("<td>12</td>") == 2  # cases
+    assert "1 line(s) of its results are not case records" in page  # the {not a record} line, left out, said
+    assert 'href="compare/1/2.html"' in page
+
+
+def test_the_run_page_shows_the_leaderboard_and_every_case(client: httpx.Client) -> None:
+    page = client.get("/run/2/index.html").text
+    assert 'data-matched="12"' in page
+    assert page.count('<tr data-case="') == 12
+    leaderboard = re.search(r'<table class="leaderboard">(.*?)</table>', page, re.S)
+    assert leaderboard is not None
+    rows = re.findall(r"<tr><td class=\"l\">(.*?)</td><td>6</td><td>([\d.]+)</td>\s*<td>(\[[\d., ]+\])</td>",
+                      leaderboard.group(1))
+    # good: (0.9 * 5 + 0.25) / 6; bad in "after": (0.8 * 3 + 0.2 * 3) / 6, each with its interval
+    assert [(score, bool(interval)) for _, score, interval in rows] == [("0.792", True), ("0.500", True)]
+    assert 'href="models/0/1.html"' in page
+
+
+def test_filters_select_the_cases_the_records_say(client: httpx.Client) -> None:
+    failed = client.get("/run/2/index.html", params={"status": "failed", "model": "bad"}).text
+    assert 'data-matched="3"' in failed
+    assert client.get("/run/2/index.html", params={"tag": "city=1"}).text.count('<tr data-case="') == 6
+    assert 'data-matched="2"' in client.get("/run/2/index.html", params={"task": TASKS[0]}).text
+    below = client.get("/run/2/index.html", params={"component": "C", "below": "0.5"}).text
+    assert 'data-matched="4"' in below  # bad fails tasks 3-5, good task 5
+    assert 'data-matched="6"' in client.get("/run/2/index.html", params={"text": "THE CAPITAL IS"}).text
+    assert 'data-matched="0"' in client.get("/run/2/index.html", params={"text": "nowhere"}).text
+
+
+def test_sorting_by_a_column_orders_the_rows(client: httpx.Client) -> None:
+    page = client.get("/run/2/index.html", params={"sort": "latency", "order": "desc"}).text
+    numbers = [int(n) for n in re.findall(r'<tr data-case="(\d+)"', page)]
+    assert numbers[:2] in ([10, 11], [11, 10]) and set(numbers[-2:]) == {0, 1}
+
+
+def test_the_case_page_shows_the_record(client: httpx.Client) -> None:
+    page = client.get("/run/2/case/3.html").text  # task 1, model bad, in "after"
+    assert "The capital is Town1 (after)" in page
+    assert "Rating: &lt;script&gt;" in page
+    assert 'data-field="status">passed' in page and 'data-field="composite">0.800' in page
+    assert "$0.0020" in page and "11 in, 5 out" in page
+    assert 'src="../image/3/0"' in page  # the file in the run's folder
+    assert "../../../outside.png" in page and 'src="../image/3/1"' not in page  # named, not served
+    assert "(not fetched)" in page and 'src="javascript' not in page
+
+
+def test_an_image_is_served_only_from_inside_the_served_folders(client: httpx.Client) -> None:
+    image = client.get("/run/2/image/3/0")
+    assert image.status_code == 200 and image.headers["content-type"] == "image/png" and image.content == png()
+    assert client.get("/run/2/image/3/1").status_code == 404  # outside every served folder
+    assert client.get("/run/2/image/3/2").status_code == 404  # a URL: never fetched
+
+
+def test_comparing_two_runs_lists_the_fixed_case_with_a_diff(client: httpx.Client) -> None:
+    response = client.get("/compare.html", params={"baseline": "1", "current": "2"})
+    assert response.status_code == 303 and response.headers["location"] == "compare/1/2.html"
+    page = client.get("/compare/1/2.html").text
+    assert 'data-list="fixed"' in page and 'data-list="newly_failing"' not in page
+    fixed = re.search(r'data-list="fixed">(.*?)</ul>', page, re.S)
+    assert fixed is not None and "capital-2[bad-run1]" in fixed.group(1)
+    assert "0.2000 → 0.8000" in page  # the task's mean on both sides
+    diff = next(link for link in links(page) if link.startswith("../../diff/"))
+    shown = client.get(urljoin("/compare/1/2.html", diff)).text
+    assert '<span class="remove">-The capital is Town' in shown and '<span class="add">+The capital is Town' in shown
+
+
+def test_comparing_two_models_of_a_run_pairs_their_cases(client: httpx.Client) -> None:
+    page = client.get("/run/1/models/0/1.html").text
+    assert "12 cases compared" not in page and "6 cases compared" in page
+    failing = re.search(r'data-list="newly_failing">(.*?)</ul>', page, re.S)
+    assert failing is not None and failing.group(1).count("<li>") == 3  # bad fails tasks 2-4, which good passes
+    assert 'data-list="fixed"' not in page  # good fails task 5 too
+
+
+def test_query_parameters_round_trip() -> None:
+    query = CaseQuery.parse({"model": ["a&b"], "at_least": ["0.5"], "below": ["nan"], "order": ["desc"],
+                             "page": ["x"], "text": ["q" * 900]})
+    assert query.model == "a&b" and query.at_least == 0.5 and query.below is None and query.descending
+    assert query.page == 1 and len(query.text) == 500
+    assert CaseQuery.parse({key: [value] for key, value in
+                            (pair.split("=") for pair in query.params(page=3)[1:].split("&"))}).page == 3
+
+
+def test_static_pages_link_to_each_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_runs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["view", "--static", "site"]) == 0
+    site = tmp_path / "site"
+    pages = sorted(path.relative_to(site).as_posix() for path in site.rglob("*.html"))
+    assert {"index.html", "run/1/index.html", "run/2/case/11.html", "run/1/models/0/1.html",
+            "compare/1/2.html"} <= set(pages)
+    for name in pages:
+        page = (site / name).read_text(encoding="utf-8")
+        assert_inert(page)
+        assert 'http-equiv="Content-Security-Policy"' in page
+        for link in links(page):
+            target = (site / name).parent / link.split("?")[0]
+            assert target.resolve().is_file(), f"{name} links to {link}"
+
+
+def test_bench_view_says_what_it_cannot_find(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["view", "--no-open", "nowhere"]) == 2
+    assert "nowhere: no such results file or folder" in capsys.readouterr().err
+
+
+def test_hostile_text_constant_covers_every_probe() -> None:
+    assert all(probe in HOSTILE for probe in (SCRIPT, IMAGE, QUOTES, LINK))
