@@ -10,10 +10,10 @@ from urllib.parse import urljoin
 
 import httpx
 import pytest
+from view_runs import HOSTILE, IMAGE, LINK, QUOTES, SCRIPT, TASKS, png, serving, write_runs
 
 from bench_plugin.cli import main
 from bench_plugin.view.query import CaseQuery
-from tests.view_runs import HOSTILE, IMAGE, LINK, QUOTES, SCRIPT, TASKS, png, serving, write_runs
 
 
 @pytest.fixture(scope="module")
