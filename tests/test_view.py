@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,7 +14,10 @@ import pytest
 from view_runs import HOSTILE, IMAGE, LINK, QUOTES, SCRIPT, TASKS, png, serving, write_runs
 
 from bench_plugin.cli import main
+from bench_plugin.view import index as index_module
 from bench_plugin.view.query import CaseQuery
+from bench_plugin.view.runs import find_runs
+from bench_plugin.view.site import Site
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +125,27 @@ def test_the_run_page_shows_the_leaderboard_and_every_case(client: httpx.Client)
     # good: (0.9 * 5 + 0.25) / 6; bad in "after": (0.8 * 3 + 0.2 * 3) / 6, each with its interval
     assert [(score, bool(interval)) for _, score, interval in rows] == [("0.792", True), ("0.500", True)]
     assert 'href="models/0/1.html"' in page
+
+
+def test_a_run_page_lists_the_cases_while_its_statistics_are_computed(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    write_runs(tmp_path)
+    release = threading.Event()
+
+    def slow_summary(records: object) -> dict[str, object]:
+        release.wait(30)
+        return {"totals": {}, "suites": []}
+
+    monkeypatch.setattr(index_module, "summarize", slow_summary)
+    site = Site(find_runs([str(tmp_path / "bench-results")], tmp_path / "bench-results"), tmp_path)
+    try:
+        page = site.respond("run/1/index.html").body.decode()
+        assert 'data-computing="1"' in page and page.count('<tr data-case="') == 12
+    finally:
+        release.set()
+    index = site.indexes.get("1")
+    assert index is not None and index.summary == {"totals": {}, "suites": []}
+    assert 'data-computing="1"' not in site.respond("run/1/index.html").body.decode()
 
 
 def test_filters_select_the_cases_the_records_say(client: httpx.Client) -> None:

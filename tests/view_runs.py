@@ -105,6 +105,7 @@ def serving(root: Path) -> Iterator[str]:
     import threading
 
     site = Site(find_runs([str(root / "bench-results")], root / "bench-results"), root)
+    site.warm()  # the statistics computed before any page is asked for (the server starts them in the background)
     server = ViewServer(site)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

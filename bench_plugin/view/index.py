@@ -9,6 +9,7 @@ file changes (a run still going), never per request.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ from typing import Any
 from bench_plugin.report.compare.facts import CaseFacts, facts_of
 from bench_plugin.report.dashboard.page import render_suite
 from bench_plugin.report.summary import summarize
-from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.record import FAILED, PASSED, CaseRecord
 from bench_plugin.results.store import parse_record_data
 from bench_plugin.view.runs import RunSource
 
@@ -53,11 +54,12 @@ class CaseRow:
 
 
 @dataclass(frozen=True)
-class _Line:
-    number: int
-    offset: int
-    length: int
-    data: dict[str, Any]
+class _Case:
+    """What the index keeps of one line: its row (numbered once every line is read), report record and facts."""
+
+    row: CaseRow
+    record: CaseRecord
+    facts: CaseFacts
 
 
 class RunIndex:
@@ -69,18 +71,14 @@ class RunIndex:
 
     def __init__(self, source: RunSource) -> None:
         self.source = source
-        data = source.results.read_bytes()
         self.stamp = _stamp(source.results)
-        lines, self.skipped = _case_lines(data, source.results)
-        self.rows: list[CaseRow] = []
-        self.records: list[CaseRecord] = []
-        self.facts: list[CaseFacts] = []
-        for number, line in enumerate(lines):
-            whole = CaseRecord.from_dict(line.data)
-            self.rows.append(_row(number, whole, line))
-            self.records.append(CaseRecord.for_reports(line.data))
-            self.facts.append(facts_of(whole))
+        cases, self.skipped = _read_cases(source.results.read_bytes(), source.results)
+        self.rows = [dataclasses.replace(case.row, number=number) for number, case in enumerate(cases)]
+        self.records = [case.record for case in cases]
+        self.facts = [case.facts for case in cases]
         self.by_nodeid = {row.nodeid: row.number for row in self.rows}
+        self._summary: dict[str, Any] | None = None
+        self._summary_lock = threading.Lock()
 
     def record(self, number: int) -> CaseRecord:
         """The whole record of case ``number``, read from the file now.
@@ -100,10 +98,23 @@ class RunIndex:
             raise LookupError(f"the record of {row.nodeid} moved since it was read: reload the page")
         return CaseRecord.from_dict(data)
 
-    @cached_property
+    @property
     def summary(self) -> dict[str, Any]:
         """What ``report.summary.summarize`` says of the run (the leaderboard's intervals), computed once."""
-        return summarize(self.records)
+        with self._summary_lock:
+            if self._summary is None:
+                self._summary = summarize(self.records)
+            return self._summary
+
+    def summary_if_ready(self) -> dict[str, Any] | None:
+        """The run's statistics when computed; None while they are, started in the background if not yet.
+
+        A 10,000-case run's intervals and comparisons take seconds: its run page lists and filters the cases
+        meanwhile.
+        """
+        if self._summary is None and not self._summary_lock.locked():
+            threading.Thread(target=lambda: self.summary, name="bench-view-statistics", daemon=True).start()
+        return self._summary
 
     @cached_property
     def charts(self) -> list[str]:
@@ -116,9 +127,12 @@ class RunIndex:
 
     @cached_property
     def overview(self) -> dict[str, Any]:
-        """The runs page's row: when, suites, models, cases, mean, pass rate, cost, tokens, duration."""
-        totals = self.summary.get("totals") or {}
-        scored = int(totals.get("passed") or 0) + int(totals.get("failed") or 0)
+        """The runs page's row: when, suites, models, cases, mean, pass rate, cost, tokens, duration.
+
+        Counted from the rows, so the runs page does not wait for every run's statistics.
+        """
+        scored = [row for row in self.rows if row.status in (PASSED, FAILED)]
+        composites = [row.composite for row in scored if row.composite is not None]
         costs = [row.cost_usd for row in self.rows if row.cost_usd is not None]
         tokens = [row.tokens for row in self.rows if row.tokens is not None]
         return {
@@ -126,8 +140,8 @@ class RunIndex:
             "suites": list(dict.fromkeys(row.suite for row in self.rows)),
             "models": self.models,
             "cases": len(self.rows),
-            "mean": totals.get("mean_composite"),
-            "pass_rate": int(totals.get("passed") or 0) / scored if scored else None,
+            "mean": math.fsum(composites) / len(composites) if composites else None,
+            "pass_rate": sum(row.status == PASSED for row in scored) / len(scored) if scored else None,
             "cost_usd": math.fsum(costs) if costs else None,
             "tokens": sum(tokens) if tokens else None,
             "duration_s": _duration(self.records),
@@ -178,56 +192,57 @@ def _stamp(path: Path) -> tuple[int, int]:
     return status.st_size, status.st_mtime_ns
 
 
-def _case_lines(data: bytes, path: Path) -> tuple[list[_Line], list[str]]:
-    """The case records of a results file (the newest line of each case, in file order), and what was left out.
+def _read_cases(data: bytes, path: Path) -> tuple[list[_Case], list[str]]:
+    """The cases of a results file (the newest line of each case, placed where it is), and what was left out.
 
     Left out: ``path:line: why`` of each line that is not a case record this version reads (``record_problem``);
-    a torn last line (no newline yet) is not read at all.
+    a torn last line (no newline yet) is not read at all. Each line's whole data is let go once it is indexed.
     """
-    newest: dict[str, _Line] = {}
+    newest: dict[str, _Case] = {}
     skipped: list[str] = []
     offset, number = 0, 0
     while (end := data.find(b"\n", offset)) >= 0:
         number += 1
         text = data[offset:end].decode("utf-8", "replace")
         try:
-            line = _line(text, path, number, (offset, end - offset))
+            case = _case(text, path, number, (offset, end - offset))
         except ValueError as exc:
             skipped.append(str(exc))
         else:
-            if line is not None:
-                newest.pop(line.data["nodeid"], None)  # the newest line of a case is its record, placed last
-                newest[line.data["nodeid"]] = line
+            if case is not None:
+                newest.pop(case.row.nodeid, None)  # the newest line of a case is its record, placed last
+                newest[case.row.nodeid] = case
         offset = end + 1
     return list(newest.values()), skipped
 
 
-def _line(text: str, path: Path, number: int, place: tuple[int, int]) -> _Line | None:
-    """One line as a case record (None for a blank line); ``place``: its offset and length in bytes.
+def _case(text: str, path: Path, number: int, place: tuple[int, int]) -> _Case | None:
+    """One line indexed (None for a blank line); ``place``: its offset and length in bytes.
 
     Raises:
         ValueError: not a case record this version reads (``path:line: why``).
     """
     if not text.strip():
         return None
-    record = parse_record_data(text, path, number, last=False)
-    assert record is not None  # last=False: a line that is not JSON raises
+    data = parse_record_data(text, path, number, last=False)
+    assert data is not None  # last=False: a line that is not JSON raises
     try:
-        CaseRecord.from_dict(record)
+        whole = CaseRecord.from_dict(data)
+        kept = CaseRecord.for_reports(data)
     except TypeError as exc:
         raise ValueError(f"{path}:{number}: incomplete case record: {exc}") from exc
-    return _Line(number, *place, record)
+    facts = facts_of(whole)
+    return _Case(_row(whole, facts, place), kept, facts)
 
 
-def _row(number: int, record: CaseRecord, line: _Line) -> CaseRow:
-    facts = facts_of(record)
+def _row(record: CaseRecord, facts: CaseFacts, place: tuple[int, int]) -> CaseRow:
     return CaseRow(
-        number=number, nodeid=record.nodeid, suite=record.suite or record.path, task=record.task, model=record.model,
+        number=-1, nodeid=record.nodeid, suite=record.suite or record.path, task=record.task, model=record.model,
         label=record.model_label, run=record.run, status=record.status, reason=record.reason,
         tags=tuple(record.tags), composite=record.composite,
         components={name: _number(c.get("value")) for name, c in record.components.items()},
         cost_usd=facts.cost_usd, tokens=facts.tokens, latency_s=record.latency_s,
-        text=searched_text(record), offset=line.offset, length=line.length,
+        text=searched_text(record), offset=place[0], length=place[1],
     )
 
 

@@ -90,6 +90,7 @@ def serve_view(site: Site, *, host: str = LOOPBACK, port: int = 0, open_browser:
         OSError: the address cannot be listened on (a port in use).
     """
     server = ViewServer(site, host, port)
+    threading.Thread(target=site.warm, name="bench-view-index", daemon=True).start()  # pages wait for it, not start-up
     announce(f"bench view: serving {len(site.indexes.sources)} run(s) at {server.url} (Ctrl-C stops)")
     if open_browser:
         threading.Timer(0.2, webbrowser.open, args=(server.url,)).start()

@@ -81,6 +81,13 @@ class Site:
             (re.compile(rf"diff/{_NUMBER}/{_NUMBER}/{_NUMBER}/{_NUMBER}\.html"), self.diff_page),
         ]
 
+    def warm(self) -> None:
+        """Index every run and compute its statistics now (the server does it in the background at start)."""
+        for run_id in self.indexes.sources:
+            index = self.indexes.get(run_id)
+            if index is not None:
+                _ = index.summary
+
     def respond(self, path: str, query: str = "") -> Response:
         """The response to a GET of ``path`` (the URL's path, as sent: never decoded) with ``query``."""
         path = path.lstrip("/")
@@ -149,9 +156,11 @@ class Site:
             query = CaseQuery(page=int(page))
         selected = query.select(index.rows)
         rows, shown_page, pages = page_of(selected, query.page)
+        summary = index.summary if self.static else index.summary_if_ready()
         return Response(200, self._page(
             "run.html", depth, title=index.source.name, source=str(index.source.results), total=len(index.rows),
-            suites=index.summary.get("suites") or [], model_pairs=list(combinations(enumerate(index.models), 2)),
+            computing=summary is None, suites=(summary or {}).get("suites") or [],
+            model_pairs=list(combinations(enumerate(index.models), 2)),
             selects=[("suite", "Suite", index.choices("suite")), ("model", "Model", index.models),
                      ("status", "Status", index.choices("status")), ("tag", "Tag", index.tags)],
             tasks=index.choices("task")[:2000], components=index.components, query=query, rows=rows,
