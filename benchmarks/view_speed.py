@@ -141,7 +141,7 @@ def main() -> None:
         try:
             with httpx.Client(base_url=server.url, timeout=300) as client:
                 first = timed(1, lambda: client.get("run/1/index.html"))
-                print(line("first run page (statistics)", first))
+                print(line("first run page (its index)", first))
                 for name, path in REQUESTS.items():
                     print(line(name, timed(options.repeat, lambda path=path: client.get(path).raise_for_status())))
             paints = first_paints(server.url, ["run/1/index.html", REQUESTS["filter: free text"]], options.repeat)

@@ -38,11 +38,9 @@ def loads_bounded(text: str | bytes) -> Any:
         json.JSONDecodeError: not JSON (a torn line, a truncated body).
         BoundsError: JSON nested too deep, a number not finite or too large, a text too long.
     """
-    if isinstance(text, str) and len(text) <= MAX_TEXT_CHARS and not _nested_too_deep(text):
-        try:  # no decoded text is longer than the JSON text holding it
-            return json.loads(text, parse_int=_whole_within, parse_float=_number_within, parse_constant=_outside)
-        except (_Outside, RecursionError):
-            pass  # measured again below, to say where
+    plainly = _read_plainly(text)
+    if plainly is not _NOT_PLAINLY:
+        return plainly
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
@@ -70,6 +68,26 @@ def value_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
         if problem is not None:
             return f"{_path(where)}: {problem}" if where else problem
     return None
+
+
+_NOT_PLAINLY = object()
+
+
+def _read_plainly(text: str | bytes) -> Any:
+    """The value of a text plainly within every bound, read in one pass; ``_NOT_PLAINLY`` for any other text.
+
+    No decoded text is longer than the JSON text holding it; the nesting is measured on the text; the numbers are
+    checked as they are parsed.
+
+    Raises:
+        json.JSONDecodeError: not JSON.
+    """
+    if not isinstance(text, str) or len(text) > MAX_TEXT_CHARS or _nested_too_deep(text):
+        return _NOT_PLAINLY
+    try:
+        return json.loads(text, parse_int=_whole_within, parse_float=_number_within, parse_constant=_outside)
+    except (_Outside, RecursionError):
+        return _NOT_PLAINLY  # measured again by the walk, to say where
 
 
 class _Outside(Exception):

@@ -132,19 +132,16 @@ class RunIndex:
         Counted from the rows, so the runs page does not wait for every run's statistics.
         """
         scored = [row for row in self.rows if row.status in (PASSED, FAILED)]
-        composites = [row.composite for row in scored if row.composite is not None]
-        costs = [row.cost_usd for row in self.rows if row.cost_usd is not None]
-        tokens = [row.tokens for row in self.rows if row.tokens is not None]
         return {
-            "started": min((r.started_at for r in self.records if r.started_at), default=None),
-            "suites": list(dict.fromkeys(row.suite for row in self.rows)),
+            "started": min(filter(None, (r.started_at for r in self.records)), default=None),
+            "suites": self.choices("suite"),
             "models": self.models,
             "cases": len(self.rows),
-            "mean": math.fsum(composites) / len(composites) if composites else None,
-            "pass_rate": sum(row.status == PASSED for row in scored) / len(scored) if scored else None,
-            "cost_usd": math.fsum(costs) if costs else None,
-            "tokens": sum(tokens) if tokens else None,
-            "duration_s": _duration(self.records),
+            "mean": _mean([row.composite for row in scored]),
+            "pass_rate": _mean([float(row.status == PASSED) for row in scored]),
+            "cost_usd": _total([row.cost_usd for row in self.rows]),
+            "tokens": _total([row.tokens for row in self.rows]),
+            "duration_s": _total([r.duration_s for r in self.records]),
         }
 
     @cached_property
@@ -267,7 +264,15 @@ def text_of(content: Any) -> str:
     return ""
 
 
-def _duration(records: Sequence[CaseRecord]) -> float | None:
-    """The cases' summed duration in seconds (None when none says)."""
-    durations = [r.duration_s for r in records if r.duration_s is not None]
-    return math.fsum(durations) if durations else None
+def _mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the values known; None when none is."""
+    known = [value for value in values if value is not None]
+    return math.fsum(known) / len(known) if known else None
+
+
+def _total(values: Sequence[float | int | None]) -> Any:
+    """The sum of the values known (a count stays whole); None when none is."""
+    known = [value for value in values if value is not None]
+    if not known:
+        return None
+    return sum(known) if all(isinstance(value, int) for value in known) else math.fsum(known)
