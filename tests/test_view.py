@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Iterator
@@ -239,3 +240,68 @@ def test_bench_view_says_what_it_cannot_find(tmp_path: Path, monkeypatch: pytest
 
 def test_hostile_text_constant_covers_every_probe() -> None:
     assert all(probe in HOSTILE for probe in (SCRIPT, IMAGE, QUOTES, LINK))
+
+
+ODD_SHAPES: list[dict[str, object]] = [
+    {"agent": ["not", "a", "mapping"]},
+    {"agent": {"tool_calls": ["a string", 3, {"step": 1, "name": SCRIPT, "arguments": {"cmd": IMAGE}, "ok": False,
+                                              "output": {"out": QUOTES}, "error": [LINK]}],
+               "files": ["not", "a", "mapping"], "checks": SCRIPT, "budget": 7}},
+    {"agent": {"tool_calls": [{"step": 1, "name": "write_file", "arguments": {"path": "a.py"}, "ok": True,
+                               "output": "written"}],
+               "files": {"a.py": f"print('{SCRIPT}')", "b.bin": {"bytes": 3}}, "checks": {"tests": True},
+               "budget": {"steps": 1}}},
+    {"messages": [{"role": SCRIPT, "content": 42}, {"role": "user", "content": {"odd": IMAGE}},
+                  {"role": "user", "content": [SCRIPT, 5, {"type": "image", "file": ["x"], "media_type": 3}]}]},
+    {"turns": [{"index": SCRIPT, "phase": IMAGE, "answer": QUOTES}], "error": {"kind": SCRIPT, "nested": [IMAGE]}},
+    {"call_log": [{"purpose": SCRIPT, "error": {"message": IMAGE}, "cache": QUOTES}], "response": None},
+]
+
+
+@pytest.mark.parametrize("shape", ODD_SHAPES)
+def test_a_case_of_any_shape_the_record_allows_gets_its_page(tmp_path: Path, shape: dict[str, object]) -> None:
+    write_runs(tmp_path)
+    results = tmp_path / "bench-results" / "runs" / "after" / "results.jsonl"
+    line = json.loads(results.read_text(encoding="utf-8").splitlines()[0])
+    line.update(shape, nodeid="suites/qa.yaml::odd[bad-run1]")
+    with results.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(line) + "\n")
+    site = Site(find_runs([str(results)], tmp_path), tmp_path)
+    index = site.indexes.get("1")
+    assert index is not None and index.rows[-1].nodeid.endswith("odd[bad-run1]")
+    response = site.respond(f"run/1/case/{len(index.rows) - 1}.html")
+    assert response.status == 200
+    assert_inert(response.body.decode())
+
+
+def test_an_agents_steps_and_workspace_are_shown(tmp_path: Path) -> None:
+    test_a_case_of_any_shape_the_record_allows_gets_its_page(tmp_path, ODD_SHAPES[2])
+    site = Site(find_runs([str(tmp_path / "bench-results" / "runs" / "after")], tmp_path), tmp_path)
+    page = site.respond("run/1/case/12.html").body.decode()
+    assert "step 1 · write_file" in page and "<pre>written</pre>" in page
+    assert "<code>a.py</code>" in page and "print(&#39;&lt;script&gt;" in page and "&#34;tests&#34;: true" in page
+
+
+def test_lines_that_are_not_records_are_left_out_and_counted(tmp_path: Path) -> None:
+    write_runs(tmp_path)
+    results = tmp_path / "bench-results" / "runs" / "after" / "results.jsonl"
+    with results.open("a", encoding="utf-8") as file:
+        file.write('{"nodeid": "x", "run": NaN}\n' + "[" * 100 + "]" * 100 + "\n" + '{"nodeid": "torn"')
+    site = Site(find_runs([str(results)], tmp_path), tmp_path)
+    index = site.indexes.get("1")
+    assert index is not None and len(index.rows) == 12
+    assert len(index.skipped) == 3 and all(str(results) in why for why in index.skipped)
+
+
+@pytest.mark.parametrize(("host", "allowed"), [
+    ("127.0.0.1", True), ("localhost", True), ("LOCALHOST", True), ("[::1]", True), ("", False),
+    ("attacker.example", False), ("127.0.0.1.attacker.example", False), ("127.0.0.1:1", False),
+    ("127.0.0.1:notaport", False), ("[::1]:1", False),
+])
+def test_only_requests_addressed_to_this_server_are_answered(served: tuple[str, Path], host: str,
+                                                             allowed: bool) -> None:
+    port = served[0].rstrip("/").rsplit(":", 1)[1]
+    response = httpx.get(served[0], headers={"Host": host})
+    assert (response.status_code == 200) is allowed
+    if allowed:
+        assert httpx.get(served[0], headers={"Host": f"{host}:{port}"}).status_code == 200

@@ -38,6 +38,28 @@ class Message:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One tool call of an agent: its step, tool, arguments (as JSON), whether it worked, its output and error."""
+
+    step: str
+    name: str
+    arguments: str
+    failed: bool
+    output: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class AgentView:
+    """An agent's run: its steps, and its checks, budget (as JSON) and final workspace files (path -> text)."""
+
+    steps: list[Step]
+    checks: str | None
+    budget: str | None
+    files: dict[str, str]
+
+
+@dataclass(frozen=True)
 class CaseView:
     """A case page's content."""
 
@@ -46,6 +68,7 @@ class CaseView:
     transcript: list[Message]
     images: list[ImagePart]
     components: list[dict[str, Any]]
+    agent: AgentView | None
 
 
 def case_view(record: CaseRecord) -> CaseView:
@@ -54,7 +77,35 @@ def case_view(record: CaseRecord) -> CaseView:
     at = {image.where: image for image in images}
     return CaseView(record=record, sent=_messages(record.messages, "messages", at),
                     transcript=_messages(record.transcript, "transcript", at), images=images,
-                    components=[_component(c) for c in (record.scores or {}).get("components", [])])
+                    components=[_component(c) for c in (record.scores or {}).get("components", [])],
+                    agent=agent_view(record.agent))
+
+
+def agent_view(agent: Any) -> AgentView | None:
+    """An agent's record as its section shows it; parts of another shape are shown as JSON, never trusted."""
+    if not isinstance(agent, Mapping):
+        return None
+    calls = agent.get("tool_calls")
+    files = agent.get("files")
+    return AgentView(
+        steps=[_step(call) for call in calls] if isinstance(calls, list) else [],
+        checks=pretty(agent["checks"]) if agent.get("checks") else None,
+        budget=pretty(agent["budget"]) if agent.get("budget") else None,
+        files={str(path): _text(text) for path, text in files.items()} if isinstance(files, Mapping) else {},
+    )
+
+
+def _step(call: Any) -> Step:
+    if not isinstance(call, Mapping):
+        return Step("", "", pretty(call), False, None, None)
+    output, error = call.get("output"), call.get("error")
+    return Step(step=str(call.get("step", "")), name=str(call.get("name", "")), arguments=pretty(call.get("arguments")),
+                failed=call.get("ok") is False, output=None if output is None else _text(output),
+                error=None if not error else _text(error))
+
+
+def _text(value: Any) -> str:
+    return bounded(value) if isinstance(value, str) else pretty(value)
 
 
 def _messages(messages: Sequence[Mapping[str, Any]], field: str, at: Mapping[str, ImagePart]) -> list[Message]:

@@ -8,6 +8,7 @@ every page with its Content-Security-Policy and no caching.
 
 from __future__ import annotations
 
+import re
 import threading
 import webbrowser
 from collections.abc import Callable
@@ -39,12 +40,17 @@ class ViewServer(ThreadingHTTPServer):
         return f"http://{shown}:{port}/"
 
     def allows(self, host_header: str) -> bool:
-        """Whether a request's Host is this server: one of the loopback names, or the host it was told to use."""
-        name = host_header.rsplit(":", 1)[0] if not host_header.endswith("]") else host_header
-        port = host_header.rsplit(":", 1)[1] if ":" in host_header.replace("[::1]", "") else ""
-        if port and port != str(self.server_address[1]):
+        """Whether a request's Host is this server: a loopback name and its port (any name when told another host)."""
+        found = _HOST.fullmatch(host_header.strip().lower())
+        if found is None or (found["port"] and int(found["port"]) != self.server_address[1]):
             return False
-        return name in _LOCAL_NAMES or (self.host not in (LOOPBACK, "localhost") and name != "")
+        if found["name"] in _LOCAL_NAMES:
+            return True
+        # listening on another address, the names it is reached by are not known here (the user was warned)
+        return self.host not in (LOOPBACK, "localhost") and bool(found["name"])
+
+
+_HOST = re.compile(r"(?P<name>\[[0-9a-f:.]*\]|[^:\[\]]*)(?::(?P<port>\d{1,5}))?")
 
 
 class _Handler(BaseHTTPRequestHandler):

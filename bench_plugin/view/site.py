@@ -8,6 +8,7 @@ the pages written as files link to each other as the served ones do.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations, pairwise
@@ -67,6 +68,7 @@ class Site:
         self.base = base
         self.static = static
         self.settings = settings or CompareSettings()
+        self._gate_texts: weakref.WeakKeyDictionary[RunIndex, str] = weakref.WeakKeyDictionary()
         self._routes: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(r"(?:index\.html)?"), self.runs_page),
             (re.compile(r"compare\.html"), self.compare_form),
@@ -91,15 +93,18 @@ class Site:
     def respond(self, path: str, query: str = "") -> Response:
         """The response to a GET of ``path`` (the URL's path, as sent: never decoded) with ``query``."""
         path = path.lstrip("/")
-        params = parse_qs(query, max_num_fields=40)
-        for pattern, page in self._routes:
-            found = pattern.fullmatch(path)
-            if found:
-                try:
-                    return page(*found.groups(default=""), params=params, depth=path.count("/"))
-                except NotFound as exc:
-                    return self.missing(str(exc), path.count("/"))
-        return self.missing("No such page.", path.count("/"))
+        route = next(((page, found) for pattern, page in self._routes if (found := pattern.fullmatch(path))), None)
+        if route is None:
+            return self.missing("No such page.", path.count("/"))
+        page, found = route
+        try:
+            return page(*found.groups(default=""), params=parse_qs(query, max_num_fields=40), depth=path.count("/"))
+        except NotFound as exc:
+            return self.missing(str(exc), path.count("/"))
+        except ValueError:  # more query parameters than any page reads
+            return self.missing("Too many query parameters.", path.count("/"))
+        except OSError as exc:  # a results file removed or unreadable since it was found
+            return self.missing(f"A run's results cannot be read now: {exc.strerror or exc}.", path.count("/"))
 
     def missing(self, message: str, depth: int) -> Response:
         """The 404 page."""
@@ -128,6 +133,11 @@ class Site:
 
     def _gates(self, index: RunIndex) -> str:
         """The suites' quality gates over the run's records (suites inside the folder ``bench view`` runs in)."""
+        if index not in self._gate_texts:
+            self._gate_texts[index] = self._judge_gates(index)
+        return self._gate_texts[index]
+
+    def _judge_gates(self, index: RunIndex) -> str:
         base = self.base.resolve()
         inside = [r for r in index.records if (base / r.path).resolve().is_relative_to(base)]
         verdicts = judge_stored_results(inside, base).values()
