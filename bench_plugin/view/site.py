@@ -8,6 +8,7 @@ the pages written as files link to each other as the served ones do.
 from __future__ import annotations
 
 import re
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from bench_plugin.report.compare.verdicts import CompareSettings
 from bench_plugin.report.quality_gates.stored import judge_stored_results
 from bench_plugin.report.quality_gates.verdicts import BROKEN, HELD
 from bench_plugin.view.case import case_view, pretty
-from bench_plugin.view.comparison import compare_models, compare_runs, text_diff
+from bench_plugin.view.comparison import Comparison, compare_models, compare_runs, text_diff
 from bench_plugin.view.images import ImagePart, image_file, image_parts, image_roots
 from bench_plugin.view.index import RunIndex, RunIndexes
 from bench_plugin.view.pages import render
@@ -32,6 +33,8 @@ HTML = "text/html; charset=utf-8"
 COLUMNS = [("number", "#"), ("suite", "Suite"), ("task", "Task"), ("model", "Model"), ("run", "Run"),
            ("status", "Status"), ("score", "Score")]
 _TAIL = [("cost", "Cost"), ("tokens", "Tokens"), ("latency", "Latency (s)")]
+KEPT_COMPARISONS = 16
+"""Comparisons kept for the next request of their page (and for ``--static``, which links their cases)."""
 _NUMERIC = {"number", "run", "score", "cost", "tokens", "latency"}
 
 
@@ -69,6 +72,8 @@ class Site:
         self.static = static
         self.settings = settings or CompareSettings()
         self._gate_texts: weakref.WeakKeyDictionary[RunIndex, str] = weakref.WeakKeyDictionary()
+        self._comparisons: dict[tuple[Any, ...], Comparison] = {}
+        self._lock = threading.Lock()
         self._routes: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(r"(?:index\.html)?"), self.runs_page),
             (re.compile(r"compare\.html"), self.compare_form),
@@ -229,15 +234,32 @@ class Site:
         models = index.models
         if max(int(first), int(second)) >= len(models):
             raise NotFound(f"Run {run_id} has no such model.")
-        comparison = compare_models(index, models[int(first)], models[int(second)], self.settings)
-        return self._comparison(comparison, depth)
+        return self._comparison(self.models_compared(index, models[int(first)], models[int(second)]), depth)
 
     def compare_page(self, baseline: str, current: str, *, params: Any, depth: int) -> Response:
         """Two runs compared case by case."""
-        comparison = compare_runs(self._index(baseline), self._index(current), self.settings)
-        return self._comparison(comparison, depth)
+        return self._comparison(self.runs_compared(self._index(baseline), self._index(current)), depth)
 
-    def _comparison(self, comparison: Any, depth: int) -> Response:
+    def runs_compared(self, baseline: RunIndex, current: RunIndex) -> Comparison:
+        """Run ``current`` against run ``baseline`` (the last few comparisons are kept)."""
+        key = (baseline.source.id, baseline.stamp, current.source.id, current.stamp)
+        return self._remembered(key, lambda: compare_runs(baseline, current, self.settings))
+
+    def models_compared(self, index: RunIndex, first: str, second: str) -> Comparison:
+        """Model ``second`` against ``first`` in one run (the last few comparisons are kept)."""
+        key = (index.source.id, index.stamp, first, second)
+        return self._remembered(key, lambda: compare_models(index, first, second, self.settings))
+
+    def _remembered(self, key: tuple[Any, ...], compare: Callable[[], Comparison]) -> Comparison:
+        """A comparison made once for its indexes (a run's new index, after its file changed, makes it again)."""
+        with self._lock:
+            found = self._comparisons.pop(key, None) or compare()
+            self._comparisons[key] = found
+            while len(self._comparisons) > KEPT_COMPARISONS:
+                self._comparisons.pop(next(iter(self._comparisons)))
+        return found
+
+    def _comparison(self, comparison: Comparison, depth: int) -> Response:
         return Response(200, self._page(
             "compare.html", depth, title=comparison.title, c=comparison, score_pair=score_pair,
             score_change=score_change, rate_pair=rate_pair, rate_change=rate_change, p_value=p_value))

@@ -7,12 +7,12 @@ outputs of every case those comparisons list. Filters and sorting need the serve
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from itertools import combinations, pairwise
 from pathlib import Path
 
-from bench_plugin.results.store import write_atomically
-from bench_plugin.view.comparison import compare_models, compare_runs
+from bench_plugin.view.comparison import Comparison
 from bench_plugin.view.query import PAGE_SIZE
 from bench_plugin.view.site import Site
 
@@ -27,9 +27,21 @@ def write_static(site: Site, folder: Path) -> int:
     for path in _paths(site):
         response = site.respond(path)
         if response.status == 200:
-            write_atomically(folder / path, response.body.decode("utf-8"))
+            _write(folder / path, response.body)
             written += 1
     return written
+
+
+def _write(path: Path, body: bytes) -> None:
+    """One page, written beside its place and renamed into it: a link planted at its name is replaced, not followed.
+
+    Not synced to disk page by page (``write_atomically`` does, for results): 10,000 case pages took minutes so.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.unlink(missing_ok=True)
+    temporary.write_bytes(body)
+    os.replace(temporary, path)
 
 
 def _paths(site: Site) -> Iterator[str]:
@@ -51,24 +63,22 @@ def _run_paths(site: Site, run_id: str) -> Iterator[str]:
     yield from (f"run/{run_id}/case/{row.number}.html" for row in index.rows)
     for (first, one), (second, other) in combinations(enumerate(index.models), 2):
         yield f"run/{run_id}/models/{first}/{second}.html"
-        comparison = compare_models(index, one, other, site.settings)
+        comparison = site.models_compared(index, one, other)
         yield from (f"diff/{run_id}/{a}/{run_id}/{b}.html" for a, b in _listed(comparison))
 
 
 def _diff_paths(site: Site, before: str, after: str) -> Iterator[str]:
     baseline, current = site.indexes.get(before), site.indexes.get(after)
     assert baseline is not None and current is not None
-    comparison = compare_runs(baseline, current, site.settings)
+    comparison = site.runs_compared(baseline, current)
     yield from (f"diff/{before}/{a}/{after}/{b}.html" for a, b in _listed(comparison))
 
 
-def _listed(comparison: object) -> set[tuple[int, int]]:
+def _listed(comparison: Comparison) -> set[tuple[int, int]]:
     """The case pairs a compare page links to: its changed cases and its lists'."""
-    changes = getattr(comparison, "changes", [])
-    numbers = getattr(comparison, "numbers", {})
-    listed = {(change.baseline_number, change.current_number) for change in changes}
-    data = getattr(comparison, "data", None) or {}
-    for row in data.get("comparisons", []):
+    numbers = comparison.numbers
+    listed = {(change.baseline_number, change.current_number) for change in comparison.changes}
+    for row in (comparison.data or {}).get("comparisons", []):
         listed |= {numbers[item["nodeid"]] for items in row["lists"].values() for item in items
                    if item["nodeid"] in numbers}
     return listed
