@@ -9,6 +9,7 @@ time is shown with its ratio to a 0.5 s target (below 1.00 is within it). Figure
 
     python benchmarks/view_speed.py
     python benchmarks/view_speed.py --tasks 2000 --repeat 5
+    python benchmarks/view_speed.py --static       # and the seconds of writing every page as a file
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from bench_plugin.view.index import RunIndex
 from bench_plugin.view.runs import find_runs
 from bench_plugin.view.server import ViewServer
 from bench_plugin.view.site import Site
+from bench_plugin.view.static import write_static
 
 TARGET_S = 0.5
 WORDS = ["the", "a", "capital", "river", "city", "answer", "because", "therefore", "model", "judge", "score",
@@ -127,6 +129,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--static", action="store_true", help="also time bench view --static (every page as a file)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         results = write_run(Path(scratch), options.tasks, options.runs)
@@ -154,6 +157,11 @@ def main() -> None:
         finally:
             server.shutdown()
             server.server_close()
+        if options.static:
+            site = Site(sources, Path(scratch), static=True)
+            written: list[int] = []
+            times = timed(1, lambda: written.append(write_static(site, Path(scratch) / "site")))
+            print(line(f"--static ({written[0]} pages)", times))
 
 
 if __name__ == "__main__":
