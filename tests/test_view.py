@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import webbrowser
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,9 +16,11 @@ import pytest
 from view_runs import HOSTILE, IMAGE, LINK, QUOTES, SCRIPT, TASKS, png, serving, write_runs
 
 from bench_plugin.cli import main
+from bench_plugin.view import command
 from bench_plugin.view import index as index_module
 from bench_plugin.view.query import CaseQuery
 from bench_plugin.view.runs import find_runs
+from bench_plugin.view.server import ViewServer, serve_view
 from bench_plugin.view.site import Site
 
 
@@ -305,3 +308,40 @@ def test_only_requests_addressed_to_this_server_are_answered(served: tuple[str, 
     assert (response.status_code == 200) is allowed
     if allowed:
         assert httpx.get(served[0], headers={"Host": f"{host}:{port}"}).status_code == 200
+
+
+def test_bench_view_serves_on_loopback_and_warns_about_another_host(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    write_runs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    calls: list[dict[str, object]] = []
+    monkeypatch.setattr(command, "serve_view", lambda site, **options: calls.append(options))
+    assert main(["view", "--no-open"]) == 0
+    assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 0 and calls[-1]["open_browser"] is False
+    assert "warning" not in capsys.readouterr().err
+    assert main(["view", "--host", "0.0.0.0", "--port", "8123"]) == 0
+    assert calls[-1]["host"] == "0.0.0.0" and calls[-1]["port"] == 8123 and calls[-1]["open_browser"] is True
+    assert "warning: listening on 0.0.0.0: anyone who can reach it reads" in capsys.readouterr().err
+
+
+def test_the_server_opens_the_browser_on_its_address(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_runs(tmp_path)
+    opened = threading.Event()
+    addresses: list[str] = []
+
+    def open_browser(url: str) -> bool:
+        addresses.append(url)
+        opened.set()
+        return True
+
+    def serve_until_opened(self: ViewServer, poll_interval: float = 0.5) -> None:
+        opened.wait(10)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(webbrowser, "open", open_browser)
+    monkeypatch.setattr(ViewServer, "serve_forever", serve_until_opened)
+    said: list[str] = []
+    site = Site(find_runs([str(tmp_path / "bench-results")], tmp_path / "bench-results"), tmp_path)
+    serve_view(site, announce=said.append)
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", addresses[0])
+    assert said[0].startswith(f"bench view: serving 2 run(s) at {addresses[0]}") and said[-1] == "bench view: stopped"
