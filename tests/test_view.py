@@ -345,3 +345,18 @@ def test_the_server_opens_the_browser_on_its_address(tmp_path: Path, monkeypatch
     serve_view(site, announce=said.append)
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", addresses[0])
     assert said[0].startswith(f"bench view: serving 2 run(s) at {addresses[0]}") and said[-1] == "bench view: stopped"
+
+
+def test_the_runs_page_judges_the_suites_quality_gates(tmp_path: Path) -> None:
+    write_runs(tmp_path)
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "qa.yaml").write_text(
+        "suite: qa\nmodels:\n  m: {provider: echo}\ntasks:\n  - {id: t, prompt: hi}\n"
+        "scorers:\n  - {name: C, type: contains, value: hi}\n"
+        "quality_gates:\n  - pass_rate >= 0.6\n  - mean(C) >= 0.5\n", encoding="utf-8")
+    site = Site(find_runs([str(tmp_path / "bench-results")], tmp_path / "bench-results"), tmp_path)
+    page = site.respond("index.html").body.decode()
+    # per model: good passes 5 of 6 cases (0.83), bad 2 of 6 ("before") or 3 of 6 ("after"): the pass rate
+    # gate is broken by bad in both runs; C's mean is 0.33 / 0.5 for bad
+    assert '<td class="l">0 hold, 2 broken, 0 skipped</td>' in page
+    assert '<td class="l">1 hold, 1 broken, 0 skipped</td>' in page

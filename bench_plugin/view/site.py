@@ -144,7 +144,8 @@ class Site:
 
     def _judge_gates(self, index: RunIndex) -> str:
         base = self.base.resolve()
-        inside = [r for r in index.records if (base / r.path).resolve().is_relative_to(base)]
+        suites = {path for path in {r.path for r in index.records} if (base / path).resolve().is_relative_to(base)}
+        inside = [r for r in index.records if r.path in suites]
         verdicts = judge_stored_results(inside, base).values()
         if not verdicts:
             return "—"
