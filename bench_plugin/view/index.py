@@ -72,7 +72,7 @@ class RunIndex:
     def __init__(self, source: RunSource) -> None:
         self.source = source
         self.stamp = _stamp(source.results)
-        cases, self.skipped = _read_cases(source.results.read_bytes(), source.results)
+        cases, self.skipped = _read_cases(source.results)
         self.rows = [dataclasses.replace(case.row, number=number) for number, case in enumerate(cases)]
         self.records = [case.record for case in cases]
         self.facts = [case.facts for case in cases]
@@ -189,27 +189,29 @@ def _stamp(path: Path) -> tuple[int, int]:
     return status.st_size, status.st_mtime_ns
 
 
-def _read_cases(data: bytes, path: Path) -> tuple[list[_Case], list[str]]:
+def _read_cases(path: Path) -> tuple[list[_Case], list[str]]:
     """The cases of a results file (the newest line of each case, placed where it is), and what was left out.
 
     Left out: ``path:line: why`` of each line that is not a case record this version reads (``record_problem``);
-    a torn last line (no newline yet) is not read at all. Each line's whole data is let go once it is indexed.
+    a torn last line (no newline yet) is not read at all. The file is read a line at a time, and each line's whole
+    data let go once it is indexed.
     """
     newest: dict[str, _Case] = {}
     skipped: list[str] = []
-    offset, number = 0, 0
-    while (end := data.find(b"\n", offset)) >= 0:
-        number += 1
-        text = data[offset:end].decode("utf-8", "replace")
-        try:
-            case = _case(text, path, number, (offset, end - offset))
-        except ValueError as exc:
-            skipped.append(str(exc))
-        else:
+    offset = 0
+    with path.open("rb") as file:
+        for number, line in enumerate(file, start=1):
+            place, offset = (offset, len(line) - 1), offset + len(line)
+            if not line.endswith(b"\n"):
+                break  # torn by a run killed while writing it, or still being written
+            try:
+                case = _case(line[:-1].decode("utf-8", "replace"), path, number, place)
+            except ValueError as exc:
+                skipped.append(str(exc))
+                continue
             if case is not None:
                 newest.pop(case.row.nodeid, None)  # the newest line of a case is its record, placed last
                 newest[case.row.nodeid] = case
-        offset = end + 1
     return list(newest.values()), skipped
 
 
