@@ -180,6 +180,14 @@ def test_the_case_page_shows_the_record(client: httpx.Client) -> None:
     assert "(not fetched)" in page and 'src="javascript' not in page
 
 
+def test_a_case_links_to_its_output_against_another_runs(client: httpx.Client) -> None:
+    page = client.get("/run/2/case/5.html").text
+    link = next(link for link in links(page) if "/diff/" in link)
+    assert link == "../../../diff/1/5/2/5.html"
+    shown = client.get(urljoin("/run/2/case/5.html", link))
+    assert shown.status_code == 200 and "(before)" in shown.text and "(after)" in shown.text
+
+
 def test_an_image_is_served_only_from_inside_the_served_folders(client: httpx.Client) -> None:
     image = client.get("/run/2/image/3/0")
     assert image.status_code == 200 and image.headers["content-type"] == "image/png" and image.content == png()

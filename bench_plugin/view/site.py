@@ -204,7 +204,23 @@ class Site:
                 f"../image/{number}/{part.index}"
 
         return Response(200, self._page("case.html", depth, title=f"{record.task} · {record.model_label}",
-                                        view=case_view(record), r=record, pretty=pretty, image_link=image_link))
+                                        view=case_view(record), r=record, pretty=pretty, image_link=image_link,
+                                        elsewhere=self._elsewhere(run_id, int(number), record.nodeid)))
+
+    def _elsewhere(self, run_id: str, number: int, nodeid: str) -> list[tuple[str, str]]:
+        """(run name, path from the top to the two outputs side by side) for each other run served that has the case.
+
+        Only from the server: ``--static`` writes the side-by-side pages its comparisons list, not every pair.
+        """
+        if self.static:
+            return []
+        found = []
+        for other in self.indexes.sources.values():
+            index = self.indexes.get(other.id) if other.id != run_id else None
+            theirs = None if index is None else index.by_nodeid.get(nodeid)
+            if theirs is not None:
+                found.append((other.name, f"diff/{other.id}/{theirs}/{run_id}/{number}.html"))
+        return found
 
     def _case(self, run_id: str, number: str) -> tuple[RunIndex, Any]:
         index = self._index(run_id)
