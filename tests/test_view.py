@@ -18,10 +18,13 @@ from view_runs import HOSTILE, IMAGE, LINK, QUOTES, SCRIPT, TASKS, png, serving,
 from bench_plugin.cli import main
 from bench_plugin.view import command
 from bench_plugin.view import index as index_module
+from bench_plugin.view import query as query_module
+from bench_plugin.view import static as static_module
 from bench_plugin.view.query import CaseQuery
 from bench_plugin.view.runs import find_runs
 from bench_plugin.view.server import ViewServer, serve_view
 from bench_plugin.view.site import Site
+from bench_plugin.view.static import write_static
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +106,11 @@ def test_paths_that_name_nothing_served_are_404(client: httpx.Client, path: str)
     response = client.get(path)
     assert response.status_code == 404
     assert "root:" not in response.text and "nodeid" not in response.text
+
+
+def test_a_run_without_its_slash_is_sent_to_it(client: httpx.Client) -> None:
+    response = client.get("/run/2")
+    assert response.status_code == 303 and response.headers["location"] == "2/"
 
 
 def test_a_request_for_another_host_is_refused(client: httpx.Client) -> None:
@@ -368,3 +376,21 @@ def test_the_runs_page_judges_the_suites_quality_gates(tmp_path: Path) -> None:
     # gate is broken by bad in both runs; C's mean is 0.33 / 0.5 for bad
     assert '<td class="l">0 hold, 2 broken, 0 skipped</td>' in page
     assert '<td class="l">1 hold, 1 broken, 0 skipped</td>' in page
+
+
+def test_pages_of_cases_link_to_each_other_served_and_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_runs(tmp_path)
+    monkeypatch.setattr(query_module, "PAGE_SIZE", 5)
+    monkeypatch.setattr(static_module, "PAGE_SIZE", 5)
+    sources = find_runs([str(tmp_path / "bench-results")], tmp_path / "bench-results")
+    served = Site(sources, tmp_path)
+    second = served.respond("run/1/index.html", "model=bad&page=2").body.decode()
+    assert second.count('<tr data-case="') == 1 and "page 2 of 2" in second
+    assert '<a rel="prev" href="index.html?model=bad">' in second  # page 1 is the default: left out
+    written = Site(sources, tmp_path, static=True)
+    write_static(written, tmp_path / "site")
+    pages = [tmp_path / "site" / "run" / "1" / name for name in ("index.html", "page-2.html", "page-3.html")]
+    numbers = [re.findall(r'<tr data-case="(\d+)"', page.read_text(encoding="utf-8")) for page in pages]
+    assert [len(found) for found in numbers] == [5, 5, 2] and len({n for found in numbers for n in found}) == 12
+    assert 'href="page-3.html"' in pages[1].read_text(encoding="utf-8")
+    assert 'href="index.html"' in pages[1].read_text(encoding="utf-8")

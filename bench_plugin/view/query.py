@@ -53,8 +53,9 @@ class CaseQuery:
             values = params.get(name) or [""]
             return values[0][:MAX_QUERY_CHARS]
 
-        return cls(**{name: first(name) for name in (*_TEXT_FILTERS, "component", "text", "sort")},
-                   at_least=_threshold(first("at_least")), below=_threshold(first("below")),
+        return cls(**{name: first(name) for name in (*_TEXT_FILTERS, "component", "text")},
+                   sort=first("sort") or str(_DEFAULTS["sort"]), at_least=_threshold(first("at_least")),
+                   below=_threshold(first("below")),
                    descending=first("order") == "desc", page=max(1, _whole(first("page")) or 1))
 
     def select(self, rows: Sequence[CaseRow]) -> list[CaseRow]:

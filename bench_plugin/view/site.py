@@ -78,6 +78,7 @@ class Site:
             (re.compile(r"(?:index\.html)?"), self.runs_page),
             (re.compile(r"compare\.html"), self.compare_form),
             (re.compile(r"favicon\.ico"), self.no_icon),
+            (re.compile(rf"run/{_NUMBER}"), self.to_run_page),
             (re.compile(rf"run/{_NUMBER}/(?:index\.html)?"), self.run_page),
             (re.compile(rf"run/{_NUMBER}/page-{_NUMBER}\.html"), self.run_page),
             (re.compile(rf"run/{_NUMBER}/charts\.html"), self.charts_page),
@@ -163,6 +164,10 @@ class Site:
         if not (baseline.isdigit() and current.isdigit()):
             raise NotFound("Choose two runs to compare.")
         return Response(303, b"", location=f"compare/{int(baseline)}/{int(current)}.html")
+
+    def to_run_page(self, run_id: str, *, params: Any, depth: int) -> Response:
+        """``run/2`` is ``run/2/``: the run page's relative links need the folder's slash."""
+        return Response(303, b"", location=f"{int(run_id)}/")
 
     def run_page(self, run_id: str, page: str = "", *, params: Any, depth: int) -> Response:
         """A run: its leaderboard, model comparisons and cases, filtered, sorted and paged."""
