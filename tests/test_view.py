@@ -241,6 +241,8 @@ def test_static_pages_link_to_each_other(tmp_path: Path, monkeypatch: pytest.Mon
     pages = sorted(path.relative_to(site).as_posix() for path in site.rglob("*.html"))
     assert {"index.html", "run/1/index.html", "run/2/case/11.html", "run/1/models/0/1.html",
             "compare/1/2.html"} <= set(pages)
+    assert (site / "run/2/image/3/0").read_bytes() == png()  # the image a case may show, copied
+    assert not (site / "run/2/image/3/1").exists() and not (site / "run/2/image/3/2").exists()
     for name in pages:
         page = (site / name).read_text(encoding="utf-8")
         assert_inert(page)

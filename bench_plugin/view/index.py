@@ -23,6 +23,7 @@ from bench_plugin.report.dashboard.page import render_suite
 from bench_plugin.report.summary import summarize
 from bench_plugin.results.record import FAILED, PASSED, CaseRecord
 from bench_plugin.results.store import parse_record_data
+from bench_plugin.view.images import image_parts
 from bench_plugin.view.runs import RunSource
 
 SEARCHED_CHARS = 20_000
@@ -31,7 +32,10 @@ SEARCHED_CHARS = 20_000
 
 @dataclass(frozen=True, slots=True)
 class CaseRow:
-    """What the run page lists and filters of one case; ``number`` is its id in URLs (its place in the file)."""
+    """What the run page lists and filters of one case; ``number`` is its id in URLs (its place in the file).
+
+    ``images``: how many image parts its record has (``--static`` copies the files that may show).
+    """
 
     number: int
     nodeid: str
@@ -51,6 +55,7 @@ class CaseRow:
     text: str
     offset: int
     length: int
+    images: int = 0
 
 
 @dataclass(frozen=True)
@@ -241,7 +246,7 @@ def _row(record: CaseRecord, facts: CaseFacts, place: tuple[int, int]) -> CaseRo
         tags=tuple(record.tags), composite=record.composite,
         components={name: _number(c.get("value")) for name, c in record.components.items()},
         cost_usd=facts.cost_usd, tokens=facts.tokens, latency_s=record.latency_s,
-        text=searched_text(record), offset=place[0], length=place[1],
+        text=searched_text(record), offset=place[0], length=place[1], images=len(image_parts(record)),
     )
 
 

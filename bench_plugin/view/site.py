@@ -61,7 +61,7 @@ class Site:
     Args:
         sources: the runs.
         base: the folder ``bench view`` runs in: suites are named relative to it (their gates, their images).
-        static: pages for files (no filter form, pages numbered in file names, images as references only).
+        static: pages for files (no filter form, pages numbered in file names).
         settings: the comparisons' margin and confidence.
     """
 
@@ -205,8 +205,7 @@ class Site:
         index, record = self._case(run_id, number)
 
         def image_link(part: ImagePart) -> str | None:
-            return None if self.static or self._image_file(index, int(number), part) is None else \
-                f"../image/{number}/{part.index}"
+            return None if self._image_file(index, int(number), part) is None else f"../image/{number}/{part.index}"
 
         return Response(200, self._page("case.html", depth, title=f"{record.task} · {record.model_label}",
                                         view=case_view(record), r=record, pretty=pretty, image_link=image_link,
@@ -245,7 +244,7 @@ class Site:
         index, record = self._case(run_id, number)
         parts = image_parts(record)
         found = self._image_file(index, int(number), parts[int(which)]) if int(which) < len(parts) else None
-        if found is None or self.static:
+        if found is None:
             raise NotFound("No such image is served.")
         path, media_type = found
         return Response(200, path.read_bytes(), media_type)

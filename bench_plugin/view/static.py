@@ -2,7 +2,8 @@
 
 The same pages as the server's (``site.py``), written under the same paths: the runs, each run's pages of cases
 and charts, every case, each pair of models of a run compared, each run against the one before it, and the two
-outputs of every case those comparisons list. Filters and sorting need the server; image files are not copied.
+outputs of every case those comparisons list, and the image files a case may show. Filters and sorting need the
+server.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ def _run_paths(site: Site, run_id: str) -> Iterator[str]:
     yield f"run/{run_id}/index.html"
     yield f"run/{run_id}/charts.html"
     yield from (f"run/{run_id}/page-{page}.html" for page in range(2, -(-len(index.rows) // PAGE_SIZE) + 1))
-    yield from (f"run/{run_id}/case/{row.number}.html" for row in index.rows)
+    for row in index.rows:
+        yield f"run/{run_id}/case/{row.number}.html"
+        yield from (f"run/{run_id}/image/{row.number}/{part}" for part in range(row.images))
     for (first, one), (second, other) in combinations(enumerate(index.models), 2):
         yield f"run/{run_id}/models/{first}/{second}.html"
         comparison = site.models_compared(index, one, other)

@@ -142,6 +142,9 @@ def test_the_static_pages_open_from_disk_and_stay_inert(browser: Any, served: tu
         watched = opened(browser, (tmp_path / page_file).as_uri())
         assert_clean(watched)
         watched.page.close()
+    watched = opened(browser, (tmp_path / "run" / "2" / "case" / "3.html").as_uri())
+    widths = watched.page.evaluate("() => Array.from(document.images).map(i => i.naturalWidth)")
+    assert widths == [3, 3, 3, 3]  # the copied file, loaded from disk under the page's policy
     watched = opened(browser, (tmp_path / "index.html").as_uri())
     watched.page.get_by_role("link", name="after against before").click()
     watched.page.wait_for_load_state("load")
