@@ -108,6 +108,11 @@ def test_paths_that_name_nothing_served_are_404(client: httpx.Client, path: str)
     assert "root:" not in response.text and "nodeid" not in response.text
 
 
+def test_a_query_of_too_many_parameters_is_refused_in_words(client: httpx.Client) -> None:
+    response = client.get("/run/1/index.html?" + "&".join(f"p{n}=1" for n in range(50)))
+    assert response.status_code == 404 and "Too many query parameters." in response.text
+
+
 def test_a_run_without_its_slash_is_sent_to_it(client: httpx.Client) -> None:
     response = client.get("/run/2")
     assert response.status_code == 303 and response.headers["location"] == "2/"

@@ -104,11 +104,13 @@ class Site:
             return self.missing("No such page.", path.count("/"))
         page, found = route
         try:
-            return page(*found.groups(default=""), params=parse_qs(query, max_num_fields=40), depth=path.count("/"))
-        except NotFound as exc:
-            return self.missing(str(exc), path.count("/"))
+            params = parse_qs(query, max_num_fields=40)
         except ValueError:  # more query parameters than any page reads
             return self.missing("Too many query parameters.", path.count("/"))
+        try:
+            return page(*found.groups(default=""), params=params, depth=path.count("/"))
+        except NotFound as exc:
+            return self.missing(str(exc), path.count("/"))
         except OSError as exc:  # a results file removed or unreadable since it was found
             return self.missing(f"A run's results cannot be read now: {exc.strerror or exc}.", path.count("/"))
 
