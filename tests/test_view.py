@@ -347,6 +347,14 @@ def test_bench_view_serves_on_loopback_and_warns_about_another_host(
     assert "warning: listening on 0.0.0.0: anyone who can reach it reads" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("port", ["70000", "-1", "http"])
+def test_a_port_that_is_not_one_is_refused_in_words(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["view", "--no-open", "--port", port])
+    assert stopped.value.code == 2
+    assert "expected a port number from 0 to 65535" in capsys.readouterr().err
+
+
 def test_the_server_opens_the_browser_on_its_address(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_runs(tmp_path)
     opened = threading.Event()

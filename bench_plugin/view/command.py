@@ -13,6 +13,7 @@ from bench_plugin.view.site import Site
 from bench_plugin.view.static import write_static
 
 DEFAULT_OUTPUT = Path("bench-results")
+MAX_PORT = 65535
 
 
 def add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,13 +24,20 @@ def add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
                "named run's name. The server listens on 127.0.0.1 and reads only the runs given.")
     view.add_argument("paths", nargs="*", default=[str(DEFAULT_OUTPUT)],
                       help="runs to serve (default: bench-results)")
-    view.add_argument("--port", type=int, default=0, help="the port to listen on (default: a free one)")
+    view.add_argument("--port", type=_port, default=0, help="the port to listen on (default: a free one)")
     view.add_argument("--host", default=None,
                       help="the address to listen on instead of 127.0.0.1 (anyone who reaches it reads the runs)")
     view.add_argument("--no-open", action="store_true", help="do not open the browser")
     view.add_argument("--static", type=Path, default=None, metavar="DIR",
                       help="write the pages as files into DIR (a CI artifact) instead of serving them")
     view.set_defaults(run=run_view)
+
+
+def _port(text: str) -> int:
+    """A port number, 0 to 65535 (0: a free one)."""
+    if not text.isdigit() or int(text) > MAX_PORT:
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 to {MAX_PORT}, got {text!r}")
+    return int(text)
 
 
 def run_view(options: argparse.Namespace) -> int:
