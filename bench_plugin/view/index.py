@@ -84,6 +84,7 @@ class RunIndex:
         self.by_nodeid = {row.nodeid: row.number for row in self.rows}
         self._summary: dict[str, Any] | None = None
         self._summary_lock = threading.Lock()
+        self._choices: dict[str, list[str]] = {}
 
     def record(self, number: int) -> CaseRecord:
         """The whole record of case ``number``, read from the file now.
@@ -161,7 +162,9 @@ class RunIndex:
 
     def choices(self, field: str) -> list[str]:
         """The distinct values of a row field (``suite``, ``model``, ``task``, ``status``), for the filters."""
-        return list(dict.fromkeys(str(getattr(row, field)) for row in self.rows))
+        if field not in self._choices:
+            self._choices[field] = list(dict.fromkeys(str(getattr(row, field)) for row in self.rows))
+        return self._choices[field]
 
     @cached_property
     def tags(self) -> list[str]:
