@@ -20,6 +20,7 @@ from bench_plugin.view import command
 from bench_plugin.view import index as index_module
 from bench_plugin.view import query as query_module
 from bench_plugin.view import static as static_module
+from bench_plugin.view.images import ImagePart, image_file
 from bench_plugin.view.query import CaseQuery
 from bench_plugin.view.runs import find_runs
 from bench_plugin.view.server import ViewServer, serve_view
@@ -409,3 +410,25 @@ def test_pages_of_cases_link_to_each_other_served_and_written(tmp_path: Path, mo
     assert [len(found) for found in numbers] == [5, 5, 2] and len({n for found in numbers for n in found}) == 12
     assert 'href="page-3.html"' in pages[1].read_text(encoding="utf-8")
     assert 'href="index.html"' in pages[1].read_text(encoding="utf-8")
+
+
+def test_an_image_file_must_be_inside_a_root_after_its_links_are_followed(tmp_path: Path) -> None:
+    root, outside = tmp_path / "run", tmp_path / "elsewhere"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.png").write_bytes(png())
+    (root / "link.png").symlink_to(outside / "secret.png")
+    (root / "real.png").write_bytes(png())
+    (root / "fake.png").write_bytes(b"<svg onload=alert(1)>")
+
+    def part(file: str, media_type: str = "image/png", sha256: str | None = None) -> ImagePart:
+        return ImagePart(0, "messages[0].content[0]", media_type, file, None, None, sha256)
+
+    assert image_file(part("real.png"), [root]) == ((root / "real.png").resolve(), "image/png")
+    assert image_file(part("link.png"), [root]) is None  # resolves outside
+    assert image_file(part("../elsewhere/secret.png"), [root]) is None
+    assert image_file(part(str(outside / "secret.png")), [root]) is None  # absolute, outside
+    assert image_file(part("fake.png"), [root]) is None  # not what its media type says
+    assert image_file(part("real.png", "image/svg+xml"), [root]) is None  # never served
+    assert image_file(part("real.png", sha256="0" * 64), [root]) is None  # not the digest named
+    assert image_file(part("real\0.png"), [root]) is None
