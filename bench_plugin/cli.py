@@ -6,6 +6,7 @@ bench audit RESULTS.jsonl ...    print the audit: cases to look at before trusti
 bench merge RESULTS.jsonl ...    combine shards' results into one results.jsonl (each case once) and every report
 bench compare BASELINE CURRENT   compare a run with a baseline: compare.md, compare.json; exit 1 on a regression
 bench gates RESULTS.jsonl ...    judge the suites' quality gates over stored results (merged shards, exit 1: broken)
+bench view [RUNS ...]            browse runs in the browser (--static DIR: the same pages as files)
 bench schema                     print the suite JSON Schema (for editors)
 bench mock-server [...]          the OpenAI/Anthropic-compatible mock server
 """
@@ -51,6 +52,7 @@ from bench_plugin.suite.discover import find_suites
 from bench_plugin.suite.leaderboard import LeaderboardSpec, read_suite_leaderboards
 from bench_plugin.suite.quality_gates import parse_gate_text
 from bench_plugin.suite.schema import suite_schema
+from bench_plugin.view.command import add_view_command
 
 # what a shell reports for a command stopped by a closed pipe (128 + SIGPIPE)
 CLOSED_PIPE_EXIT = 141
@@ -124,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_merge_command(commands)
     _add_compare_command(commands)
     _add_gates_command(commands)
+    add_view_command(commands)
     schema = commands.add_parser("schema", help="print the suite JSON Schema")
     schema.set_defaults(run=_schema)
     commands.add_parser("mock-server", help="run the mock LLM server (bench mock-server --help)")

@@ -22,8 +22,9 @@ FLOORS = {
     "mock": {"core", "providers"},                  # the mock server, a tool beside the floors
     "plugin": {"core", "suite", "providers", "engines", "scoring", "calls", "results", "report", "run", "mock",
                "bench_plugin"},                     # the pytest glue (and the facade's __version__)
+    "view": {"core", "results", "report"},        # bench view: the runs in the browser
     "cli": {"core", "suite", "providers", "engines", "scoring", "calls", "results", "report", "run", "mock",
-            "plugin", "bench_plugin"},              # the bench command
+            "plugin", "view", "bench_plugin"},      # the bench command
     "bench_plugin": {"core", "suite", "providers", "engines", "scoring", "calls", "results", "mock"},  # the facade
 }
 LOOSE = {"bench_plugin", "bench_plugin.cli"}  # the only modules at the package's top: the facade and the command

@@ -18,6 +18,7 @@ import pytest
 
 from bench_plugin.calls.cache import DB_NAME, ResponseCache, decode_completion
 from bench_plugin.cli import main
+from bench_plugin.core import json_bounds
 from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 
 GOLDEN = Path(__file__).parent / "golden" / "pairwise_two_cases.jsonl"
@@ -157,3 +158,23 @@ def test_a_value_too_deep_for_json_itself_is_named_by_its_top_level_key() -> Non
         loads_bounded('{"note": "a \\"quoted\\" [[[ text", "deep": ' + DEEP + "}")
     with pytest.raises(BoundsError, match=r"^nested deeper than 64 levels$"):  # no key to name
         loads_bounded(DEEP)
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": [1, {"b": 2.5}], "c": "x\\"[{"}', "[" * 64 + "]" * 64, "[" * 65 + "]" * 65, '{"n": NaN}', '[Infinity]',
+    '{"n": 1e400}', '{"n": 1e15}', '{"n": 999999999999999.9}', "[" + "9" * 17 + "]", "[" + "9" * 5000 + "]",
+    '{"deep": ' + "[" * 70 + "]" * 70 + ', "s": "]]]]"}', '"' + "[" * 80 + '"', '{"a": "\\\\"}', '[-9007199254740991]',
+    '[9007199254740992]', '{"a": [{}, [], [[{"b": [null, true]}]]]}',
+])
+def test_the_one_pass_read_accepts_and_refuses_as_the_walk_does(text: str) -> None:
+    """``loads_bounded`` reads a text plainly within bounds in one pass: the walk over ``json.loads`` decides alike."""
+    try:
+        expected: object = json_bounds.value_problem(json.loads(text)) or json.loads(text)
+    except (RecursionError, ValueError):  # too deep for json itself, a number of more than 4,300 digits
+        expected = "refused"
+    try:
+        found: object = loads_bounded(text)
+    except BoundsError as exc:
+        assert isinstance(expected, str), (text, exc)
+    else:
+        assert found == expected

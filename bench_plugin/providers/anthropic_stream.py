@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench_plugin.core.chat import Completion, ToolCall, Usage
-from bench_plugin.core.json_bounds import BoundsError, loads_small
+from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.providers.http import BodyError, malformed
 from bench_plugin.providers.interface import optional_int, optional_str, require_text
 from bench_plugin.providers.sse import ServerEvent
@@ -129,7 +129,7 @@ _HANDLERS = {
 
 def _event_object(data: str) -> dict[str, Any]:
     try:
-        value = loads_small(data)
+        value = loads_bounded(data)
     except (json.JSONDecodeError, BoundsError) as exc:
         raise malformed(f"an event that is not JSON we read: {exc}") from exc
     if not isinstance(value, dict):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench_plugin.core.chat import Completion, ToolCall
-from bench_plugin.core.json_bounds import BoundsError, loads_small
+from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.providers.http import BodyError, malformed
 from bench_plugin.providers.interface import optional_str, read_usage, require_text
 from bench_plugin.providers.sse import ServerEvent
@@ -119,7 +119,7 @@ def _index(index: Any) -> int:
 def _chunk(data: str) -> dict[str, Any]:
     """One event's JSON object, bounded like any body (``json_bounds``)."""
     try:
-        chunk = loads_small(data)
+        chunk = loads_bounded(data)
     except (json.JSONDecodeError, BoundsError) as exc:
         raise malformed(f"an event that is not JSON we read: {exc}") from exc
     if not isinstance(chunk, dict):
