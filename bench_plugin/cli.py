@@ -44,6 +44,7 @@ from bench_plugin.report.quality_gates.stored import judge_stored_results, verdi
 from bench_plugin.report.write import in_case_order, write_reports
 from bench_plugin.results.journal import journals
 from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.rejected import earlier_set_aside, rejected_path
 from bench_plugin.results.store import encode_record, read_result_sets, write_atomically
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
 from bench_plugin.suite.aggregates.spec import AggregateSpec
@@ -51,6 +52,7 @@ from bench_plugin.suite.discover import find_suites
 from bench_plugin.suite.leaderboard import LeaderboardSpec, read_suite_leaderboards
 from bench_plugin.suite.quality_gates import parse_gate_text
 from bench_plugin.suite.schema import suite_schema
+from bench_plugin.suite.sections import refused_suite_paths
 
 # what a shell reports for a command stopped by a closed pipe (128 + SIGPIPE)
 CLOSED_PIPE_EXIT = 141
@@ -223,6 +225,7 @@ def _report(options: argparse.Namespace) -> int:
         return 2
     records, skipped = read
     # suites are named relative to the directory pytest ran in; run bench report from there
+    _say_refused_suites(records)
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
     try:
@@ -232,6 +235,13 @@ def _report(options: argparse.Namespace) -> int:
         return _cannot_write(exc)
     echo(f"{len(records)} records -> {', '.join(str(path) for path in paths.values())}")
     return 0
+
+
+def _say_refused_suites(records: Sequence[CaseRecord]) -> None:
+    """On stderr: each suite a record names outside the current folder, which is not read (its records still count)."""
+    for path in refused_suite_paths((r.path for r in records), Path.cwd()):
+        echo(f"bench: a record names the suite {path!r}, which is not a YAML file under {Path.cwd()}: it is not "
+             "read (its aggregates, leaderboard and gates are left out; its records are reported)", file=sys.stderr)
 
 
 def _cannot_write(exc: OSError) -> int:
@@ -285,7 +295,19 @@ def _read_sets(paths: Sequence[Path]) -> tuple[list[CaseRecord], list[str]] | No
         echo(f"bench: {exc}", file=sys.stderr)
         return None
     _say_left_out(left_out, duplicates)
-    return records, _unreadable_lines(left_out)
+    return records, _unreadable_lines(left_out) + _set_aside_before(files)
+
+
+def _set_aside_before(files: Sequence[Path]) -> list[str]:
+    """The lines earlier sessions moved from these results files to results.rejected.jsonl, said on stderr."""
+    found = []
+    for path in dict.fromkeys(files):
+        aside = earlier_set_aside(path)
+        if aside:
+            echo(f"bench: {rejected_path(path)} holds {len(aside)} line{'s' * (len(aside) != 1)} set aside from "
+                 f"{path} (not case records): counted as left out", file=sys.stderr)
+        found += aside
+    return found
 
 
 def _say_left_out(left_out: list[tuple[Path, str]], duplicates: int) -> None:
@@ -339,6 +361,7 @@ def _merge(options: argparse.Namespace) -> int:
     output: Path = options.output
     ordered = in_case_order(records)
     # suites are named relative to the directory pytest ran in; run bench merge from there
+    _say_refused_suites(records)
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
     try:
@@ -429,6 +452,7 @@ def _gates(options: argparse.Namespace) -> int:
         echo(f"bench: {exc}", file=sys.stderr)
         return 2
     # suites are named relative to the directory pytest ran in; run bench gates from there
+    _say_refused_suites(records)
     verdicts = judge_stored_results(records, Path.cwd(), extra, baseline)
     for line in verdict_lines(verdicts):
         echo(line)

@@ -275,7 +275,8 @@ class BenchReporter:
             written = write_reports(records, self.output_dir, aggregates, leaderboards, whole=self._whole_suite,
                                     # records of earlier sessions too (a resumed run): every model, every case
                                     selected=self._selected if not self.store.earlier else None,
-                                    left_out=self.left_out, skipped=self._state.history.set_aside,
+                                    left_out=self.left_out, skipped=self._state.history.set_aside
+                                    + self._state.history.set_aside_before,
                                     earlier=lambda path: [r for r in earlier.get(path, ()) if self._kept(r)])
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
@@ -373,9 +374,10 @@ class BenchReporter:
 
     def _print_set_aside(self, terminalreporter: Any) -> None:
         """The lines of the continued results file that were not case records (``rejected.py``), each named."""
-        if self._run.results is not None and self._state.history.set_aside:
+        history = self._state.history
+        if self._run.results is not None and (history.set_aside or history.set_aside_before):
             terminalreporter.section("bench: earlier records left out", yellow=True)
-            for line in set_aside_lines(self._state.history.set_aside, self._run.results):
+            for line in set_aside_lines(history.set_aside, self._run.results, len(history.set_aside_before)):
                 terminalreporter.write_line(log_line(line), yellow=True)
 
     def _print_refused(self, terminalreporter: Any) -> None:
