@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from bench_plugin.core.text_safety import shown
+from bench_plugin.report.html_file import write_pages_whole
 from bench_plugin.results.record import ERROR, INVALID, PASSED, SKIPPED, UNSCORED
 
 # (column key, header text); the key names the CSS class and pytest-html's sort key
@@ -59,6 +60,10 @@ class HtmlReportHooks:
 
     def __init__(self) -> None:
         self.case_statuses: dict[str, str] = {}  # node id -> status, of each case with a record
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """pytest-html's page written whole or not at all (``html_file.py``): a full disk leaves no cut-off page."""
+        write_pages_whole(session.config)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:

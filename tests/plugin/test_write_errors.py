@@ -153,7 +153,7 @@ def test_a_leaderboard_dir_linked_out_of_the_output_folder_is_refused(pytester: 
     escaped = pytester.mkdir("escaped")
     pytester.mkdir("bench-results").joinpath("board").symlink_to(escaped, target_is_directory=True)
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off")
-    assert_clean_stop(result, "board", "a leaderboard's dir must be a folder in the output folder")
+    assert_clean_stop(result, "board", "is a symbolic link bench_plugin did not make")  # refused by name
     assert list(escaped.iterdir()) == []
 
 
@@ -169,8 +169,43 @@ def test_a_full_disk_under_pytest_html_is_no_internal_error(
     monkeypatch.setattr(basereport.BaseReport, "_write_report", full)
     pytester.makefile(".yaml", **{"suites/disk": SUITE})
     result = pytester.runpytest("suites", "-p", "no:cacheprovider")
-    assert_clean_stop(result, "(report.html, junit.xml)", "No space left on device")
+    assert_clean_stop(result, "bench-results/report.html", "No space left on device")  # the page named
     result.stdout.no_fnmatch_line("*Generated html report*")  # one true thing: the page is cut off
     # ours were written
     result.stdout.fnmatch_lines(["*results: *(results.jsonl, report.md, summary.json, dashboard.html)"])
     assert len(lines_of(pytester.path / "bench-results" / "results.jsonl")) == 6
+
+
+def test_a_full_disk_leaves_the_last_whole_report_html_and_no_cut_off_page(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest-html opened report.html for writing in place: a full disk left a page cut off at 100 bytes."""
+    from pytest_html import basereport
+
+    def full(self: basereport.BaseReport, rendered: str) -> None:
+        self._report_path.write_text(rendered[:100])  # type: ignore[attr-defined]  # the page cut off
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    pytester.makefile(".yaml", **{"suites/disk": SUITE})
+    assert pytester.runpytest("suites", "-p", "no:cacheprovider").ret == 0
+    page = pytester.path / "bench-results" / "report.html"
+    whole = page.read_text(encoding="utf-8")
+    from bench_plugin.results.store import new_file_mode
+
+    assert whole.rstrip().endswith("</html>") and page.stat().st_mode & 0o777 == new_file_mode()  # as open() makes
+    monkeypatch.setattr(basereport.BaseReport, "_write_report", full)
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    assert_clean_stop(result, "report.html", "No space left on device")
+    assert page.read_text(encoding="utf-8") == whole  # the last whole page, not a cut-off one
+    assert not [p.name for p in page.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_planted_report_html_link_is_replaced_not_written_through(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/disk": SUITE})
+    target = pytester.path / "victim.txt"
+    target.write_text("the user's own file\n", encoding="utf-8")
+    pytester.mkdir("bench-results").joinpath("report.html").symlink_to(target)
+    assert pytester.runpytest("suites", "-p", "no:cacheprovider").ret == 0
+    assert target.read_text(encoding="utf-8") == "the user's own file\n"
+    page = pytester.path / "bench-results" / "report.html"
+    assert not page.is_symlink() and page.read_text(encoding="utf-8").rstrip().endswith("</html>")
