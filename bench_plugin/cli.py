@@ -169,8 +169,11 @@ class _Validation:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A suite file that does not load: its message names the file, line and key."""
         if report.failed:
-            self.problems += 1
-            echo(str(report.longrepr).strip(), file=sys.stderr)
+            text = str(report.longrepr).strip()
+            found = len(_problem_heads(text)) or 1
+            self.problems += found
+            echo(text, file=sys.stderr)
+            echo(f"{report.nodeid}: {found} problem{'s' * (found != 1)}; no case collected")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Per suite file: how many cases, and each case that would fail before any call."""
@@ -179,15 +182,27 @@ class _Validation:
             if isinstance(item, CaseItem):
                 by_file.setdefault(item.nodeid.split("::")[0], []).append(item)
         for path, items in by_file.items():
-            broken = [item for item in items if item.case.problem is not None]
-            for item in broken:
-                echo(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
-            self.problems += len(broken)
-            echo(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(broken)} with problems")
+            self._say_cases(path, items)
             for note in unpriced_models(items):  # not a problem: the run works, but its cost will be unknown
                 echo(f"{path}: note: {note}")
             for warning in missing_keys(items):  # not a problem of the suite: the key may be set where it runs
                 echo(f"{path}: warning: {warning}", file=sys.stderr)
+
+    def _say_cases(self, path: str, items: Sequence[CaseItem]) -> None:
+        """Each case of a file that would fail before any call (every problem it has), then the file's counts."""
+        problems = [item.case.problem for item in items if item.case.problem is not None]
+        for item in items:
+            if item.case.problem is not None:
+                echo(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
+        self.problems += len(problems)
+        found = sum(len(problem.problems()) for problem in problems)
+        many = f" ({found} problems)" if found > len(problems) else ""
+        echo(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(problems)} with problems{many}")
+
+
+def _problem_heads(text: str) -> list[str]:
+    """The first line of each problem in a file's message (``file:line: ...``; quoted lines and hints are indented)."""
+    return [line for line in text.splitlines() if line and not line[0].isspace() and not line.startswith("(")]
 
 
 def unpriced_models(items: Sequence[CaseItem]) -> list[str]:
