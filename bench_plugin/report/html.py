@@ -36,7 +36,8 @@ from bench_plugin.results.record import ERROR, INVALID, PASSED, SKIPPED, UNSCORE
 # (column key, header text); the key names the CSS class and pytest-html's sort key
 COLUMNS = (("model", "Model"), ("task", "Task"), ("score", "Score"), ("run", "Run"), ("components", "Components"))
 # the summary's words for a status: measured cases passed under no rule a score could fail; skipped ones were not run
-CASE_STATUS_WORDS = {"measured": "measured (passed: no pass rule a score can fail)", SKIPPED: "skipped (nothing to run)"}
+CASE_STATUS_WORDS = {"measured": "measured (passed: no pass rule a score can fail)",
+                     SKIPPED: "skipped (nothing to run)"}
 FOLD_CHARS = 2_000  # a transcript (or a conversation) longer than this starts folded
 MAX_SHOWN_CHARS = 20_000  # per text block; the whole text stays in results.jsonl
 # added once to the page: the case view's style (pytest-html styles nothing inside an html extra) and
