@@ -6,6 +6,7 @@ and what its outcome tells the endpoint's shared state, is here, so retries and 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass, field
 
@@ -113,6 +114,8 @@ class AttemptGate:
                     await _hold(held, self._session_slots, self._rank)
                     if model_scope.paused:
                         continue  # its slots and turns go back while it waits
+                    if self._status.calls_stopped:  # a stopped run sends nothing more: a resumed one pays for none
+                        raise asyncio.CancelledError("the run is stopping (Ctrl-C, SIGTERM): the call was not sent")
                     breaker.check(endpoint.name)
                     model.check(model_scope.name)
                     model_scope.take(tokens)
