@@ -209,3 +209,42 @@ def test_a_planted_report_html_link_is_replaced_not_written_through(pytester: py
     assert target.read_text(encoding="utf-8") == "the user's own file\n"
     page = pytester.path / "bench-results" / "report.html"
     assert not page.is_symlink() and page.read_text(encoding="utf-8").rstrip().endswith("</html>")
+
+
+def test_resuming_a_disk_full_named_run_on_a_still_full_disk_records_each_case_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal's cases were appended again, and on a full disk no rewrite took the copies out (436 for 400).
+
+    The message said each case was one whole line.
+    """
+    real_write = store_module.write_all
+    room = {"lines": 3}
+
+    def filling_up(file: BinaryIO, data: bytes) -> None:
+        if room["lines"] > 0:
+            room["lines"] -= 1
+            real_write(file, data)
+            return
+        file.write(data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def no_room_for_a_copy(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(store_module, "write_all", filling_up)
+    suite = SUITE.replace("[1, 2, 3, 4, 5, 6]", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]")
+    pytester.makefile(".yaml", **{"suites/disk": suite})
+    run = ("suites", "-p", "no:cacheprovider", "--bench-html", "off", "--bench-run", "n", "--bench-concurrency", "1")
+    assert_clean_stop(pytester.runpytest(*run), "results.jsonl", "No space left on device")
+    folder = pytester.path / "bench-results" / "runs" / "n"
+    (journal,) = folder.glob("*.journal")  # the killed session's: its process id in the name
+    journal.rename(folder / "results.jsonl.1.journal")
+    monkeypatch.setattr(store_module, "write_atomically", no_room_for_a_copy)  # no room to rewrite the file
+    room["lines"] = 4
+    result = pytester.runpytest(*run)
+    assert_clean_stop(result, "results.jsonl", "No space left on device")
+    tasks = [record["task"] for record in lines_of(folder / "results.jsonl")]
+    assert len(tasks) == len(set(tasks)) == 9, tasks  # each case once: the 5 the first session finished, 4 more
+    result.stdout.fnmatch_lines(["*results.jsonl keeps the 9 cases written before, each a whole line*"])
+    assert not (folder / "results.jsonl.1.journal").exists()  # folded in

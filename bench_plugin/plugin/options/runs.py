@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
 
@@ -119,5 +120,11 @@ def load_history(settings: RunSettings, *, controller: bool = True, collect_only
             keep_each_case_once(settings.results)  # before the history notes where each case's line is
         return RunHistory.load(settings, set_aside, before)
     except (OSError, ValueError) as exc:
-        raise pytest.UsageError(f"bench: cannot continue the earlier results: {exc}; start over with "
-                                "--bench-fresh or choose another --bench-run NAME") from None
+        raise pytest.UsageError(f"bench: cannot continue the earlier results: {exc}; {_what_to_do(exc)}") from None
+
+
+def _what_to_do(exc: Exception) -> str:
+    """A full disk is not the records' fault: starting over (--bench-fresh) would throw them away for nothing."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some space and run the same command again (the run's records and journals are kept)"
+    return "start over with --bench-fresh or choose another --bench-run NAME"
