@@ -124,7 +124,7 @@ def all_of(problems: Sequence[SuiteErrorT]) -> SuiteErrorT | None:
     """
     if not problems:
         return None
-    first = problems[0]
+    first = problems[0].located()  # a copy: the same problem may stand in several cases' errors
     first.others = (*first.others, *(problem for each in problems[1:] for problem in each.problems()))
     return first
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench_plugin.core.chat import Message
 from bench_plugin.core.endpoints import PRESETS, ModelSpec
-from bench_plugin.core.errors import CaseError
+from bench_plugin.core.errors import CaseError, all_of
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.messages import render_messages
 from bench_plugin.suite.models import adhoc_model
@@ -160,10 +160,13 @@ class _TaskCases:
     ) -> tuple[_Parts, CaseError | None]:
         if problem is None and model is None:
             problem = model_problem(self.suite, model_name)
-        if problem is not None or model is None:
+        if model is None or variant.problem is not None:  # a row that did not render: neither can its parts
             return _Parts(), problem
         selected = [name for name, _ in self.models]
-        return _parts(self.suite, self.renderer, self.task, variant, model, selected)
+        parts, built = _parts(self.suite, self.renderer, self.task, variant, model, selected)
+        # a scorer's template and the prompt's, both wrong: the case says both at once
+        found = sorted((each for each in (problem, built) if each is not None), key=lambda each: each.line or 0)
+        return parts, all_of(found)
 
     def _case(
         self,

@@ -100,3 +100,13 @@ def test_mistakes_in_several_features_are_said_together(pytester: pytest.Pyteste
         "*features.yaml:17: aggregates.tables[[]0[]].columns[[]0[]].of: unknown component 'nosuch'*",
         "*features.yaml:18: leaderboard.of: unknown component 'nothing'*",
     ])
+
+
+def test_a_case_whose_prompt_and_threshold_do_not_render_says_both(pytester: pytest.Pytester) -> None:
+    suite = ("models:\n  m: {provider: echo}\ntasks:\n  - id: a\n    prompt: 'hi {{ nme }}'\n"
+             "    pass_threshold: '{{ limit }}'\n    scorers: [{type: contains, value: x}]\n")
+    pytester.makefile(".yaml", **{"suites/tpl": suite})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*tpl.yaml:5: tasks[[]0[]].prompt: template error: 'nme' is undefined*",
+                                 "*tpl.yaml:6: tasks[[]0[]].pass_threshold: template error: 'limit' is undefined*"])
