@@ -110,3 +110,12 @@ def test_a_case_whose_prompt_and_threshold_do_not_render_says_both(pytester: pyt
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*tpl.yaml:5: tasks[[]0[]].prompt: template error: 'nme' is undefined*",
                                  "*tpl.yaml:6: tasks[[]0[]].pass_threshold: template error: 'limit' is undefined*"])
+
+
+def test_every_duplicate_key_is_said_at_once(pytester: pytest.Pytester) -> None:
+    suite = ("models:\n  m: {provider: echo}\n  m: {provider: echo}\n"
+             "tasks:\n  - id: a\n    prompt: hi\n    prompt: ho\n")
+    pytester.makefile(".yaml", **{"suites/dup": suite})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off")
+    result.stdout.fnmatch_lines(["*dup.yaml:3: models.m: duplicate key 'm' (first on line 2)*",
+                                 "*dup.yaml:7: tasks[[]0[]].prompt: duplicate key 'prompt' (first on line 6)*"])
