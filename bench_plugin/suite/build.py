@@ -65,7 +65,9 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     _check_features(loaded, problems)
     data_dir = problems.run(lambda: _data_dir(loaded, folders)) if "data_dir" in data else root
     renderer = TemplateRenderer(root, loaded.display_path, allowed=folders.allowed)
-    tasks = problems.run(lambda: build_tasks(loaded, renderer, folders, options.sandbox))
+    tasks_checked = problems.run(lambda: _check_task_features(loaded)) is not None
+    # the tasks are built from conversations and tools their checks passed
+    tasks = problems.run(lambda: build_tasks(loaded, renderer, folders, options.sandbox)) if tasks_checked else None
     problems.raise_found()
     assert data_dir is not None and tasks is not None, "raise_found raised for the checks that gave nothing"
     providers, provider_problems = build_providers(
@@ -107,7 +109,7 @@ def _check_features(loaded: LoadedSuite, problems: Problems) -> None:
     ``aggregates:`` and ``leaderboard:`` are read again from the file at the end of the run (the reporter), a task's
     ``conversation:`` checks the keys of its mode and commands, ``tools:`` the options of each type of tool.
     Start-up: a feature's checks are imported only when the suite uses its word, and most suites use none.
-    Each feature's first mistake goes into ``problems``, located at its key.
+    Each feature's first mistake goes into ``problems``, located at its key (the tasks' features: ``build_suite``).
     """
     data = loaded.data
     if data.get("aggregates"):
@@ -118,11 +120,15 @@ def _check_features(loaded: LoadedSuite, problems: Problems) -> None:
         from bench_plugin.suite.leaderboard import build_leaderboard  # start-up: see above
 
         problems.run(lambda: build_leaderboard(loaded))
-    _check_task_features(loaded, problems)
 
 
-def _check_task_features(loaded: LoadedSuite, problems: Problems) -> None:
-    """The checks of the features a task may use: a conversation, an agent's tools."""
+def _check_task_features(loaded: LoadedSuite) -> bool:
+    """The checks of the features a task may use: a conversation, an agent's tools (True when they pass).
+
+    Raises:
+        SuiteError: every problem found, the conversations' and the tools' together.
+    """
+    problems = Problems()
     tasks = [task for task in loaded.data.get("tasks", []) if isinstance(task, Mapping)]
     if any(isinstance(task.get("conversation"), Mapping) for task in tasks):
         from bench_plugin.suite.conversation.check import check_conversations  # start-up: see above
@@ -132,6 +138,8 @@ def _check_task_features(loaded: LoadedSuite, problems: Problems) -> None:
         from bench_plugin.suite.agent.check import check_tools  # start-up: see above
 
         problems.run(lambda: check_tools(loaded))
+    problems.raise_found()
+    return True
 
 
 def _data_dir(loaded: LoadedSuite, folders: SuiteFolders) -> Path:
