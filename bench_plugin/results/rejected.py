@@ -86,8 +86,8 @@ def set_aside_lines(problems: list[str] | tuple[str, ...], results: Path, before
     ``before``: how many lines earlier sessions set aside, still left out (said in one line).
     """
     earlier = [f"{before} line{'s' * (before != 1)} set aside by earlier sessions stay{'s' * (before == 1)} in "
-               f"{rejected_path(results)}: left out of the figures, counted in report.md and summary.json (mended "
-               "and put back in results.jsonl, a line counts again)"] if before else []
+               f"{rejected_path(results)}: left out of the figures, counted in report.md and summary.json"] \
+        if before else []
     if not problems:
         return earlier
     many = len(problems) != 1
