@@ -117,7 +117,12 @@ def test_no_call_starts_after_ctrl_c_or_sigterm(
     """16 to 60 calls still started more than 50 ms after the signal, which a resumed run then paid for again.
 
     The mock server notes when each request arrived (the system's monotonic clock, the same in both processes).
+    The end of the session takes a second here (a large run's reports), during which the runner went on; a
+    request counts as late from 200 ms after the signal, so a loaded machine's slow wake-ups are not counted.
     """
+    pytester.makeconftest(
+        "import time\nimport pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_sessionfinish(session):\n    time.sleep(1.0)\n")
     model_id = f"slow-{uuid.uuid4().hex[:8]}"
     mock_server.add_rule({"model": model_id, "delay": 0.3})
     pytester.makefile(".yaml", **{"suites/slow": (
@@ -140,5 +145,5 @@ def test_no_call_starts_after_ctrl_c_or_sigterm(
     output, _ = process.communicate(timeout=60)
     assert process.returncode == pytest.ExitCode.INTERRUPTED, output
     arrived = [request["at"] for request in mock_server.requests if request["model"] == model_id]
-    late = [at - signalled for at in arrived if at > signalled + 0.05]
+    late = [at - signalled for at in arrived if at > signalled + 0.2]
     assert len(arrived) >= 3 and late == [], f"{len(late)} of {len(arrived)} calls started after the signal"
