@@ -206,6 +206,7 @@ class _TaskCases:
             scorer_vars=scoring.variables,
             cluster=variant.cluster or variant.task_id,
             index=next(self.indexes),
+            scoring_rendered=scoring.rendered,
         )
 
 
@@ -216,6 +217,7 @@ class _Scoring:
     scorers: tuple[ScorerSpec, ...]
     pass_threshold: float | None
     variables: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    rendered: bool = True  # False: the task's scorers as written (a template of the row or the scorers failed)
 
 
 def _scoring(
@@ -227,7 +229,7 @@ def _scoring(
         The scoring, and the problem of a template that does not render (the scoring is then the task's, unrendered).
     """
     scorers = (*task.scorers, *variant.scorers)
-    fallback = _Scoring(scorers, _fixed_threshold(task.pass_threshold))
+    fallback = _Scoring(scorers, _fixed_threshold(task.pass_threshold), rendered=False)
     if variant.problem is not None:
         return fallback, None
     try:

@@ -247,6 +247,8 @@ class CaseSpec:
     task_index: int | None = None  # the task's place under tasks: (messages name tasks[N].engine)
     scorer_vars: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # scorer name -> its rendered vars
     cluster: str = ""  # the cases it belongs with for the statistics (``cluster:``, default the task's id)
+    # its scorers' templates rendered: a case with a problem elsewhere (its prompt) has them checked too
+    scoring_rendered: bool = True
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables", "judges", "models", "scorer_vars")

@@ -119,3 +119,16 @@ def test_every_duplicate_key_is_said_at_once(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off")
     result.stdout.fnmatch_lines(["*dup.yaml:3: models.m: duplicate key 'm' (first on line 2)*",
                                  "*dup.yaml:7: tasks[[]0[]].prompt: duplicate key 'prompt' (first on line 6)*"])
+
+
+def test_a_case_whose_prompt_fails_still_names_its_scorers_problems(pytester: pytest.Pytester) -> None:
+    """A case with a problem was not bound: its regex and its judge prompt were said only once the prompt was fixed."""
+    suite = ("models:\n  m: {provider: echo}\njudges:\n  j: {provider: echo}\ntasks:\n  - id: a\n"
+             "    prompt: 'hi {{ nme }}'\n    scorers:\n      - {name: R, type: regex, pattern: 'a('}\n"
+             "      - {name: J, type: llm_judge, judge: j, prompt: 'rate {{ answr }}'}\n")
+    pytester.makefile(".yaml", **{"suites/tpl": suite})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*tpl.yaml:7: tasks[[]0[]].prompt: template error: 'nme' is undefined*",
+                                 "*tpl.yaml:9: tasks[[]0[]].scorers[[]0[]]: regex: pattern /a(/ does not compile*",
+                                 "*tpl.yaml:10: tasks[[]0[]].scorers[[]1[]].prompt: template error: 'answr'*"])
