@@ -45,6 +45,7 @@ from bench_plugin.report.quality_gates.stored import judge_stored_results, verdi
 from bench_plugin.report.write import in_case_order, write_reports
 from bench_plugin.results.journal import journals
 from bench_plugin.results.record import CaseRecord
+from bench_plugin.results.rejected import earlier_set_aside, rejected_path
 from bench_plugin.results.store import encode_record, read_result_sets, write_atomically
 from bench_plugin.suite.aggregates.build import read_suite_aggregates
 from bench_plugin.suite.aggregates.spec import AggregateSpec
@@ -52,6 +53,7 @@ from bench_plugin.suite.discover import find_suites
 from bench_plugin.suite.leaderboard import LeaderboardSpec, read_suite_leaderboards
 from bench_plugin.suite.quality_gates import parse_gate_text
 from bench_plugin.suite.schema import suite_schema
+from bench_plugin.suite.sections import refused_suite_paths
 from bench_plugin.view.command import add_view_command
 
 # what a shell reports for a command stopped by a closed pipe (128 + SIGPIPE)
@@ -170,8 +172,11 @@ class _Validation:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A suite file that does not load: its message names the file, line and key."""
         if report.failed:
-            self.problems += 1
-            echo(str(report.longrepr).strip(), file=sys.stderr)
+            text = str(report.longrepr).strip()
+            found = len(_problem_heads(text)) or 1
+            self.problems += found
+            echo(text, file=sys.stderr)
+            echo(f"{report.nodeid}: {found} problem{'s' * (found != 1)}; no case collected")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Per suite file: how many cases, and each case that would fail before any call."""
@@ -180,15 +185,27 @@ class _Validation:
             if isinstance(item, CaseItem):
                 by_file.setdefault(item.nodeid.split("::")[0], []).append(item)
         for path, items in by_file.items():
-            broken = [item for item in items if item.case.problem is not None]
-            for item in broken:
-                echo(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
-            self.problems += len(broken)
-            echo(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(broken)} with problems")
+            self._say_cases(path, items)
             for note in unpriced_models(items):  # not a problem: the run works, but its cost will be unknown
                 echo(f"{path}: note: {note}")
             for warning in missing_keys(items):  # not a problem of the suite: the key may be set where it runs
                 echo(f"{path}: warning: {warning}", file=sys.stderr)
+
+    def _say_cases(self, path: str, items: Sequence[CaseItem]) -> None:
+        """Each case of a file that would fail before any call (every problem it has), then the file's counts."""
+        problems = [item.case.problem for item in items if item.case.problem is not None]
+        for item in items:
+            if item.case.problem is not None:
+                echo(f"{item.case.case_id}: {item.case.problem}", file=sys.stderr)
+        self.problems += len(problems)
+        found = sum(len(problem.problems()) for problem in problems)
+        many = f" ({found} problems)" if found > len(problems) else ""
+        echo(f"{path}: {len(items)} case{'s' * (len(items) != 1)}, {len(problems)} with problems{many}")
+
+
+def _problem_heads(text: str) -> list[str]:
+    """The first line of each problem in a file's message (``file:line: ...``; quoted lines and hints are indented)."""
+    return [line for line in text.splitlines() if line and not line[0].isspace() and not line.startswith("(")]
 
 
 def unpriced_models(items: Sequence[CaseItem]) -> list[str]:
@@ -226,6 +243,7 @@ def _report(options: argparse.Namespace) -> int:
         return 2
     records, skipped = read
     # suites are named relative to the directory pytest ran in; run bench report from there
+    _say_refused_suites(records)
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
     try:
@@ -235,6 +253,13 @@ def _report(options: argparse.Namespace) -> int:
         return _cannot_write(exc)
     echo(f"{len(records)} records -> {', '.join(str(path) for path in paths.values())}")
     return 0
+
+
+def _say_refused_suites(records: Sequence[CaseRecord]) -> None:
+    """On stderr: each suite a record names outside the current folder, which is not read (its records still count)."""
+    for path in refused_suite_paths((r.path for r in records), Path.cwd()):
+        echo(f"bench: a record names the suite {path!r}, which is not a YAML file under {Path.cwd()}: it is not "
+             "read (its aggregates, leaderboard and gates are left out; its records are reported)", file=sys.stderr)
 
 
 def _cannot_write(exc: OSError) -> int:
@@ -288,7 +313,19 @@ def _read_sets(paths: Sequence[Path]) -> tuple[list[CaseRecord], list[str]] | No
         echo(f"bench: {exc}", file=sys.stderr)
         return None
     _say_left_out(left_out, duplicates)
-    return records, _unreadable_lines(left_out)
+    return records, _unreadable_lines(left_out) + _set_aside_before(files)
+
+
+def _set_aside_before(files: Sequence[Path]) -> list[str]:
+    """The lines earlier sessions moved from these results files to results.rejected.jsonl, said on stderr."""
+    found = []
+    for path in dict.fromkeys(files):
+        aside = earlier_set_aside(path)
+        if aside:
+            echo(f"bench: {rejected_path(path)} holds {len(aside)} line{'s' * (len(aside) != 1)} set aside from "
+                 f"{path} (not case records): counted as left out", file=sys.stderr)
+        found += aside
+    return found
 
 
 def _say_left_out(left_out: list[tuple[Path, str]], duplicates: int) -> None:
@@ -342,6 +379,7 @@ def _merge(options: argparse.Namespace) -> int:
     output: Path = options.output
     ordered = in_case_order(records)
     # suites are named relative to the directory pytest ran in; run bench merge from there
+    _say_refused_suites(records)
     aggregates = read_suite_aggregates((r.path for r in records), Path.cwd())
     leaderboards = read_suite_leaderboards((r.path for r in records), Path.cwd())
     try:
@@ -432,6 +470,7 @@ def _gates(options: argparse.Namespace) -> int:
         echo(f"bench: {exc}", file=sys.stderr)
         return 2
     # suites are named relative to the directory pytest ran in; run bench gates from there
+    _say_refused_suites(records)
     verdicts = judge_stored_results(records, Path.cwd(), extra, baseline)
     for line in verdict_lines(verdicts):
         echo(line)

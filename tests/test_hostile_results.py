@@ -178,3 +178,39 @@ def test_the_one_pass_read_accepts_and_refuses_as_the_walk_does(text: str) -> No
         assert isinstance(expected, str), (text, exc)
     else:
         assert found == expected
+
+
+@pytest.mark.parametrize("command", ["report", "merge", "gates"])
+def test_a_record_cannot_make_bench_read_a_yaml_file_outside_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """A record's ``path`` named the suite file read for aggregates, leaderboards and gates: any YAML file anywhere."""
+    import bench_plugin.suite.sections as sections
+
+    victim = tmp_path / "elsewhere" / "victim.yaml"
+    victim.parent.mkdir()
+    victim.write_text("suite: victim\n", encoding="utf-8")
+    work = tmp_path / "work"
+    (work / "suites").mkdir(parents=True)
+    (work / "suites" / "own.yaml").write_text("suite: own\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    read: list[Path] = []
+    real = sections.load_suite_file
+    monkeypatch.setattr(sections, "load_suite_file", lambda file, **kw: read.append(file) or real(file, **kw))
+    records = [json.loads(line) for line in golden_lines()]
+    names = ["../elsewhere/victim.yaml", str(victim), "suites/own.yaml"]
+    lines = []
+    for index, name in enumerate(names):
+        record = dict(records[index % 2], path=name, case_index=index)
+        record["nodeid"] = f"{name}::case{index}"
+        lines.append(json.dumps(record))
+    (work / "in.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args = [command, "in.jsonl"] + (["-o", "out"] if command != "gates" else [])
+    assert main(args) in (0, 1)
+    captured = capsys.readouterr()
+    assert set(read) == {work / "suites" / "own.yaml"}  # the suite under the folder is read; the others never
+    for name in names[:2]:
+        assert f"a record names the suite {name!r}, which is not a YAML file under" in captured.err, captured.err
+    if command != "gates":  # the report is still written from every record
+        assert "3 records ->" in captured.out or "3 cases ->" in captured.out, captured.out
+        assert (work / "out" / "report.md").is_file()

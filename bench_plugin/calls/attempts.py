@@ -6,6 +6,7 @@ and what its outcome tells the endpoint's shared state, is here, so retries and 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass, field
 
@@ -113,6 +114,7 @@ class AttemptGate:
                     await _hold(held, self._session_slots, self._rank)
                     if model_scope.paused:
                         continue  # its slots and turns go back while it waits
+                    self._refuse_when_stopped()
                     breaker.check(endpoint.name)
                     model.check(model_scope.name)
                     model_scope.take(tokens)
@@ -138,6 +140,15 @@ class AttemptGate:
             for scope in (endpoint.scope, model_scope):
                 scope.give_back(tokens - used)  # the estimate, corrected by what the endpoint counted
         return completion
+
+    def _refuse_when_stopped(self) -> None:
+        """A stopped run (Ctrl-C, SIGTERM) sends nothing more, right up to the send: a resumed one pays for none.
+
+        Raises:
+            asyncio.CancelledError: the run is stopping; the case is cancelled, as the runner's close would.
+        """
+        if self._status.calls_stopped:
+            raise asyncio.CancelledError("the run is stopping (Ctrl-C, SIGTERM): the call was not sent")
 
     def _check_pause(self, request: CompletionRequest) -> None:
         """Give up at once when the model's 429 pause lasts longer than a call may wait (``max_wait``).

@@ -40,6 +40,16 @@ class RunStatus:
         self.place_waits = 0  # cases waiting for a place among the cases at work, to run a command
         self.calls = 0  # calls sent and not answered yet: a provider's limits keep it below the cases started
         self.waits: dict[int, Wait] = {}
+        self._stopping = threading.Event()  # set from a signal handler: no lock (it may interrupt a holder)
+
+    def stop_calls(self) -> None:
+        """The run is stopping (Ctrl-C, SIGTERM): no call is sent from now on, and no case starts."""
+        self._stopping.set()
+
+    @property
+    def calls_stopped(self) -> bool:
+        """Whether ``stop_calls`` was called: checked right before each attempt is sent and each case starts."""
+        return self._stopping.is_set()
 
     def case_started(self) -> None:
         """A case took its slot and began."""

@@ -22,6 +22,7 @@ Lower layers (httpx, json, jinja2) are translated at the boundary and chained wi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from jinja2.exceptions import SecurityError
@@ -30,6 +31,7 @@ from typing_extensions import Self
 from bench_plugin.core.text_safety import log_line, shown
 
 SuiteErrorT = TypeVar("SuiteErrorT", bound="SuiteError")
+T = TypeVar("T")
 
 
 class BenchError(Exception):
@@ -47,7 +49,12 @@ class SuiteError(BenchError):
         hint: an optional suggestion printed on its own line.
         excerpt: optional source lines quoted under the message.
         column: 0-based column, when the exact spot is known (a YAML syntax error); printed after the line.
+
+    A check that finds several problems raises them at once (``all_of``): the first is the error itself, the
+    others ride in ``others`` and are printed after it, each in the same form, so one run names every mistake.
     """
+
+    others: tuple[SuiteError, ...] = ()
 
     def __init__(
         self,
@@ -73,7 +80,7 @@ class SuiteError(BenchError):
         self, path: str | None = None, line: int | None = None, key: str | None = None
     ) -> Self:
         """Return a copy that fills in location fields this error does not have yet."""
-        return type(self)(
+        copy = type(self)(
             self.message,
             path=self.path or path,
             line=self.line if self.line is not None else line,
@@ -82,8 +89,20 @@ class SuiteError(BenchError):
             excerpt=self.excerpt,
             column=self.column if self.line is not None else None,
         )
+        copy.others = tuple(other.located(path) for other in self.others)
+        return copy
+
+    def problems(self) -> tuple[SuiteError, ...]:
+        """Every problem this error stands for: itself (without the others), then each of the others."""
+        alone = type(self)(self.message, path=self.path, line=self.line, key=self.key, hint=self.hint,
+                           excerpt=self.excerpt, column=self.column)
+        return (alone, *self.others)
 
     def __str__(self) -> str:
+        return "\n".join(problem.text() for problem in self.problems()) if self.others else self.text()
+
+    def text(self) -> str:
+        """This problem alone: ``file:line: key: message``, the quoted lines and the hint."""
         where = log_line(self.path or "<suite>")
         if self.line is not None:
             where = f"{where}:{self.line + 1}"
@@ -96,6 +115,51 @@ class SuiteError(BenchError):
         if self.hint:
             parts.append(f"  hint: {self.hint}")
         return shown("\n".join(parts))  # a key or a line of the file may hold escape sequences
+
+
+def all_of(problems: Sequence[SuiteErrorT]) -> SuiteErrorT | None:
+    """One error standing for every problem in ``problems`` (the first, the others in it), or None when none.
+
+    Example: ``error = all_of(found)`` then ``if error is not None: raise error``: every mistake said at once.
+    """
+    if not problems:
+        return None
+    first = problems[0].located()  # a copy: the same problem may stand in several cases' errors
+    first.others = (*first.others, *(problem for each in problems[1:] for problem in each.problems()))
+    return first
+
+
+class Problems:
+    """The problems of checks run one after another, raised together at the end (``all_of``).
+
+    Example: ``problems.run(check_a)``, ``problems.run(check_b)``, then ``problems.raise_found()``.
+    """
+
+    def __init__(self) -> None:
+        self.found: list[SuiteError] = []
+
+    def run(self, check: Callable[[], T]) -> T | None:
+        """``check()``, or None when it raised a SuiteError (kept to raise with the others)."""
+        try:
+            return check()
+        except SuiteError as exc:
+            self.found.append(exc)
+            return None
+
+    def raise_found(self) -> None:
+        """Raise every problem found so far, as one error (the first, the others in it); nothing when none.
+
+        Raises:
+            SuiteError: the first problem found, carrying the others.
+        """
+        every = [problem for found in self.found for problem in found.problems()]
+        if not every:
+            return
+        first = every[0].path
+        every.sort(key=lambda problem: (problem.path != first, problem.line if problem.line is not None else -1))
+        error = all_of(every)  # in file order: as a reader goes through the file
+        if error is not None:
+            raise error
 
 
 class CaseError(SuiteError):

@@ -20,6 +20,7 @@ _OPEN_FLAGS = {
     "wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
     "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
     "r+b": os.O_RDWR,
+    "rb": os.O_RDONLY,
 }
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
@@ -52,7 +53,7 @@ def private_folder(path: Path) -> None:
 
 
 def open_private(path: Path, mode: str) -> BinaryIO:
-    """``path`` opened unbuffered with ``mode`` (``wb``, ``ab`` or ``r+b``), never through a link; new: 0600.
+    """``path`` opened unbuffered with ``mode`` (``wb``, ``ab``, ``r+b`` or ``rb``), never through a link; new: 0600.
 
     Raises:
         OSError: as ``open`` would, or ``ELOOP`` naming ``path`` when it is a symbolic link.

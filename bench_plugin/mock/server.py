@@ -138,7 +138,7 @@ class MockServer:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """A snapshot of the requests received: ``method``, ``path``, ``headers``, ``body``, ``model``."""
+        """A snapshot of the requests received: ``method``, ``path``, ``headers``, ``body``, ``model``, ``at``."""
         with self._lock:
             return list(self._requests)
 
@@ -171,6 +171,7 @@ class MockServer:
             "headers": dict(headers),
             "body": body,
             "model": body.get("model") if isinstance(body, dict) else None,
+            "at": time.monotonic(),  # when it was read (the system's monotonic clock: comparable across processes)
         }
         with self._lock:
             self._requests.append(entry)

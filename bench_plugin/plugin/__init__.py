@@ -20,6 +20,7 @@ from bench_plugin.plugin import startup  # noqa: F401  (start-up: before our oth
 # isort: split
 from bench_plugin import __version__
 from bench_plugin.calls.cache import cache_problem
+from bench_plugin.calls.run_status import RunStatus
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.plugin import hookspecs
 from bench_plugin.plugin.gate_items import GATE_MARKER, JUDGE_KEY, gates_last
@@ -145,11 +146,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if too_few_files is not None:
         raise pytest.UsageError(too_few_files)
     if hasattr(config, "workerinput"):
+        _stop_calls_on_ctrl_c(config, calls.status)  # an xdist worker gets the terminal's Ctrl-C too
         return  # controller only: workers must not write reports
     config.add_cleanup(functools.partial(_thaw, config))
     names_suites = args_name_suites(config)  # reads the folders' YAML files: once
     if names_suites:
-        _stop_on_sigterm(config)
+        _stop_calls_on_ctrl_c(config, calls.status)
+        _stop_on_sigterm(config, calls.status)
     if distributes(config):
         # start-up: imports xdist's schedulers, only in the process that distributes
         from bench_plugin.plugin.xdist_schedule import BenchDistribution, wants_bench_distribution
@@ -209,7 +212,28 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         gc.freeze()
 
 
-def _stop_on_sigterm(config: pytest.Config) -> None:
+def _stop_calls_on_ctrl_c(config: pytest.Config, status: RunStatus) -> None:
+    """Ctrl-C stops the runner's calls the moment it comes, not when pytest has unwound to closing the runner.
+
+    Between the two, the end of the session (its reports) took long enough for 16 to 60 more calls to start,
+    which a resumed run then paid for again. Only where Python's own handler is in place; put back at the end.
+    """
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        status.stop_calls()
+        signal.default_int_handler(signum, frame)
+
+    def restore() -> None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    signal.signal(signal.SIGINT, interrupt)
+    config.add_cleanup(restore)
+
+
+def _stop_on_sigterm(config: pytest.Config, status: RunStatus) -> None:
     """SIGTERM (a cancelled CI job, ``docker stop``) stops the run as Ctrl-C does: the finished cases are reported.
 
     By default it ended the process at once: results.jsonl kept every finished case, but no report was written.
@@ -219,6 +243,7 @@ def _stop_on_sigterm(config: pytest.Config) -> None:
         return
 
     def interrupt(signum: int, frame: object) -> None:
+        status.stop_calls()  # at once, as for Ctrl-C
         raise KeyboardInterrupt(f"stopped by SIGTERM (signal {signum})")
 
     def restore() -> None:

@@ -64,7 +64,8 @@ class SuiteFile(pytest.File):
         except SuiteError as exc:
             raise self.CollectError(collection_message(exc, self.config)) from None
         preparer = CasePreparer(catalog)
-        named = state.history.settings.name is not None  # a named run keeps how each case was scored
+        # a named run keeps how each case was scored, and so does a re-judging (its reports tell two scorings apart)
+        named = state.history.settings.name is not None or state.history.settings.rejudge
         # one MarkDecorator per name for the whole file: pytest keeps every item to the end of the session,
         # and a mark made per item was a quarter of an item's memory
         marks: dict[str, pytest.MarkDecorator] = {}

@@ -11,7 +11,7 @@ import contextlib
 import importlib
 import os
 import threading
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,8 @@ class BenchReporter:
         self._run = config.stash[STATE_KEY].history.settings
         self.reused = 0  # cases reported again from the named run's stored records
         self.rejudged = 0  # cases whose stored transcript was scored again
+        self._rejudged_now: set[str] = set()  # their node ids: the others may be scored otherwise (scoring_mix.py)
+        self.scored_apart: dict[str, int] | None = None
         self.refused = 0  # selected cases that could not be re-judged: their stored records stay as they were
         self.scored_otherwise = 0  # reused cases scored otherwise than the suite says now
         self.appended = 0  # records this session wrote
@@ -167,7 +169,9 @@ class BenchReporter:
                 self.appended += 1
                 self.spend.add(data)
                 self.conversations.write(data)
-                self.rejudged += bool(self._run.rejudge and data.get("rejudged"))
+                if self._run.rejudge and data.get("rejudged"):
+                    self.rejudged += 1
+                    self._rejudged_now.add(data["nodeid"])
         except (OSError, ValueError) as exc:  # ValueError: the earlier results.jsonl has a bad line
             if isinstance(exc, ValueError):
                 exc = OSError(0, str(exc))
@@ -275,8 +279,10 @@ class BenchReporter:
             written = write_reports(records, self.output_dir, aggregates, leaderboards, whole=self._whole_suite,
                                     # records of earlier sessions too (a resumed run): every model, every case
                                     selected=self._selected if not self.store.earlier else None,
-                                    left_out=self.left_out, skipped=self._state.history.set_aside,
-                                    earlier=lambda path: [r for r in earlier.get(path, ()) if self._kept(r)])
+                                    left_out=self.left_out, skipped=self._state.history.set_aside
+                                    + self._state.history.set_aside_before,
+                                    earlier=lambda path: [r for r in earlier.get(path, ()) if self._kept(r)],
+                                    scored_apart=self._scored_apart(records))
         except OSError as exc:
             self.stop_writing(exc, "a report", f"{self.store.path} holds every case; some reports were not written")
             return
@@ -373,9 +379,10 @@ class BenchReporter:
 
     def _print_set_aside(self, terminalreporter: Any) -> None:
         """The lines of the continued results file that were not case records (``rejected.py``), each named."""
-        if self._run.results is not None and self._state.history.set_aside:
+        history = self._state.history
+        if self._run.results is not None and (history.set_aside or history.set_aside_before):
             terminalreporter.section("bench: earlier records left out", yellow=True)
-            for line in set_aside_lines(self._state.history.set_aside, self._run.results):
+            for line in set_aside_lines(history.set_aside, self._run.results, len(history.set_aside_before)):
                 terminalreporter.write_line(log_line(line), yellow=True)
 
     def _print_refused(self, terminalreporter: Any) -> None:
@@ -399,6 +406,13 @@ class BenchReporter:
         for line in self.spend.describe(*budget):
             terminalreporter.write_line(log_line(line))
 
+    def _scored_apart(self, records: Sequence[CaseRecord]) -> dict[str, int] | None:
+        """Re-judging part of the run: how many other records may be scored otherwise (said in every report)."""
+        from bench_plugin.report.scoring_mix import scored_apart  # start-up: as the other writers
+
+        self.scored_apart = scored_apart(records, self._rejudged_now) if self._rejudged_now else None
+        return self.scored_apart
+
     def _print_continuation(self, terminalreporter: Any) -> None:
         """A named run's cases: adopted from journals, reused, re-judged, kept from earlier, left out."""
         kept = self.store.count - self.appended - self.reused if self._run.keep_earlier else 0
@@ -410,6 +424,10 @@ class BenchReporter:
         for line in continuation_lines(self._run, self.reused, self.rejudged, kept, self.refused) + \
                 left_out_lines(self.left_out) + scored_otherwise_lines(self.scored_otherwise):
             terminalreporter.write_line(log_line(line))
+        if self.scored_apart:
+            from bench_plugin.report.scoring_mix import describe_scored_apart  # start-up: as the other writers
+
+            terminalreporter.write_line(log_line(describe_scored_apart(self.scored_apart)), yellow=True)
 
     def _print_interrupted(self, terminalreporter: Any) -> None:
         """After Ctrl-C or SIGTERM: how many selected cases have no result, and how to finish them."""

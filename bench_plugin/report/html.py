@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -30,19 +31,23 @@ from typing import Any
 import pytest
 
 from bench_plugin.core.text_safety import shown
+from bench_plugin.report.html_file import write_pages_whole
 from bench_plugin.report.media_view import media_html
 from bench_plugin.results.record import ERROR, INVALID, PASSED, SKIPPED, UNSCORED
 
 # (column key, header text); the key names the CSS class and pytest-html's sort key
 COLUMNS = (("model", "Model"), ("task", "Task"), ("score", "Score"), ("run", "Run"), ("components", "Components"))
-# the summary's words for a status: measured cases passed without a pass rule; skipped ones were not run
-CASE_STATUS_WORDS = {"measured": "measured (passed: no scorer has a pass rule)", SKIPPED: "skipped (nothing to run)"}
+# the summary's words for a status: measured cases passed under no rule a score could fail; skipped ones were not run
+CASE_STATUS_WORDS = {"measured": "measured (passed: no pass rule a score can fail)",
+                     SKIPPED: "skipped (nothing to run)"}
 FOLD_CHARS = 2_000  # a transcript (or a conversation) longer than this starts folded
 MAX_SHOWN_CHARS = 20_000  # per text block; the whole text stays in results.jsonl
 # added once to the page: the case view's style (pytest-html styles nothing inside an html extra) and
 # where the whole record is, rather than a copy of either in every case
 STYLE = (
     "<style>.bench-case pre{white-space:pre-wrap;word-break:break-word;margin:2px 0 6px 12px}"
+    ".col-result.bench-measured{font-size:0}.col-result.bench-measured::before{content:'Measured';font-size:12px}"
+    ".col-result.bench-measured::after{font-size:12px}"
     ".bench-case table{border-collapse:collapse}.bench-case td,.bench-case th{border:1px solid #ddd;"
     "padding:2px 6px;text-align:left;vertical-align:top}.bench-case summary{cursor:pointer}</style>"
     "<p>Each case's whole record is its line in <code>results.jsonl</code> (same folder by default).</p>"
@@ -51,6 +56,8 @@ STYLE = (
 
 # the reason scoring/pass_rule.py gives a case that passed because no scorer has a pass rule: measured, not judged
 NO_PASS_RULE = "no scorer has a pass rule"
+# and one that passed under ``pass_threshold: 0`` alone (MT-Bench's "a grade, not a test"): no score can fail it
+_THRESHOLD_ZERO = re.compile(r"score -?[\d.]+ >= threshold 0")
 
 
 class HtmlReportHooks:
@@ -61,6 +68,10 @@ class HtmlReportHooks:
 
     def __init__(self) -> None:
         self.case_statuses: dict[str, str] = {}  # node id -> status, of each case with a record
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """pytest-html's page written whole or not at all (``html_file.py``): a full disk leaves no cut-off page."""
+        write_pages_whole(session.config)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
@@ -83,6 +94,8 @@ class HtmlReportHooks:
         record = getattr(report, "bench_record", None)
         if isinstance(record, Mapping):
             self.case_statuses[report.nodeid] = case_status(record)
+            if self.case_statuses[report.nodeid] == "measured":
+                say_measured(cells)
         values = row_values(record) if isinstance(record, Mapping) else ("",) * len(COLUMNS)
         at = column_after(cells, 'class="col-testId"')
         for offset, ((key, _), value) in enumerate(zip(COLUMNS, values, strict=True)):
@@ -109,9 +122,30 @@ def skip_text(longrepr: tuple[Any, ...]) -> str:
 
 
 def case_status(record: Mapping[str, Any]) -> str:
-    """The record's status; ``measured`` for a case that passed only because no scorer has a pass rule."""
+    """The record's status; ``measured`` for a case that passed under no rule a score could fail.
+
+    That is no pass rule at all, or ``pass_threshold: 0`` alone (a grade, not a test: MT-Bench's 1-10).
+    """
     status = str(record.get("status") or "")
-    return "measured" if status == PASSED and NO_PASS_RULE in str(record.get("reason") or "") else status
+    return "measured" if status == PASSED and _measured_why(record) is not None else status
+
+
+def _measured_why(record: Mapping[str, Any]) -> str | None:
+    reason = str(record.get("reason") or "")
+    if NO_PASS_RULE in reason:
+        return "no pass rule"
+    return "pass_threshold 0" if _THRESHOLD_ZERO.fullmatch(reason) else None
+
+
+def say_measured(cells: list[str]) -> None:
+    """The Result cell of a measured case shows Measured, not Passed.
+
+    pytest-html reads a row's result from the cell's text (``_hydrate_data``) for its filters and counts: the text
+    stays ``Passed`` and the page's style (``STYLE``) shows ``Measured`` in its place.
+    """
+    for index, cell in enumerate(cells):
+        if str(cell).startswith('<td class="col-result">'):
+            cells[index] = str(cell).replace('class="col-result"', 'class="col-result bench-measured"', 1)
 
 
 def cases_line(statuses: Iterable[str]) -> str:
@@ -165,8 +199,8 @@ def _number(value: Any) -> str:
 def score_text(record: Mapping[str, Any]) -> str:
     """The composite with 4 decimals, or why a case has no score (``unscored``, ``error``...).
 
-    A case that passed only because no scorer has a pass rule says ``measured``: its Result column says Passed
-    (pytest's outcome, which the page's filters use), and a low score beside it should not read as a pass.
+    A case that passed under no rule a score could fail says ``measured``, and its Result column ``Measured``
+    (the page's filters still use pytest's outcome): a low score beside it should not read as a pass.
     """
     status = str(record.get("status") or "")
     if status in (UNSCORED, ERROR, INVALID, SKIPPED):
@@ -174,8 +208,8 @@ def score_text(record: Mapping[str, Any]) -> str:
     composite = record.get("composite")
     if not isinstance(composite, (int, float)) or isinstance(composite, bool):
         return ""  # passed or failed without scorers: a verdict but no number
-    measured = case_status(record) == "measured"
-    return f"{composite:.4f} measured, no pass rule" if measured else f"{composite:.4f}"
+    why = _measured_why(record) if status == PASSED else None
+    return f"{composite:.4f} measured, {why}" if why else f"{composite:.4f}"
 
 
 def column_after(cells: list[str], marker: str) -> int:

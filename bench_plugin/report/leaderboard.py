@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_plugin.core.json_bounds import loads_bounded
+from bench_plugin.core.private_files import open_private, refuse_links
 from bench_plugin.report.aggregates import component_raw, is_scored
 from bench_plugin.report.elo import apply_sessions, empty_board
 from bench_plugin.report.escape import markdown_cell, markdown_text
@@ -98,12 +99,34 @@ def _slot(session_id: str) -> str:
     return session_id.rpartition("#")[0].rpartition("@")[0]
 
 
+def _board_folder(folder: Path, name: str) -> Path:
+    """The folder ``name`` in ``folder``, checked: no link an earlier run (or a repository) left on the way in it.
+
+    Raises:
+        OSError: a folder on the way or a leaderboard file is a symbolic link (``ELOOP``, naming it), or ``name``
+            leads out of ``folder``.
+    """
+    steps = Path(name).parts
+    target = folder / name
+    refuse_links(*(folder.joinpath(*steps[:count]) for count in range(1, len(steps) + 1)),
+                 target / JSON_FILE, target / MARKDOWN_FILE)
+    if not target.resolve().is_relative_to(folder.resolve()):  # a suite's dir: ../.. would write anywhere
+        raise PermissionError(errno.EACCES, "a leaderboard's dir must be a folder in the output folder", str(target))
+    return target
+
+
 def load_board(path: Path) -> dict[str, Any]:
-    """The leaderboard saved at ``path``, or an empty one when there is none yet."""
+    """The leaderboard saved at ``path``, or an empty one when there is none yet; a link there is refused.
+
+    Raises:
+        OSError: ``path`` is a symbolic link (``ELOOP``), cannot be read, or is not a leaderboard.
+    """
+    refuse_links(path)  # its target is no board of ours: not read through
     if not path.is_file():
         return empty_board()
     try:
-        board = loads_bounded(path.read_text(encoding="utf-8"))
+        with open_private(path, "rb") as handle:  # O_NOFOLLOW: a link put there since is refused too
+            board = loads_bounded(handle.read().decode("utf-8", "replace"))
     except ValueError as exc:  # not JSON, or not bounded (too deep, a number out of range)
         raise _unreadable_board(path, str(exc)) from exc
     problem = _board_problem(board)
@@ -161,9 +184,7 @@ def update_leaderboard(
     Raises:
         OSError: a file cannot be written, or the leaderboard's ``dir`` leads out of ``folder``.
     """
-    target = folder / spec.dir
-    if not target.resolve().is_relative_to(folder.resolve()):  # a suite's dir: ../.. would write anywhere
-        raise PermissionError(errno.EACCES, "a leaderboard's dir must be a folder in the output folder", str(target))
+    target = _board_folder(folder, spec.dir)
     board = load_board(target / JSON_FILE)
     change = _BoardChange.of(board, sessions_from_records(spec, records), sessions_from_records(spec, earlier))
     board, again = change.apply(board, spec)

@@ -18,6 +18,7 @@ from bench_plugin.report.latency_markdown import render_latency
 from bench_plugin.report.markdown_breakdowns import render_breakdowns, render_repeats
 from bench_plugin.report.pairwise_table import render_pairwise_table
 from bench_plugin.report.sandbox_flag import markdown_suite_warning, markdown_warning
+from bench_plugin.report.scoring_mix import describe_scored_apart
 from bench_plugin.report.statistics.markdown import (
     describe_how_to_read,
     render_differences,
@@ -71,6 +72,8 @@ def render_run_notes(summary: Mapping[str, Any]) -> list[str]:
         lines += [describe_left_out(summary["left_out"]), ""]
     if summary.get("skipped_records"):
         lines += [describe_skipped(summary["skipped_records"]["count"]), ""]
+    if summary.get("scored_apart"):
+        lines += [f"**Two scorings**: {describe_scored_apart(summary['scored_apart'])}.", ""]
     return lines
 
 

@@ -42,6 +42,7 @@ def write_reports(
     left_out: Mapping[str, Mapping[str, int]] | None = None,
     earlier: Callable[[str], Sequence[CaseRecord]] | None = None,
     skipped: Sequence[str] = (),
+    scored_apart: Mapping[str, int] | None = None,
 ) -> dict[str, Path]:
     """Write summary.json, report.md and dashboard.html for ``records`` into ``folder``; return their paths.
 
@@ -66,6 +67,8 @@ def write_reports(
             leaderboard sessions they gave are replaced by those of ``records`` (``update_leaderboard``).
         skipped: ``path:line: why`` of each line of the results files read that was not a case record, left
             out: report.md and summary.json (``"skipped_records"``) count them.
+        scored_apart: records not re-judged this time that may be scored otherwise than those re-judged
+            (``scoring_mix.scored_apart``): report.md and summary.json (``"scored_apart"``) say so.
     """
     ordered = in_case_order(records)
     summary = summarize(ordered, _unfinished(selected, ordered))
@@ -74,6 +77,8 @@ def write_reports(
         summary["left_out"] = describe_left_out(left_out)
     if skipped:
         summary["skipped_records"] = {"count": len(skipped), "lines": list(skipped[:_SKIPPED_NAMED])}
+    if scored_apart:
+        summary["scored_apart"] = dict(scored_apart)
     tables = add_aggregates(summary, ordered, aggregates or {})
     boards = _Leaderboards(folder, leaderboards or {}, ordered, whole, earlier)
     for suite in summary["suites"]:

@@ -94,7 +94,8 @@ def absorb_left_journals(results: Path) -> int:
     """Append the records journals of a killed session hold to ``results``, then delete the journals.
 
     Run by the controller before the run's results are read. A case's newest line is its record, so a case
-    both files hold is the journal's, as finished; ``ResultsStore.finalize`` leaves one line per case.
+    both files hold is the journal's, as finished; ``ResultsStore.finalize`` leaves one line per case. A line
+    results.jsonl holds already is not appended again (``_new_lines``).
     Returns how many lines were added.
 
     Raises:
@@ -103,9 +104,9 @@ def absorb_left_journals(results: Path) -> int:
     found = journals(results)
     if not found:
         return 0
-    added = b"".join(_complete_lines(path) for path in found)
+    kept = _complete_lines(results)  # a torn last line of results.jsonl is cut off first
+    added = _new_lines(kept, b"".join(_complete_lines(path) for path in found))
     if added:
-        kept = _complete_lines(results)  # a torn last line of results.jsonl is cut off first
         with open_private(results, "r+b" if results.exists() else "wb") as file:
             file.truncate(len(kept))
             file.seek(len(kept))
@@ -115,6 +116,22 @@ def absorb_left_journals(results: Path) -> int:
     for path in found:
         path.unlink(missing_ok=True)
     return added.count(b"\n")
+
+
+def _new_lines(kept: bytes, journaled: bytes) -> bytes:
+    """The journal's lines results.jsonl does not hold already, each once, in order.
+
+    A journal repeats the cases pytest had reported into results.jsonl too: appended again they were copies
+    that only a rewrite of the whole file took out, and on a full disk (where a resumed run is likely: the run
+    stopped for it) that rewrite fails, so they stayed (436 lines for 400 cases).
+    """
+    seen = set(kept.splitlines(keepends=True))
+    new = []
+    for line in journaled.splitlines(keepends=True):
+        if line not in seen:
+            seen.add(line)
+            new.append(line)
+    return b"".join(new)
 
 
 def journal_records(results: Path) -> Iterator[dict[str, Any]]:

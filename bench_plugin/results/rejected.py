@@ -14,6 +14,7 @@ from bench_plugin.core.private_files import open_private, refuse_links
 from bench_plugin.results.store import check_record_line, write_all, write_atomically
 
 REJECTED_SUFFIX = ".rejected.jsonl"
+_CHUNK = 1 << 20
 
 
 def rejected_path(results: Path) -> Path:
@@ -63,12 +64,34 @@ def _line_problem(raw: bytes, path: Path, number: int) -> str | None:
     return None
 
 
-def set_aside_lines(problems: list[str] | tuple[str, ...], results: Path) -> list[str]:
-    """What the terminal says of the lines set aside: each ``path:line: why``, then where they went and what follows."""
-    if not problems:
+def earlier_set_aside(results: Path, fresh: int = 0) -> list[str]:
+    """``path:line: why`` of each line ``rejected_path`` holds from before this session (its ``fresh`` last ones).
+
+    The lines set aside stay out of results.jsonl for good, so every later report (a resumed session,
+    ``bench report``) counts them too, not only the session that moved them. A link there is not ours: it holds none.
+    """
+    aside = rejected_path(results)
+    try:
+        with open_private(aside, "rb") as handle:
+            count = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(_CHUNK), b""))
+    except OSError:  # none, unreadable, or a planted link
         return []
+    return [f"{aside}:{number}: set aside by an earlier session (not a case record)"
+            for number in range(1, count - fresh + 1)]
+
+
+def set_aside_lines(problems: list[str] | tuple[str, ...], results: Path, before: int = 0) -> list[str]:
+    """What the terminal says of the lines set aside: each ``path:line: why``, then where they went and what follows.
+
+    ``before``: how many lines earlier sessions set aside, still left out (said in one line).
+    """
+    earlier = [f"{before} line{'s' * (before != 1)} set aside by earlier sessions stay{'s' * (before == 1)} in "
+               f"{rejected_path(results)}: left out of the figures, counted in report.md and summary.json"] \
+        if before else []
+    if not problems:
+        return earlier
     many = len(problems) != 1
-    return [f"warning: {problem}; that line is left out" for problem in problems] + [
+    return earlier + [f"warning: {problem}; that line is left out" for problem in problems] + [
         f"{len(problems)} record{'s' * many} left out: {'not case records' if many else 'not a case record'} this "
         f"version can read, moved as {'they were' if many else 'it was'} to {rejected_path(results)}; "
         f"{'their cases run' if many else 'its case runs'} again"]

@@ -300,6 +300,11 @@ def _naming(path: Path) -> Iterator[None]:
         raise
 
 
+def new_file_mode() -> int:
+    """The mode ``open()`` gives a new file here (for a file made another way, then given it)."""
+    return _file_mode()
+
+
 def _file_mode() -> int:
     """The mode ``open()`` gives a new file here: 0666 less the process's umask (read without changing it)."""
     try:

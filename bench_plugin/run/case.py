@@ -18,7 +18,7 @@ from bench_plugin.calls.call_log import CallEntry, CallLog
 from bench_plugin.calls.pricing import Cost, add_costs, call_cost
 from bench_plugin.core.chat import CallModel, Completion, EmbedTexts
 from bench_plugin.core.endpoints import ModelSpec
-from bench_plugin.core.errors import CaseError, ProviderError, ReplayMissError, SandboxError, UnknownName
+from bench_plugin.core.errors import CaseError, ProviderError, ReplayMissError, SandboxError, UnknownName, all_of
 from bench_plugin.core.transcript import Transcript
 from bench_plugin.engines.partial import partial_of
 from bench_plugin.engines.registry import Engine
@@ -69,7 +69,7 @@ class CasePreparer:
     def prepare(self, case: CaseSpec) -> PreparedCase:
         """Look up what ``case`` names; a name the catalog does not know becomes the case's problem."""
         if case.problem is not None:
-            return PreparedCase(case)
+            return PreparedCase(self._with_scoring_problems(case))
         try:
             engine = self.catalog.engines.get(case.engine)
         except UnknownName as exc:
@@ -81,6 +81,21 @@ class CasePreparer:
         except CaseError as exc:
             return PreparedCase(replace(case, problem=exc))
         return PreparedCase(case, engine, scoring)
+
+
+    def _with_scoring_problems(self, case: CaseSpec) -> CaseSpec:
+        """A case that cannot run, with its scoring's problems said too: a prompt and a regex both wrong, both named.
+
+        Only when its scorers were rendered (else their templates as written would read as mistakes) and its
+        model is known (what only the case can tell is checked against it).
+        """
+        if not case.scoring_rendered or case.model is None or case.problem is None:
+            return case
+        try:
+            self._binder.bind(case)
+        except CaseError as exc:
+            return replace(case, problem=all_of([case.problem, exc]))
+        return case
 
 
 async def execute_case(

@@ -73,15 +73,18 @@ class RunHistory:
     """
 
     def __init__(self, settings: RunSettings | None = None, entries: Mapping[str, _Entry] | None = None,
-                 set_aside: Sequence[str] = ()) -> None:
+                 set_aside: Sequence[str] = (), set_aside_before: Sequence[str] = ()) -> None:
         self.settings = settings or RunSettings()
         self._entries = dict(entries or {})
         # ``path:line: why`` of each line that was not a case record, moved to results.rejected.jsonl at start
         self.set_aside = tuple(set_aside)
+        # the lines earlier sessions moved there: still left out, so still counted
+        self.set_aside_before = tuple(set_aside_before)
         self._decisions: dict[str, str] = {}
 
     @classmethod
-    def load(cls, settings: RunSettings, set_aside: Sequence[str] = ()) -> RunHistory:
+    def load(cls, settings: RunSettings, set_aside: Sequence[str] = (),
+             set_aside_before: Sequence[str] = ()) -> RunHistory:
         """Index the results file the settings name; an empty history when there is none, or ``fresh``.
 
         A line that is not a case record is passed over: its case runs again (the controller has set such lines
@@ -92,13 +95,13 @@ class RunHistory:
         """
         path = settings.results
         if path is None or settings.fresh or not (settings.name or settings.rejudge) or not path.exists():
-            return cls(settings, set_aside=set_aside)
+            return cls(settings, set_aside=set_aside, set_aside_before=set_aside_before)
         entries: dict[str, _Entry] = {}
         for record, offset, length, number in _record_lines(path.read_bytes()):
             entries.pop(record["nodeid"], None)  # the newest line of a case is its record
             with contextlib.suppress(ValueError):  # not a record this version can read: the case runs again
                 entries[record["nodeid"]] = _entry(record, offset, length, path, number)
-        return cls(settings, entries, set_aside)
+        return cls(settings, entries, set_aside, set_aside_before)
 
     def __len__(self) -> int:
         return len(self._entries)

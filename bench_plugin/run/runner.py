@@ -232,6 +232,8 @@ class Runner:
                                       error={"kind": "budget", "type": "BudgetExhausted", "message": spent})
                 status.case_finished(record.status, ran=False)
                 return record
+            if status.calls_stopped:  # Ctrl-C or SIGTERM came: the case is left for a resumed run
+                raise asyncio.CancelledError("the run is stopping")
             status.case_started()
             log = CallLog()
             repeats: Counter[str] = Counter()  # identical calls of this case, each its own cache entry

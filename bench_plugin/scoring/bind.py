@@ -13,7 +13,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar, cast
 
-from bench_plugin.core.errors import CaseError
+from bench_plugin.core.errors import CaseError, all_of
 from bench_plugin.core.registry import Registry
 from bench_plugin.scoring.composite import Composite, compile_composite
 from bench_plugin.scoring.context import ChecksCase, ComponentScore, Scorer, ScorerType, ScoringContext
@@ -110,16 +110,36 @@ class ScoringBinder:
 
         Raises:
             CaseError: located at the scorer's (or the composite's) line and key, so the case fails
-                alone with a message that points into the YAML.
+                alone with a message that points into the YAML; every scorer's problem and the
+                composite's at once (``all_of``), not one per try.
         """
+        problems: list[CaseError] = []
+        scorers = self._scorers_of(case, problems)
+        composite: Composite | None = None
+        try:
+            composite = self.composite(case)
+        except CaseError as exc:
+            problems.append(exc)
+        error = all_of(problems)
+        if error is not None:
+            raise error
+        assert composite is not None, "a composite that does not compile raises"
+        return CaseScoring(tuple(scorers), composite)
+
+    def _scorers_of(self, case: CaseSpec, problems: list[CaseError]) -> list[Scorer]:
+        """The case's scorers bound; each one's problem (a name used twice, a type, options) added to ``problems``."""
         first_line: dict[str, int | None] = {}
         scorers: list[Scorer] = []
         for spec in case.scorers:
             if spec.name in first_line:
-                raise _name_used_twice(case, spec, first_line[spec.name])
+                problems.append(_name_used_twice(case, spec, first_line[spec.name]))
+                continue
             first_line[spec.name] = spec.line
-            scorers.append(self._bound(spec, case))
-        return CaseScoring(tuple(scorers), self.composite(case))
+            try:
+                scorers.append(self._bound(spec, case))
+            except CaseError as exc:
+                problems.append(exc)
+        return scorers
 
     def _bound(self, spec: ScorerSpec, case: CaseSpec) -> Scorer:
         """The scorer, checked against the case (with the scorer's own ``vars:``, which it then keeps)."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.errors import Problems, SuiteError
 from bench_plugin.core.frozen import freeze_fields
 from bench_plugin.suite.agent.sandbox_choice import suite_sandbox
 from bench_plugin.suite.agent.spec import SandboxOverride
@@ -58,14 +58,21 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
     """
     options = options or BuildOptions()
     resolved = with_uses_resolved(loaded)  # scorers with use: are checked as their definition plus their own keys
-    check_against_schema(loaded)
+    check_against_schema(loaded)  # every schema mistake at once; what follows reads what the schema vouched for
     if resolved is not loaded:
         check_against_schema(resolved)
-    _check_features(loaded)
     data = loaded.data
     root = loaded.path.parent
     folders = SuiteFolders.of(root, options.allowed_paths)
-    data_dir = _data_dir(loaded, folders) if "data_dir" in data else root
+    problems = Problems()  # the checks below each say their mistakes, all in one run
+    _check_features(loaded, problems)
+    data_dir = problems.run(lambda: _data_dir(loaded, folders)) if "data_dir" in data else root
+    renderer = TemplateRenderer(root, loaded.display_path, allowed=folders.allowed)
+    tasks_checked = problems.run(lambda: _check_task_features(loaded)) is not None
+    # the tasks are built from conversations and tools their checks passed
+    tasks = problems.run(lambda: build_tasks(loaded, renderer, folders, options.sandbox)) if tasks_checked else None
+    problems.raise_found()
+    assert data_dir is not None and tasks is not None, "raise_found raised for the checks that gave nothing"
     providers, provider_problems = build_providers(
         loaded, data_dir, options.base_urls, options.provider_types,
         folders=folders, allowed_key_env=options.allowed_key_env,
@@ -84,8 +91,7 @@ def build_suite(loaded: LoadedSuite, options: BuildOptions | None = None) -> Sui
         models=models,
         judges=judges,
         providers=providers,
-        tasks=build_tasks(loaded, TemplateRenderer(root, loaded.display_path, allowed=folders.allowed), folders,
-                          options.sandbox),
+        tasks=tasks,
         variables=data.get("variables", {}),
         default_models=_default_models(data),
         model_defaults=data.get("defaults", {}),
@@ -105,39 +111,43 @@ def _default_models(data: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(name for name, entry in data["models"].items() if entry.get("default", True) is not False)
 
 
-def _check_features(loaded: LoadedSuite) -> None:
+def _check_features(loaded: LoadedSuite, problems: Problems) -> None:
     """Check what the schema cannot in the features the suite uses: a mistake stops collection, not the reports.
 
     ``aggregates:`` and ``leaderboard:`` are read again from the file at the end of the run (the reporter), a task's
     ``conversation:`` checks the keys of its mode and commands, ``tools:`` the options of each type of tool.
     Start-up: a feature's checks are imported only when the suite uses its word, and most suites use none.
-
-    Raises:
-        SuiteError: at the first mistake, located at its key.
+    Each feature's first mistake goes into ``problems``, located at its key (the tasks' features: ``build_suite``).
     """
     data = loaded.data
     if data.get("aggregates"):
         from bench_plugin.suite.aggregates.build import build_aggregates  # start-up: see above
 
-        build_aggregates(loaded)
+        problems.run(lambda: build_aggregates(loaded))
     if data.get("leaderboard"):
         from bench_plugin.suite.leaderboard import build_leaderboard  # start-up: see above
 
-        build_leaderboard(loaded)
-    _check_task_features(loaded)
+        problems.run(lambda: build_leaderboard(loaded))
 
 
-def _check_task_features(loaded: LoadedSuite) -> None:
-    """The checks of the features a task may use: a conversation, an agent's tools."""
+def _check_task_features(loaded: LoadedSuite) -> bool:
+    """The checks of the features a task may use: a conversation, an agent's tools (True when they pass).
+
+    Raises:
+        SuiteError: every problem found, the conversations' and the tools' together.
+    """
+    problems = Problems()
     tasks = [task for task in loaded.data.get("tasks", []) if isinstance(task, Mapping)]
     if any(isinstance(task.get("conversation"), Mapping) for task in tasks):
         from bench_plugin.suite.conversation.check import check_conversations  # start-up: see above
 
-        check_conversations(loaded)
+        problems.run(lambda: check_conversations(loaded))
     if any(task.get("tools") for task in tasks):
         from bench_plugin.suite.agent.check import check_tools  # start-up: see above
 
-        check_tools(loaded)
+        problems.run(lambda: check_tools(loaded))
+    problems.raise_found()
+    return True
 
 
 def _data_dir(loaded: LoadedSuite, folders: SuiteFolders) -> Path:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from bench_plugin.core.chat import Message, ResponseSchema, ToolDefinition
 from bench_plugin.core.endpoints import PRESETS, ModelSpec
-from bench_plugin.core.errors import CaseError
+from bench_plugin.core.errors import CaseError, all_of
 from bench_plugin.suite.agent.sandbox_choice import runs_programs
 from bench_plugin.suite.agent.spec import AgentSpec
 from bench_plugin.suite.load import LoadShape
@@ -187,10 +187,13 @@ class _TaskCases:
     ) -> tuple[_Parts, CaseError | None]:
         if problem is None and model is None:
             problem = model_problem(self.suite, model_name)
-        if problem is not None or model is None:
+        if model is None or variant.problem is not None:  # a row that did not render: neither can its parts
             return _Parts(), problem
         selected = [name for name, _ in self.models]
-        return _parts(self.suite, self.renderer, self.task, variant, model, selected)
+        parts, built = _parts(self.suite, self.renderer, self.task, variant, model, selected)
+        # a scorer's template and the prompt's, both wrong: the case says both at once
+        found = sorted((each for each in (problem, built) if each is not None), key=lambda each: each.line or 0)
+        return parts, all_of(found)
 
     def _case(
         self,
@@ -233,6 +236,7 @@ class _TaskCases:
             cluster=variant.cluster or variant.task_id,
             index=next(self.indexes),
             sandbox=parts.agent.sandbox if parts.agent is not None else suite.sandbox,
+            scoring_rendered=scoring.rendered,
         )
 
 
@@ -243,6 +247,7 @@ class _Scoring:
     scorers: tuple[ScorerSpec, ...]
     pass_threshold: float | None
     variables: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    rendered: bool = True  # False: the task's scorers as written (a template of the row or the scorers failed)
 
 
 def _scoring(
@@ -254,7 +259,7 @@ def _scoring(
         The scoring, and the problem of a template that does not render (the scoring is then the task's, unrendered).
     """
     scorers = (*task.scorers, *variant.scorers)
-    fallback = _Scoring(scorers, _fixed_threshold(task.pass_threshold))
+    fallback = _Scoring(scorers, _fixed_threshold(task.pass_threshold), rendered=False)
     if variant.problem is not None:
         return fallback, None
     try:

@@ -33,7 +33,7 @@ from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.errors import SuiteError, all_of
 from bench_plugin.core.utf8 import HINT as UTF8_HINT
 from bench_plugin.core.utf8 import NotUtf8, read_utf8
 from bench_plugin.suite.yaml_errors import yaml_syntax_error
@@ -166,7 +166,11 @@ def _read_tree(loader: _BoundedComposer, source: str, display_path: str) -> tupl
         if node is None:
             raise SuiteError("the file is empty; a suite needs at least 'models' and 'tasks'", path=display_path)
         lines = LineMap()
-        return node, _construct(node, (), lines, display_path, loader), lines
+        data = _construct(node, (), lines, display_path, loader)
+        duplicates = all_of(loader.duplicates)
+        if duplicates is not None:
+            raise duplicates
+        return node, data, lines
     except yaml.YAMLError as exc:
         key = format_key_path([part for part in loader.failed_in or () if part is not None])
         raise yaml_syntax_error(exc, source, display_path, key or None) from exc
@@ -198,6 +202,7 @@ class _BoundedComposer(Composer, SafeConstructor):
         self.alias_nodes = 0
         self.alias_chars = 0
         self.failed_in: tuple[PathPart | None, ...] | None = None  # the trail when a syntax error was found
+        self.duplicates: list[SuiteError] = []  # every duplicate key, said together once the file is read
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         """Compose one node (PyYAML calls this for every node and alias), within the limits."""
@@ -412,12 +417,13 @@ def _construct_mapping(
         key = _key(_construct(key_node, (*path, "<key>"), lines, shown, loader), key_node, path, shown)
         line = key_node.start_mark.line
         if key in seen:
-            raise SuiteError(
+            loader.duplicates.append(SuiteError(
                 f"duplicate key '{key}' (first on line {seen[key] + 1}); YAML would silently keep the last one",
                 path=shown,
                 line=line,
                 key=format_key_path((*path, key)),
-            )
+            ))
+            continue
         seen[key] = line
         child = (*path, key)
         lines.lines[child] = line

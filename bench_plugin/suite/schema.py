@@ -10,7 +10,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from bench_plugin.core.errors import SuiteError
+from bench_plugin.core.errors import SuiteError, all_of
 from bench_plugin.core.hints import did_you_mean
 from bench_plugin.suite.loader import LoadedSuite, PathPart, format_key_path
 
@@ -45,18 +45,54 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 
 def check_against_schema(loaded: LoadedSuite) -> None:
-    """Raise the most relevant schema error as a SuiteError with file, line, key path and a hint.
+    """Raise every schema error at once, each a SuiteError with file, line, key path and a hint (``all_of``).
 
     Also refuses a value YAML 1.1 reads in a surprising way (``Yes`` as true, ``1:30`` as 90) where the
     schema would take the text as well, since the suite then means something its author did not write.
     """
     errors = list(_validator().iter_errors(loaded.data))
-    if not errors:
-        _check_surprising_scalars(loaded)
-        return
-    error = _most_relevant(errors, lambda e: loaded.lines.line_of(tuple(e.absolute_path)) or 0)
-    path, message, hint = _as_written(error, loaded.lines.plain)
-    raise _error_at(loaded, path, message, hint)
+    problems = _schema_problems(loaded, errors) if errors else _surprising_scalars(loaded)
+    error = all_of(problems)
+    if error is not None:
+        raise error
+
+
+def _schema_problems(loaded: LoadedSuite, errors: list[ValidationError]) -> list[SuiteError]:
+    """One problem per place the schema found wrong (each unknown key its own), in file order, each said once."""
+    def line_of(error: ValidationError) -> int:
+        return loaded.lines.line_of(tuple(error.absolute_path)) or 0
+
+    by_place: dict[tuple[PathPart, ...], list[ValidationError]] = {}
+    for error in errors:
+        by_place.setdefault(tuple(error.absolute_path), []).append(error)
+    described = dict.fromkeys(
+        description
+        for group in by_place.values()
+        for each in _each_unknown_key(_most_relevant(group, line_of))
+        for description in [_as_written(each, loaded.lines.plain)]
+    )
+    found = [_error_at(loaded, path, message, hint) for path, message, hint in described]
+    return sorted(found, key=lambda problem: problem.line if problem.line is not None else -1)
+
+
+def _each_unknown_key(error: ValidationError) -> list[ValidationError]:
+    """An error naming several unknown keys of one mapping as one error per key (each has its own line)."""
+    instance: Any = error.instance
+    schema: Any = error.schema
+    if error.validator != "additionalProperties" or not isinstance(instance, dict) or not isinstance(schema, dict):
+        return [error]
+    extra = sorted(set(instance) - set(schema.get("properties", {})), key=list(instance).index)
+    if len(extra) < 2:
+        return [error]
+    return [_with_instance(error, {name: instance[name]}) for name in extra]
+
+
+def _with_instance(error: ValidationError, instance: dict[str, Any]) -> ValidationError:
+    """A copy of an additionalProperties error about ``instance`` alone (its one unknown key)."""
+    from jsonschema.exceptions import ValidationError as Error  # loaded by _validator already
+
+    return Error(error.message, validator=error.validator, path=error.absolute_path, instance=instance,
+                 schema=error.schema, validator_value=error.validator_value)
 
 
 def _error_at(loaded: LoadedSuite, path: tuple[PathPart, ...], message: str, hint: str | None) -> SuiteError:
@@ -238,20 +274,22 @@ _WORD_BOOLEANS = {"yes", "no", "on", "off"}
 _SURPRISING_NUMBER = re.compile(r"[-+]?(?:\d[\d_]*:[\d:._]*|0[0-9_]+|\d*_[\d_.]*)")
 
 
-def _check_surprising_scalars(loaded: LoadedSuite) -> None:
-    """Refuse ``Yes``/``on`` read as booleans, ``1:30`` read as 90..., where the schema accepts the text too.
+def _surprising_scalars(loaded: LoadedSuite) -> list[SuiteError]:
+    """``Yes``/``on`` read as booleans, ``1:30`` as 90..., where the schema takes the text too; numbers not finite.
 
-    Raises:
-        SuiteError: at the value's line, saying what YAML read and to quote it.
+    Each is a SuiteError at the value's line, saying what YAML read and to quote it.
     """
+    found = []
     for path, written in loaded.lines.plain.items():
         value = _value_at(loaded.data, path)
         if isinstance(value, float) and not math.isfinite(value):  # every number in a suite counts or bounds
             # something: `timeout: .nan` failed every call, `rpm: .inf` meant none
-            raise _error_at(loaded, path, f"expected a finite number, got {written}", "write a number; text in quotes")
+            found.append(_error_at(loaded, path, f"expected a finite number, got {written}",
+                                   "write a number; text in quotes"))
         # the schema may take only the boolean or number here (``extract: yes``): then it is what was meant
-        if _surprising(value, written) and _takes_text(loaded.data, path, written):
-            raise _misread(loaded, path, value, written)
+        elif _surprising(value, written) and _takes_text(loaded.data, path, written):
+            found.append(_misread(loaded, path, value, written))
+    return found
 
 
 def _surprising(value: Any, written: str) -> bool:

@@ -261,6 +261,8 @@ class CaseSpec:
     load: LoadStep | None = None  # the load step it runs in (``load:``, ``--bench-load``)
     output_schema: ResponseSchema | None = None  # the answer is JSON matching it (``output_schema:``)
     functions: tuple[ToolDefinition, ...] = ()  # function tools offered in one reply: the calls are the answer
+    # its scorers' templates rendered: a case with a problem elsewhere (its prompt) has them checked too
+    scoring_rendered: bool = True
 
     def __post_init__(self) -> None:
         freeze_fields(self, "variables", "judges", "models", "scorer_vars")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench_plugin.core.errors import CaseError
+from bench_plugin.core.errors import CaseError, Problems
 from bench_plugin.suite.agent.spec import AgentSpec, SandboxOverride
 from bench_plugin.suite.clusters import cluster_template
 from bench_plugin.suite.datasets import DatasetSpec
@@ -42,7 +43,11 @@ def build_tasks(
     """
     folders = folders or SuiteFolders.of(loaded.path.parent)
     builder = _TaskBuilder(loaded, renderer, folders, sandbox, _SuiteWide.of(loaded, renderer))
-    return tuple(builder.task(index, entry) for index, entry in enumerate(loaded.data["tasks"]))
+    problems = Problems()  # every task's mistakes at once, not one per try
+    tasks = [problems.run(functools.partial(builder.task, index, entry))
+             for index, entry in enumerate(loaded.data["tasks"])]
+    problems.raise_found()
+    return tuple(task for task in tasks if task is not None)
 
 
 @dataclass(frozen=True)

@@ -196,3 +196,36 @@ def test_charts_show_with_scripts_off_and_tables_sort_with_them_on(browser: Brow
     scores = leaderboard.locator("tbody tr td:nth-child(4)").all_inner_texts()
     assert scores == sorted(scores, key=float)
     assert watched.errors == [] and watched.dialogs == []
+
+
+LONG_NAMES = """
+suite: long
+models:
+  parrot: {provider: echo, label: a-model-with-a-rather-long-label}
+  other: {provider: echo}
+tasks:
+  - {id: t1-bugfix-discount-rounding, prompt: "Say Ada"}
+  - {id: t2-refactor-invoice-totals, prompt: "Say Bob"}
+  - {id: t3-feature-export-to-csv-file, prompt: "Say Ada again"}
+scorers:
+  - {type: contains, value: Ada}
+"""
+
+
+def test_the_heat_maps_task_names_and_legend_fit_in_the_chart(browser: Browser, pytester: pytest.Pytester) -> None:
+    """Task names were clipped ("t1-bugfix-disco...") and the legend cut off at the chart's edge ("no sco...")."""
+    pytester.makefile(".yaml", **{"suites/long": LONG_NAMES})
+    pytester.runpytest("suites", "-p", "no:randomly", "--bench-html", "off")
+    watched = Watched(browser.new_page(viewport={"width": 1280, "height": 900}))
+    watched.open(pytester.path / "bench-results" / "dashboard.html")
+    texts = watched.page.evaluate(
+        """() => { const svg = document.querySelector('svg.chart[data-chart="heatmap"]');
+                   const box = svg.getBoundingClientRect();
+                   return Array.from(svg.querySelectorAll("text")).map(t => { const r = t.getBoundingClientRect();
+                       return [t.textContent, r.left >= box.left - 0.5 && r.right <= box.right + 0.5
+                               && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5]; }); }""")
+    shown = {content for content, _ in texts}
+    assert {"t1-bugfix-discount-rounding", "t2-refactor-invoice-totals", "t3-feature-export-to-csv-file",
+            "a-model-with-a-rather-long-label", "no scored case"} <= shown, shown  # whole, not clipped
+    assert [content for content, inside in texts if not inside] == []  # nothing drawn past the chart's edge
+    assert watched.errors == []

@@ -96,6 +96,29 @@ def test_a_hostile_stored_record_is_set_aside_named_and_counted(
     assert "**1 record left out**" in (folder / "report.md").read_text(encoding="utf-8")
 
 
+def test_later_sessions_and_bench_report_still_count_the_lines_set_aside(pytester: pytest.Pytester) -> None:
+    """Only the session that moved a line to results.rejected.jsonl counted it; a later one said nothing of it."""
+    from bench_plugin.cli import main
+
+    pytester.makefile(".yaml", **{"suites/again": THREE_TASKS})
+    folder = pytester.path / "bench-results" / "runs" / "nightly"
+    run = ("suites", "-p", "no:cacheprovider", "--bench-html", "off", "--bench-run", "nightly")
+    pytester.runpytest(*run).assert_outcomes(passed=3)
+    spoil_middle_line(folder / "results.jsonl", "composite 1e400")
+    pytester.runpytest(*run).assert_outcomes(passed=3)  # sets the line aside (the test above)
+
+    later = pytester.runpytest(*run)
+    later.assert_outcomes(passed=3)
+    later.stdout.fnmatch_lines(["*1 line set aside by earlier sessions stays in *results.rejected.jsonl*"])
+    assert json.loads((folder / "summary.json").read_text(encoding="utf-8"))["skipped_records"]["count"] == 1
+    assert "**1 record left out**" in (folder / "report.md").read_text(encoding="utf-8")
+
+    out = pytester.path / "rebuilt"
+    assert main(["report", str(folder / "results.jsonl"), "-o", str(out)]) == 0
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["skipped_records"]["count"] == 1
+    assert "**1 record left out**" in (out / "report.md").read_text(encoding="utf-8")
+
+
 LIMITED_SUITE = """
 providers:
   mock: {{type: openai_compatible, base_url: '{url}', timeout: 5, max_retries: 0, max_response_bytes: 2048}}

@@ -57,11 +57,30 @@ def test_a_skipped_case_shows_its_message_not_a_python_tuple(page: tuple[str, di
 
 
 def test_a_case_passed_without_a_pass_rule_reads_as_measured(page: tuple[str, dict[str, Any]]) -> None:
-    _, data = page
+    text, data = page
     cells = "".join(row(data, "measured")["resultsTableRow"])
     assert '<td class="col-score">0.0000 measured, no pass rule</td>' in cells
+    # pytest-html reads the result from the cell's text (filters, counts): the text stays, the style shows Measured
+    assert '<td class="col-result bench-measured">Passed</td>' in cells
+    assert row(data, "measured")["result"] == "Passed"
+    assert ".col-result.bench-measured::before{content:'Measured'" in text
 
 
 def test_the_page_counts_cases_including_skipped_ones(page: tuple[str, dict[str, Any]]) -> None:
     text, _ = page
-    assert "2 cases: 1 measured (passed: no scorer has a pass rule), 1 unscored" in text
+    assert "2 cases: 1 measured (passed: no pass rule a score can fail), 1 unscored" in text
+
+
+def test_a_grade_under_pass_threshold_0_reads_as_measured_not_passed(pytester: pytest.Pytester) -> None:
+    """MT-Bench (``pass_threshold: 0``: a grade, not a test) showed Passed beside a score of 0.0000."""
+    pytest.importorskip("pytest_html")
+    suite = (SUITE.split("tasks:")[0] + "pass_threshold: 0\ntasks:\n  - id: graded\n    prompt: hello\n"
+             "    scorers:\n      - {name: J, type: llm_judge, judge: rater, prompt: 'Rate: {{ answer }}'}\n")
+    pytester.makefile(".yaml", **{"suites/demo": suite})
+    pytester.runpytest("suites", "--html=report.html", "--self-contained-html").assert_outcomes(passed=1)
+    finder = BlobFinder()
+    finder.feed((pytester.path / "report.html").read_text(encoding="utf-8"))
+    assert finder.blob is not None
+    cells = "".join(row(json.loads(finder.blob), "graded")["resultsTableRow"])
+    assert '<td class="col-result bench-measured">Passed</td>' in cells  # shown as Measured
+    assert '<td class="col-score">0.0000 measured, pass_threshold 0</td>' in cells

@@ -108,3 +108,42 @@ def test_a_session_removes_the_temporary_files_a_killed_one_left(pytester: pytes
     pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert not any(path.exists() for path in left)
     assert mine.read_text() == "kept"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_no_call_starts_after_ctrl_c_or_sigterm(
+    pytester: pytest.Pytester, mock_server: MockServer, stop: signal.Signals
+) -> None:
+    """16 to 60 calls still started more than 50 ms after the signal, which a resumed run then paid for again.
+
+    The mock server notes when each request arrived (the system's monotonic clock, the same in both processes).
+    The end of the session takes a second here (a large run's reports), during which the runner went on; a
+    request counts as late from 200 ms after the signal, so a loaded machine's slow wake-ups are not counted.
+    """
+    pytester.makeconftest(
+        "import time\nimport pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_sessionfinish(session):\n    time.sleep(1.0)\n")
+    model_id = f"slow-{uuid.uuid4().hex[:8]}"
+    mock_server.add_rule({"model": model_id, "delay": 0.3})
+    pytester.makefile(".yaml", **{"suites/slow": (
+        f"providers:\n  local: {{type: openai_compatible, base_url: '{mock_server.openai_base_url}'}}\n"
+        f"models:\n  m: {{provider: local, id: {model_id}}}\n"
+        "tasks:\n  - {id: t, prompt: hello}\n"
+    )})
+    results = pytester.path / "bench-results" / "runs" / "nightly" / "results.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "suites", "--bench-runs", "300", "--bench-concurrency", "16",
+         "--bench-run", "nightly", "-p", "no:cacheprovider"],
+        cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=default_sigint,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 3):
+        time.sleep(0.05)
+    process.send_signal(stop)
+    signalled = time.monotonic()
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, output
+    arrived = [request["at"] for request in mock_server.requests if request["model"] == model_id]
+    late = [at - signalled for at in arrived if at > signalled + 0.2]
+    assert len(arrived) >= 3 and late == [], f"{len(late)} of {len(arrived)} calls started after the signal"

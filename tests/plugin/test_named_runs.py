@@ -699,3 +699,39 @@ def test_a_session_resuming_after_kills_sees_each_case_once_from_its_start(pytes
     seen = json.loads((pytester.path / "seen.json").read_text())
     assert sorted(seen) == sorted(json.loads(line)["nodeid"] for line in lines)  # each case once, as it started
     assert len(run_records(pytester)) == 3
+
+
+TWO_SCORINGS = """
+suite: mix
+models:
+  parrot: {provider: echo}
+tasks:
+  - {id: first, prompt: "Say hi to Ada"}
+  - {id: second, prompt: "Say hi to Bob"}
+scorers:
+  - {type: contains, value: SCORED}
+"""
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["default output", "named run"])
+def test_rejudging_some_cases_after_a_scoring_change_says_the_means_mix_two_scorings(
+    pytester: pytest.Pytester, named: bool
+) -> None:
+    """``--bench-rejudge -k first`` put the re-judged case and the other, scored the old way, in one mean, silently."""
+    run = ["suites", "-p", "no:cacheprovider", "--bench-html", "off", *(["--bench-run", "n"] if named else [])]
+    folder = pytester.path / "bench-results" / ("runs/n" if named else "")
+    pytester.makefile(".yaml", **{"suites/mix": TWO_SCORINGS.replace("SCORED", "hi")})
+    pytester.runpytest(*run).assert_outcomes(passed=2)
+    pytester.makefile(".yaml", **{"suites/mix": TWO_SCORINGS.replace("SCORED", "Ada")})  # the scoring changed
+    result = pytester.runpytest(*run, "--bench-rejudge", "-k", "first")
+    result.assert_outcomes(passed=1, deselected=1)
+    result.stdout.fnmatch_lines(["*1 record kept from before was not re-judged this time (-k, -m or --lf left it "
+                                 "out) and was scored otherwise than the 1 re-judged*the means mix two scorings*"])
+    assert json.loads((folder / "summary.json").read_text(encoding="utf-8"))["scored_apart"] == \
+        {"rejudged": 1, "other": 1}
+    assert "**Two scorings**: 1 record kept from before" in (folder / "report.md").read_text(encoding="utf-8")
+
+    everything = pytester.runpytest(*run, "--bench-rejudge")  # every case scored the same way again
+    everything.assert_outcomes(passed=1, failed=1)
+    everything.stdout.no_fnmatch_line("*two scorings*")
+    assert "scored_apart" not in json.loads((folder / "summary.json").read_text(encoding="utf-8"))

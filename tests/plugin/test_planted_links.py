@@ -127,3 +127,37 @@ def test_a_runs_output_folder_and_results_are_private(pytester: pytest.Pytester)
     pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=1)
     output = pytester.path / "bench-results"
     assert mode(output) == 0o700 and mode(output / "results.jsonl") == 0o600
+
+
+BOARD_SUITE = """
+suite: board
+models:
+  a: {provider: echo}
+  b: {provider: echo}
+tasks:
+  - id: t
+    prompt: hi
+    scorers: [{name: C, type: contains, value: hi}]
+leaderboard: {of: C, sessions: cases, dir: boards/elo}
+"""
+
+
+@pytest.mark.parametrize("planted", ["boards", "boards/elo", "boards/elo/leaderboard.json"])
+def test_a_planted_leaderboard_link_is_refused_by_name_and_its_target_kept(
+    pytester: pytest.Pytester, planted: str
+) -> None:
+    """An earlier run's (or a repository's) leaderboard folder or file as a link was read and written through."""
+    pytester.makefile(".yaml", **{"suites/board": BOARD_SUITE})
+    elsewhere = pytester.mkdir("elsewhere")
+    (elsewhere / "elo").mkdir()
+    own = elsewhere / "elo" / "leaderboard.json"
+    own.write_text(VICTIM_TEXT, encoding="utf-8")
+    link = pytester.path / "bench-results" / planted
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to({"boards": elsewhere, "boards/elo": elsewhere / "elo"}.get(planted, own))
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off")
+    output = "\n".join(result.outlines + result.errlines)
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output
+    assert f"bench-results/{planted}: {LINK_REFUSED}" in output, output
+    assert sorted(p.name for p in elsewhere.rglob("*")) == ["elo", "leaderboard.json"]
+    assert own.read_text(encoding="utf-8") == VICTIM_TEXT

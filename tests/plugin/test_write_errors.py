@@ -153,7 +153,7 @@ def test_a_leaderboard_dir_linked_out_of_the_output_folder_is_refused(pytester: 
     escaped = pytester.mkdir("escaped")
     pytester.mkdir("bench-results").joinpath("board").symlink_to(escaped, target_is_directory=True)
     result = pytester.runpytest("suites", "-p", "no:cacheprovider", "--bench-html", "off")
-    assert_clean_stop(result, "board", "a leaderboard's dir must be a folder in the output folder")
+    assert_clean_stop(result, "board", "is a symbolic link bench_plugin did not make")  # refused by name
     assert list(escaped.iterdir()) == []
 
 
@@ -169,8 +169,82 @@ def test_a_full_disk_under_pytest_html_is_no_internal_error(
     monkeypatch.setattr(basereport.BaseReport, "_write_report", full)
     pytester.makefile(".yaml", **{"suites/disk": SUITE})
     result = pytester.runpytest("suites", "-p", "no:cacheprovider")
-    assert_clean_stop(result, "(report.html, junit.xml)", "No space left on device")
+    assert_clean_stop(result, "bench-results/report.html", "No space left on device")  # the page named
     result.stdout.no_fnmatch_line("*Generated html report*")  # one true thing: the page is cut off
     # ours were written
     result.stdout.fnmatch_lines(["*results: *(results.jsonl, report.md, summary.json, dashboard.html)"])
     assert len(lines_of(pytester.path / "bench-results" / "results.jsonl")) == 6
+
+
+def test_a_full_disk_leaves_the_last_whole_report_html_and_no_cut_off_page(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest-html opened report.html for writing in place: a full disk left a page cut off at 100 bytes."""
+    from pytest_html import basereport
+
+    def full(self: basereport.BaseReport, rendered: str) -> None:
+        self._report_path.write_text(rendered[:100])  # type: ignore[attr-defined]  # the page cut off
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    pytester.makefile(".yaml", **{"suites/disk": SUITE})
+    assert pytester.runpytest("suites", "-p", "no:cacheprovider").ret == 0
+    page = pytester.path / "bench-results" / "report.html"
+    whole = page.read_text(encoding="utf-8")
+    from bench_plugin.results.store import new_file_mode
+
+    assert whole.rstrip().endswith("</html>") and page.stat().st_mode & 0o777 == new_file_mode()  # as open() makes
+    monkeypatch.setattr(basereport.BaseReport, "_write_report", full)
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider")
+    assert_clean_stop(result, "report.html", "No space left on device")
+    assert page.read_text(encoding="utf-8") == whole  # the last whole page, not a cut-off one
+    assert not [p.name for p in page.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_planted_report_html_link_is_replaced_not_written_through(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"suites/disk": SUITE})
+    target = pytester.path / "victim.txt"
+    target.write_text("the user's own file\n", encoding="utf-8")
+    pytester.mkdir("bench-results").joinpath("report.html").symlink_to(target)
+    assert pytester.runpytest("suites", "-p", "no:cacheprovider").ret == 0
+    assert target.read_text(encoding="utf-8") == "the user's own file\n"
+    page = pytester.path / "bench-results" / "report.html"
+    assert not page.is_symlink() and page.read_text(encoding="utf-8").rstrip().endswith("</html>")
+
+
+def test_resuming_a_disk_full_named_run_on_a_still_full_disk_records_each_case_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal's cases were appended again, and on a full disk no rewrite took the copies out (436 for 400).
+
+    The message said each case was one whole line.
+    """
+    real_write = store_module.write_all
+    room = {"lines": 3}
+
+    def filling_up(file: BinaryIO, data: bytes) -> None:
+        if room["lines"] > 0:
+            room["lines"] -= 1
+            real_write(file, data)
+            return
+        file.write(data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def no_room_for_a_copy(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(store_module, "write_all", filling_up)
+    suite = SUITE.replace("[1, 2, 3, 4, 5, 6]", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]")
+    pytester.makefile(".yaml", **{"suites/disk": suite})
+    run = ("suites", "-p", "no:cacheprovider", "--bench-html", "off", "--bench-run", "n", "--bench-concurrency", "1")
+    assert_clean_stop(pytester.runpytest(*run), "results.jsonl", "No space left on device")
+    folder = pytester.path / "bench-results" / "runs" / "n"
+    (journal,) = folder.glob("*.journal")  # the killed session's: its process id in the name
+    journal.rename(folder / "results.jsonl.1.journal")
+    monkeypatch.setattr(store_module, "write_atomically", no_room_for_a_copy)  # no room to rewrite the file
+    room["lines"] = 4
+    result = pytester.runpytest(*run)
+    assert_clean_stop(result, "results.jsonl", "No space left on device")
+    tasks = [record["task"] for record in lines_of(folder / "results.jsonl")]
+    assert len(tasks) == len(set(tasks)) == 9, tasks  # each case once: the 5 the first session finished, 4 more
+    result.stdout.fnmatch_lines(["*results.jsonl keeps the 9 cases written before, each a whole line*"])
+    assert not (folder / "results.jsonl.1.journal").exists()  # folded in

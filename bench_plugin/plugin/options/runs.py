@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from bench_plugin.core.private_files import LINK_REFUSED, refuse_links
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.results.journal import absorb_left_journals, delete_journals, journals
-from bench_plugin.results.rejected import set_aside_bad_lines
+from bench_plugin.results.rejected import earlier_set_aside, set_aside_bad_lines
 from bench_plugin.results.store import keep_each_case_once
 from bench_plugin.run.run_history import RunHistory, RunSettings
 
@@ -97,7 +98,8 @@ def load_history(settings: RunSettings, *, controller: bool = True, collect_only
     file too.
 
     A line of the results file that is not a case record is moved to results.rejected.jsonl (``rejected.py``):
-    its case runs again, and the history keeps the line's ``path:line: why`` for the warnings and the reports.
+    its case runs again, and the history keeps the line's ``path:line: why`` for the warnings and the reports (and
+    counts the lines earlier sessions set aside there, which the reports count too).
 
     Raises:
         pytest.UsageError: the results file cannot be read or written.
@@ -111,10 +113,18 @@ def load_history(settings: RunSettings, *, controller: bool = True, collect_only
                 absorb_left_journals(settings.results)
         continued = settings.name is not None or settings.rejudge
         set_aside: list[str] = []
+        before: list[str] = []
         if controller and continued and settings.results is not None and not settings.fresh and not collect_only:
             set_aside = set_aside_bad_lines(settings.results)  # each named when the session ends, and counted
+            before = earlier_set_aside(settings.results, fresh=len(set_aside))  # counted in the reports too
             keep_each_case_once(settings.results)  # before the history notes where each case's line is
-        return RunHistory.load(settings, set_aside)
+        return RunHistory.load(settings, set_aside, before)
     except (OSError, ValueError) as exc:
-        raise pytest.UsageError(f"bench: cannot continue the earlier results: {exc}; start over with "
-                                "--bench-fresh or choose another --bench-run NAME") from None
+        raise pytest.UsageError(f"bench: cannot continue the earlier results: {exc}; {_what_to_do(exc)}") from None
+
+
+def _what_to_do(exc: Exception) -> str:
+    """A full disk is not the records' fault: starting over (--bench-fresh) would throw them away for nothing."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some space and run the same command again (the run's records and journals are kept)"
+    return "start over with --bench-fresh or choose another --bench-run NAME"

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench_plugin.report.dashboard.svg import (
+    CHAR_PX,
     MISSING_FILL,
     MUTED,
     clip_label,
@@ -38,11 +39,12 @@ def heat_map(
     Cells shrink to fit many columns (down to 3 px, beyond which the chart scrolls sideways); column
     labels are drawn only while they fit, and every cell's tooltip names its row, column and value.
     """
-    left = label_width(rows) + 6
+    left = label_width(rows, most=ROW_LABEL_PX) + 6
     cell_w = max(3.0, min(28.0, 760.0 / max(len(columns), 1)))
     cell_h = 22.0
     show_columns = cell_w >= 11.0
-    top = (min(label_width(columns, most=140.0), 140.0) * 0.75 + 6) if show_columns else 8.0
+    slant = label_width(columns, most=COLUMN_LABEL_PX) if show_columns else 0.0
+    top = slant * _RISE + 6 if show_columns else 8.0
     low, high = domain
     heat = _Heat(left, top, cell_w, cell_h, low, high - low or 1.0)
     parts = [_column_label(left + cell_w * index + cell_w / 2, top - 4, column)
@@ -51,14 +53,22 @@ def heat_map(
         parts += heat.row(r, row, columns, values[r])
     bottom = top + cell_h * len(rows)
     parts.append(_legend(left, bottom + 12, low, high))
-    width = max(left + cell_w * len(columns), left + 260) + 8
+    # the last column's slanted label reaches right of the grid; the legend ends with its words
+    width = max(left + cell_w * len(columns) + slant * _RUN, left + _LEGEND_PX) + 8
     return svg(width, bottom + 40, "".join(parts), chart=chart, label=label)
 
 
+COLUMN_LABEL_PX = 220.0  # a task's name slanted above its column, whole up to about 30 characters (then clipped)
+ROW_LABEL_PX = 320.0  # a model's label beside its row, whole up to about 45 characters
+_RISE, _RUN = math.sin(math.radians(50)), math.cos(math.radians(50))  # a label slanted at 50 degrees
+_MISSING_WORDS = "no scored case"
+_LEGEND_PX = 10 * 20 + 30 + len(_MISSING_WORDS) * CHAR_PX  # the colour ramp, the grey swatch and its words
+
+
 def _column_label(x: float, y: float, name: str) -> str:
-    """A column's name, slanted above it."""
+    """A column's name, slanted above it (clipped only past ``COLUMN_LABEL_PX``: the whole name is its tooltip)."""
     return (f'<g transform="translate({num(x)} {num(y)}) rotate(-50)"><title>{esc(name)}</title>'
-            f"{text(0, 0, clip_label(name, 130.0))}</g>")
+            f"{text(0, 0, clip_label(name, COLUMN_LABEL_PX))}</g>")
 
 
 @dataclass(frozen=True)
@@ -93,7 +103,7 @@ def _legend(x: float, y: float, low: float, high: float) -> str:
     parts.append(text(x, y + 20, format_tick(low), fill=MUTED))
     parts.append(text(x + 10 * steps, y + 20, format_tick(high), anchor="end", fill=MUTED))
     parts.append(rect(x + 10 * steps + 16, y, 10, 10, MISSING_FILL))
-    parts.append(text(x + 10 * steps + 30, y + 5, "no scored case", fill=MUTED))
+    parts.append(text(x + 10 * steps + 30, y + 5, _MISSING_WORDS, fill=MUTED))
     return "".join(parts)
 
 
@@ -118,7 +128,8 @@ def matrix(labels: Sequence[str], cells: Sequence[Sequence[MatrixCell | None]], 
     """A square matrix of signed cells, blue (row worse) to red (row better); None is the diagonal."""
     left = label_width(labels) + 6
     size = max(34.0, min(64.0, 520.0 / max(len(labels), 1)))
-    top = min(label_width(labels, most=140.0), 140.0) * 0.75 + 6
+    slant = label_width(labels, most=COLUMN_LABEL_PX)
+    top = slant * _RISE + 6
     biggest = max(_magnitudes(cells), default=0.0) or 1.0
     parts = [_column_label(left + size * index + size / 2, top - 4, name) for index, name in enumerate(labels)]
     for r, row in enumerate(cells):
@@ -126,7 +137,8 @@ def matrix(labels: Sequence[str], cells: Sequence[Sequence[MatrixCell | None]], 
         parts.append(titled_label(left - 6, y + size / 2, labels[r], left - 10))
         parts += [_matrix_cell(left + size * c, y, size, cell, biggest) for c, cell in enumerate(row)]
     bottom = top + size * len(labels)
-    return svg(left + size * len(labels) + 10, bottom + 8, "".join(parts), chart=chart, label=label)
+    width = left + size * (len(labels) - 0.5) + slant * _RUN + 10  # the last slanted label reaches past the grid
+    return svg(max(width, left + size * len(labels) + 10), bottom + 8, "".join(parts), chart=chart, label=label)
 
 
 def _magnitudes(cells: Sequence[Sequence[MatrixCell | None]]) -> list[float]:
