@@ -23,6 +23,7 @@ from bench_plugin.calls.cache import cache_problem
 from bench_plugin.calls.run_status import RunStatus
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.plugin import hookspecs
+from bench_plugin.plugin.failure_summary import register_failure_summary
 from bench_plugin.plugin.gate_items import GATE_MARKER, JUDGE_KEY, gates_last
 from bench_plugin.plugin.gate_judge import GateJudge
 from bench_plugin.plugin.nodes import CaseItem, SuiteFile
@@ -170,6 +171,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(BenchReporter(config, options.output_dir, cache_problem=problem, baseline=baseline),
                                   "bench_reporter")
     config.pluginmanager.register(SandboxNotice(), "bench_sandbox_notice")
+    register_failure_summary(config)  # pytest's failure summary kept linear
     judge = GateJudge(config, config.stash[GATE_SETTINGS_KEY])  # the controller sees every record (gate_judge.py)
     if baseline is not None:  # relative gates compare with the records the comparison read at the start
         judge.use_baseline(baseline.by_nodeid)
