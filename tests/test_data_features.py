@@ -65,7 +65,8 @@ def test_messages_from_json_text_with_fromjson(tmp_path: Path) -> None:
     ([], "expected a list of chat messages, got an empty list"),
     ({"role": "user"}, "expected a list of chat messages, got dict"),
     ([{"role": "tool", "content": "x"}], "message 0: role 'tool' is not one of system, user, assistant"),
-    ([{"role": "user", "content": ["part"]}], "message 0: content is list, expected text"),
+    ([{"role": "user", "content": [3]}], "message 0: content part 0: a content part is int"),
+    ([{"role": "user", "content": 3}], "message 0: content is int, expected text or a list of parts"),
     (["hi"], "message 0 is str, expected a mapping with role and content"),
 ])
 def test_bad_chat_data_names_what_is_wrong(value: object, expected: str) -> None:
