@@ -14,6 +14,7 @@ import pytest
 from bench_plugin.core.errors import CaseFailed, SuiteError
 from bench_plugin.core.text_safety import shown
 from bench_plugin.plugin.gate_items import gate_items
+from bench_plugin.plugin.load_notice import warn_if_split
 from bench_plugin.plugin.options.quality_gates import GATE_SETTINGS_KEY
 from bench_plugin.plugin.refusals import likely_cause
 from bench_plugin.plugin.session import STATE_KEY, BenchState
@@ -55,6 +56,7 @@ class SuiteFile(pytest.File):
             urls = {**base_urls_from_hooks(self.ihook, self.config), **state.build_options.base_urls}
             suite = build_suite(loaded, replace(state.build_options, provider_types=known, base_urls=urls))
             cases = expand_suite(suite, state.expand_options)
+            warn_if_split(cases, self.nodeid, self.config)
             # a rule or replay key that never works is a typo, not a failure
             check_offline_models(loaded, suite, cases, catalog.builtin_only)
             # all suites write into one output folder: a second suite naming a file stops here

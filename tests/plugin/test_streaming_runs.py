@@ -164,3 +164,15 @@ def test_a_call_answered_by_an_identical_one_in_flight_carries_no_timing(
     assert [entry["cache"] for entry in entries] == ["hit", "hit", "miss"]
     assert ["ttft_s" in entry for entry in entries] == [False, False, True]
     assert sum(1 for r in mock_server.requests if r["model"] == model_id) == 1
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_load_steps_split_by_xdist_are_named_in_a_warning(pytester: pytest.Pytester, workers: list[str]) -> None:
+    """Each worker would keep its own steps and caps: the figures per step would be a worker's, not the step's."""
+    text = ("models: {m: {provider: echo}}\nload:\n  in_flight: [1, 2]\n"
+            "tasks: [{id: a, prompt: hi}, {id: b, prompt: yo}]\n")
+    pytester.makefile(".yaml", **{"suites/steps": text})
+    result = pytester.runpytest("suites", "-p", "no:cacheprovider", *workers)
+    result.assert_outcomes(passed=4)
+    warned = "load steps under pytest-xdist" in result.stdout.str()
+    assert warned == bool(workers), result.stdout.str()
