@@ -1,7 +1,6 @@
 """Tests of nth_prime: the n-th prime number, counting from 1."""
 
 import pytest
-
 from solution import nth_prime
 
 
