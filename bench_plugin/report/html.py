@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from bench_plugin.core.text_safety import shown
-from bench_plugin.report.html_file import write_pages_whole
+from bench_plugin.report.html_file import forget_drawn_reports, write_pages_whole
 from bench_plugin.report.media_view import media_html
 from bench_plugin.results.record import ERROR, INVALID, PASSED, SKIPPED, UNSCORED
 
@@ -68,10 +68,18 @@ class HtmlReportHooks:
 
     def __init__(self) -> None:
         self.case_statuses: dict[str, str] = {}  # node id -> status, of each case with a record
+        self._pages: list[Any] = []  # pytest-html's reports
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """pytest-html's page written whole or not at all (``html_file.py``): a full disk leaves no cut-off page."""
-        write_pages_whole(session.config)
+        self._pages = write_pages_whole(session.config)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
+        """Once pytest-html has drawn a case's row, it keeps no reports of that case (``forget_drawn_reports``)."""
+        result = yield
+        forget_drawn_reports(self._pages, report)
+        return result
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:

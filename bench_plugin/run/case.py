@@ -40,7 +40,7 @@ from bench_plugin.suite.asked import asked_digest
 from bench_plugin.suite.spec import CaseSpec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: every item keeps its prepared case until it runs
 class PreparedCase:
     """A case ready to run: its spec, the engine it names looked up and its scoring bound once, at collection.
 

@@ -200,3 +200,37 @@ def test_a_view_with_a_few_wide_characters_is_stored_one_byte_a_character() -> N
     assert latin1("café — " + "x" * 40) == "café &#8212; " + "x" * 40
     assert latin1("中文" * 50) == "中文" * 50
     assert latin1("a — b" * 10) == "a — b" * 10
+
+
+WATCH_PAGE = """\
+import json
+from pathlib import Path
+
+from pytest_html.basereport import BaseReport
+
+CALLS = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        CALLS.append(report)
+
+
+def pytest_unconfigure(config):
+    page = next(p for p in config.pluginmanager.get_plugins() if isinstance(p, BaseReport))
+    out = {"reports": len(page._reports), "rows": len(page._report.data["tests"]),
+           "extras": sum(hasattr(r, "extras") for r in CALLS), "calls": len(CALLS)}
+    Path(__file__).parent.joinpath("kept.json").write_text(json.dumps(out))
+"""
+
+
+def test_pytest_html_keeps_no_case_reports_and_no_rows_once_its_page_is_written(pytester: pytest.Pytester) -> None:
+    """Its reports by node id, the reports' extras and, once the page is written, its rows: no longer held."""
+    pytester.makefile(".yaml", **{"suites/talk": SUITE})
+    pytester.makeconftest(WATCH_PAGE)
+    pytester.runpytest("suites", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+    kept = json.loads((pytester.path / "kept.json").read_text())
+    assert kept == {"reports": 0, "rows": 0, "extras": 0, "calls": 2}
+    tests = page_data(pytester.path / "bench-results" / "report.html")["tests"]  # the page has them all
+    assert sorted(len(rows) for rows in tests.values()) == [1, 1]
+    assert all("bench-case" in json.dumps(rows[0]["extras"]) for rows in tests.values())

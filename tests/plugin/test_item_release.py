@@ -18,31 +18,33 @@ from bench_plugin.run.schedule import Scheduler
 from suites import CAPITALS  # type: ignore[import-not-found]
 
 WATCH_RELEASE = """\
+import gc
 import json
-import weakref
 from pathlib import Path
 
 from bench_plugin.plugin.nodes import CaseItem
+from bench_plugin.suite.spec import CaseSpec
 
 SEEN = {}
 
 
 def pytest_runtest_setup(item):
     if isinstance(item, CaseItem):
-        SEEN[item.nodeid] = (item, weakref.ref(item.case))
+        SEEN[item.nodeid] = (item, item.case.case_id)  # a CaseSpec has slots, no weak references
 
 
 def pytest_sessionfinish(session):
-    import gc
+    gc.unfreeze()  # the plugin freezes what collection made (gc_freeze.py): get_objects lists only the rest
     gc.collect()
+    alive = {each.case_id for each in gc.get_objects() if isinstance(each, CaseSpec)}
     out = {}
-    for nodeid, (item, spec) in SEEN.items():
+    for nodeid, (item, case_id) in SEEN.items():
         try:
             item.case
             problem = None
         except RuntimeError as exc:
             problem = str(exc)
-        out[nodeid] = {"spec_alive": spec() is not None, "problem": problem}
+        out[nodeid] = {"spec_alive": case_id in alive, "problem": problem}
     Path(__file__).parent.joinpath("released.json").write_text(json.dumps(out))
 """
 
