@@ -19,13 +19,11 @@ from bench_plugin.providers.http import (
     api_key_from_env,
     log_redaction,
     merge_headers,
-    parse_reset,
-    parse_retry_after,
     post_json,
     redact,
-    retry_wait_of,
 )
 from bench_plugin.providers.interface import BaseProvider
+from bench_plugin.providers.retry_headers import parse_reset, parse_retry_after, retry_wait_of
 
 KEY = "sk-test-0123456789abcdefghij"
 

@@ -48,7 +48,7 @@ async def complete_with_retries(
     """Call ``provider.complete`` until it answers, retrying what ``provider.should_retry`` allows.
 
     Waits what the server asked for when the error carries it (``Retry-After`` and its kin, read by
-    ``http.retry_wait_of``), otherwise exponential backoff ``min(max_delay, base_delay * 2.0**retry)``
+    ``retry_headers.retry_wait_of``), otherwise exponential backoff ``min(max_delay, base_delay * 2.0**retry)``
     plus up to 25 % jitter. Failures other than rate limits get ``max_retries`` retries; rate limits
     (429) are retried while the waits add up to at most ``max_wait`` seconds (``MAX_ATTEMPTS`` at most),
     unless ``retry_rate_limits`` is off (``--bench-fail-fast``). A server asking for more than what is

@@ -10,17 +10,15 @@ stop reason and the output tokens, ``message_stop`` ends the stream. ``ping`` ke
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench_plugin.core.chat import Completion, ToolCall, Usage
-from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.providers.http import BodyError, malformed
 from bench_plugin.providers.interface import optional_int, optional_str, require_text
 from bench_plugin.providers.sse import ServerEvent
-from bench_plugin.providers.streaming import StreamEventError
+from bench_plugin.providers.streaming import StreamEventError, event_object
 
 _TOKEN_DELTAS = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking"}
 """The deltas that carry generated tokens, and the field holding them."""
@@ -52,7 +50,7 @@ class AnthropicStream:
 
     def feed(self, event: ServerEvent) -> bool:
         """Take one event; True when it was a delta carrying text, thinking or a piece of a tool's input."""
-        data = _event_object(event.data)
+        data = event_object(event.data)
         kind = data.get("type", event.event)
         if kind == "error":
             found = self._find_error({**data, "type": "error"})
@@ -125,16 +123,6 @@ _HANDLERS = {
     "message_delta": AnthropicStream._message_delta,
     "message_stop": AnthropicStream._message_stop,
 }
-
-
-def _event_object(data: str) -> dict[str, Any]:
-    try:
-        value = loads_bounded(data)
-    except (json.JSONDecodeError, BoundsError) as exc:
-        raise malformed(f"an event that is not JSON we read: {exc}") from exc
-    if not isinstance(value, dict):
-        raise malformed(f"an event that is {type(value).__name__}, expected a JSON object")
-    return value
 
 
 def _object(value: Any) -> dict[str, Any]:

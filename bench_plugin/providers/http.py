@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import json
 import logging
-import math
 import os
 import re
 import ssl
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, cast
 
 import httpx
@@ -26,12 +23,12 @@ from bench_plugin.core.errors import AuthError, ProviderError, TransientProvider
 from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.providers.connection import AsyncioTransport
+from bench_plugin.providers.retry_headers import retry_wait_of
 
 logger = logging.getLogger("bench_plugin.http")  # the name users filter on, kept when the module moved
 
 REDACTED = "[REDACTED]"
 MAX_RESPONSE_BYTES = ProviderSpec.max_response_bytes  # 16 MB unless a provider says otherwise
-RETRY_AFTER_CEILING_S = 60.0
 _EXCERPT_CHARS = 300
 _MIN_ECHO_CHARS = 8
 # 408 and 409 are retried by the official OpenAI and Anthropic SDKs too.
@@ -197,21 +194,9 @@ async def post_json(
     log_redaction().add_secrets(secrets)  # before httpx can log a header or an error quoting the key
     async with pool.lend(key) as slot:
         started = time.perf_counter()
-        try:
+        with attempt_errors("POST", url, timeout_s, max_bytes, secrets):
             async with asyncio.timeout(timeout_s):  # the attempt in all, not only each read
                 response = await _send(slot, url, json_body, headers, timeout_s, max_bytes)
-        except (httpx.TimeoutException, TimeoutError) as exc:
-            message = f"timed out after {timeout_s:g} s: POST {url}"
-            raise TransientProviderError(redacted(message, secrets), kind="timeout") from exc
-        except TooLarge as exc:
-            message = f"an answer longer than {max_bytes:,} bytes (the provider's max_response_bytes): POST {url}"
-            raise ProviderError(redacted(message, secrets), kind="too_large") from exc
-        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            message = f"unusable URL {url}: {exc}"
-            raise ProviderError(redacted(message, secrets), kind="connection") from exc
-        except httpx.TransportError as exc:
-            message = f"connection failed: POST {url}: {type(exc).__name__}: {exc}"
-            raise TransientProviderError(redacted(message, secrets), kind="connection") from exc
         latency = time.perf_counter() - started
     raise_for_status(response, secrets)
     data = _parse_json_object(response, secrets)
@@ -219,6 +204,30 @@ async def post_json(
     if found is not None:
         raise found.error(response.headers, secrets)
     return data, latency
+
+
+Transient = Callable[[str, str], ProviderError]
+"""Makes the error of a timeout or a broken connection from its message and kind (a stream's differs after its
+first byte: ``streaming.py``)."""
+
+
+@contextmanager
+def attempt_errors(method: str, url: str, timeout_s: float, max_bytes: int, secrets: tuple[str, ...],
+                   transient: Transient | None = None, answer: str = "an answer") -> Iterator[None]:
+    """What httpx raises during one attempt, as our errors: one wording for every kind of request, keys redacted."""
+    where = f"{method} {url}"
+    retried = transient or (lambda message, kind: TransientProviderError(redacted(message, secrets), kind=kind))
+    try:
+        yield
+    except (httpx.TimeoutException, TimeoutError) as exc:
+        raise retried(f"timed out after {timeout_s:g} s: {where}", "timeout") from exc
+    except TooLarge as exc:
+        message = f"{answer} longer than {max_bytes:,} bytes (the provider's max_response_bytes): {where}"
+        raise ProviderError(redacted(message, secrets), kind="too_large") from exc
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        raise ProviderError(redacted(f"unusable URL {url}: {exc}", secrets), kind="connection") from exc
+    except httpx.TransportError as exc:
+        raise retried(f"connection failed: {where}: {type(exc).__name__}: {exc}", "connection") from exc
 
 
 @dataclass(frozen=True)
@@ -508,81 +517,6 @@ def api_key_from_env(spec: ProviderSpec) -> str | None:
         raise AuthError(f"environment variable {name} holds a character an HTTP header cannot carry (character "
                         f"{where + 1} of {len(value)}, not printable ASCII): check how the key was copied", kind="auth")
     return value
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value (delay seconds or an HTTP-date); None if unreadable."""
-    if value is None or not value.strip():
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-# Proxies such as LiteLLM forward the upstream's headers under this prefix.
-_PROXY_PREFIXES = ("", "llm_provider-")
-# (remaining, reset) pairs: OpenAI's durations ("6m0s", "20ms"), Anthropic's RFC 3339 instants
-_RESET_HEADERS = (
-    ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
-    ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
-    ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset"),
-    ("anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset"),
-    ("anthropic-ratelimit-input-tokens-remaining", "anthropic-ratelimit-input-tokens-reset"),
-    ("anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset"),
-)
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-
-
-def retry_wait_of(headers: Mapping[str, str], status: int = 429, now: float | None = None) -> float | None:
-    """Seconds the server asks us to wait before trying again; None when it does not say.
-
-    In order: ``retry-after-ms``, ``Retry-After`` (seconds or an HTTP date), and on a 429 the reset of
-    the exhausted limit (``x-ratelimit-reset-requests``/``-tokens``, ``anthropic-ratelimit-*-reset``),
-    each also under a proxy's ``llm_provider-`` prefix (LiteLLM).
-    """
-    headers = httpx.Headers(headers)
-    for prefix in _PROXY_PREFIXES:
-        milliseconds = parse_retry_after(headers.get(prefix + "retry-after-ms"), now)
-        if milliseconds is not None:
-            return milliseconds / 1000
-        seconds = parse_retry_after(headers.get(prefix + "retry-after"), now)
-        if seconds is not None:
-            return seconds
-    if status != 429:  # the ratelimit headers come with every answer; only a 429 says one ran out
-        return None
-    resets: list[tuple[bool, float]] = []
-    for prefix in _PROXY_PREFIXES:
-        for remaining, reset in _RESET_HEADERS:
-            wait = parse_reset(headers.get(prefix + reset), now)
-            if wait is not None:
-                resets.append((headers.get(prefix + remaining, "").strip() == "0", wait))
-    exhausted = [wait for empty, wait in resets if empty]
-    chosen = exhausted or [wait for _, wait in resets]
-    return max(chosen) if chosen else None
-
-
-def parse_reset(value: str | None, now: float | None = None) -> float | None:
-    """Seconds until a rate limit resets: ``1s``, ``6m0s``, ``20ms``, ``1.5`` or an RFC 3339 instant."""
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    parts = _DURATION_PART.findall(value)
-    if parts and "".join(number + unit for number, unit in parts) == value:
-        scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-        return sum(float(number) * scale[unit] for number, unit in parts)
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return parse_retry_after(value, now)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:

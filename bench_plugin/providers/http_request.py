@@ -16,18 +16,16 @@ from dataclasses import dataclass
 
 import httpx
 
-from bench_plugin.core.errors import ProviderError, TransientProviderError
 from bench_plugin.providers.http import (
     MAX_RESPONSE_BYTES,
     HttpPool,
-    TooLarge,
     _echoes,
     _Slot,
+    attempt_errors,
     body_within,
     log_redaction,
     raise_for_status,
     redact,
-    redacted,
     request_timeouts,
 )
 
@@ -70,23 +68,11 @@ async def send_request(
     """
     secrets = tuple(secrets)
     log_redaction().add_secrets(secrets)  # before httpx can log a header or an error quoting a key
-    where = f"{outgoing.method} {outgoing.url}"
     async with pool.lend(key) as slot:
         started = time.perf_counter()
-        try:
+        with attempt_errors(outgoing.method, outgoing.url, timeout_s, max_bytes, secrets):
             async with asyncio.timeout(timeout_s):  # the attempt in all, not only each read
                 response = await _exchange(slot, outgoing, timeout_s, max_bytes)
-        except (httpx.TimeoutException, TimeoutError) as exc:
-            raise TransientProviderError(redacted(f"timed out after {timeout_s:g} s: {where}", secrets),
-                                         kind="timeout") from exc
-        except TooLarge as exc:
-            message = f"an answer longer than {max_bytes:,} bytes (the provider's max_response_bytes): {where}"
-            raise ProviderError(redacted(message, secrets), kind="too_large") from exc
-        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise ProviderError(redacted(f"unusable URL {outgoing.url}: {exc}", secrets), kind="connection") from exc
-        except httpx.TransportError as exc:
-            message = f"connection failed: {where}: {type(exc).__name__}: {exc}"
-            raise TransientProviderError(redacted(message, secrets), kind="connection") from exc
         latency = time.perf_counter() - started
     raise_for_status(response, secrets)
     return Answer(response.status_code, _text_without(response, secrets), latency)

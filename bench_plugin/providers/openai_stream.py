@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench_plugin.core.chat import Completion, ToolCall
-from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.providers.http import BodyError, malformed
 from bench_plugin.providers.interface import optional_str, read_usage, require_text
 from bench_plugin.providers.sse import ServerEvent
-from bench_plugin.providers.streaming import StreamEventError
+from bench_plugin.providers.streaming import StreamEventError, event_object
 
 _TOKEN_FIELDS = ("content", "reasoning_content", "reasoning")
 """Delta fields whose text counts as generated tokens (reasoning too: it is what the first token waits on)."""
@@ -52,7 +51,7 @@ class OpenAIStream:
         if event.data.strip() == "[DONE]":
             self._done = True
             return False
-        chunk = _chunk(event.data)
+        chunk = event_object(event.data)
         found = self._find_error(chunk)
         if found is not None:
             raise StreamEventError(found)
@@ -114,17 +113,6 @@ def _index(index: Any) -> int:
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < 1024:
         raise malformed(f"a tool call's delta has index {index!r}")
     return index
-
-
-def _chunk(data: str) -> dict[str, Any]:
-    """One event's JSON object, bounded like any body (``json_bounds``)."""
-    try:
-        chunk = loads_bounded(data)
-    except (json.JSONDecodeError, BoundsError) as exc:
-        raise malformed(f"an event that is not JSON we read: {exc}") from exc
-    if not isinstance(chunk, dict):
-        raise malformed(f"an event that is {type(chunk).__name__}, expected a JSON object")
-    return chunk
 
 
 def _tool_call(index: int, parts: _ToolCallParts) -> ToolCall:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import time
 from collections.abc import Iterable, Mapping
@@ -28,13 +29,16 @@ import httpx
 from bench_plugin.core.chat import Completion, CompletionRequest
 from bench_plugin.core.endpoints import ProviderSpec
 from bench_plugin.core.errors import ProviderError, TransientProviderError
+from bench_plugin.core.json_bounds import BoundsError, loads_bounded
 from bench_plugin.core.text_safety import log_line
 from bench_plugin.providers.http import (
     BodyError,
     HttpPool,
     TooLarge,
+    attempt_errors,
     body_within,
     log_redaction,
+    malformed,
     parsed_url,
     raise_for_status,
     redact,
@@ -150,19 +154,10 @@ async def stream_completion(
     timeout_s, max_bytes = spec.timeout_s, spec.max_response_bytes
     async with pool.lend(key) as slot:
         clock = StreamClock(time.perf_counter())
-        try:
+        failure = functools.partial(_failure, clock, secrets=secrets)
+        with attempt_errors("POST", url, timeout_s, max_bytes, secrets, failure, answer="a stream"):
             async with asyncio.timeout(timeout_s):
                 await _read_stream(slot, url, json_body, headers, timeout_s, max_bytes, assembler, clock, secrets)
-        except (httpx.TimeoutException, TimeoutError) as exc:
-            raise _failure(clock, f"timed out after {timeout_s:g} s: POST {url}", "timeout", secrets) from exc
-        except TooLarge as exc:
-            message = f"a stream longer than {max_bytes:,} bytes (the provider's max_response_bytes): POST {url}"
-            raise ProviderError(redacted(message, secrets), kind="too_large") from exc
-        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise ProviderError(redacted(f"unusable URL {url}: {exc}", secrets), kind="connection") from exc
-        except httpx.TransportError as exc:
-            message = f"connection failed: POST {url}: {type(exc).__name__}: {exc}"
-            raise _failure(clock, message, "connection", secrets) from exc
         ended = time.perf_counter()
     return clock.timed(_without_keys(assembler.completion(), secrets), ended)
 
@@ -242,6 +237,16 @@ def _event_error(error: BodyError, secrets: tuple[str, ...]) -> ProviderError:
     return ProviderError(f"{found.message} (an error event in the stream: not retried)", status=found.status,
                          retry_after=found.retry_after, kind=STREAM_ERROR)
 
+
+def event_object(data: str) -> dict[str, Any]:
+    """One event's JSON object, bounded like any body (``json_bounds``); anything else is a malformed answer."""
+    try:
+        value = loads_bounded(data)
+    except (json.JSONDecodeError, BoundsError) as exc:
+        raise malformed(f"an event that is not JSON we read: {exc}") from exc
+    if not isinstance(value, dict):
+        raise malformed(f"an event that is {type(value).__name__}, expected a JSON object")
+    return value
 
 def _failure(clock: StreamClock, message: str, kind: str, secrets: tuple[str, ...]) -> ProviderError:
     """A timeout or a broken connection: retried as usual before the stream's first byte, final after it."""
