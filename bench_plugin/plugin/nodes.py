@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import replace
@@ -86,6 +87,20 @@ class SuiteFile(pytest.File):
             yield item
         yield from gate_items(self, gates)
 
+
+def _result_unless_stopped(state: BenchState, nodeid: str, prepared: PreparedCase) -> CaseRecord:
+    """The case's record; pytest's interruption when a signal stopped the run before the case started.
+
+    The signal handler sets the stop flag, then raises KeyboardInterrupt; Python drops that exception when it
+    lands in a weakref callback or ``__del__`` ("Exception ignored in"). The flag is what counts: a case it
+    kept from starting ends the session as Ctrl-C does, never as an ERROR of every case left.
+    """
+    try:
+        return state.scheduler.result(nodeid, prepared)
+    except concurrent.futures.CancelledError:
+        if state.calls.status.calls_stopped:
+            raise KeyboardInterrupt("the run was stopped (Ctrl-C or SIGTERM)") from None
+        raise
 
 def collection_message(error: SuiteError, config: pytest.Config) -> str:
     """A broken file's message, and (unless the user already passed it) how to run the other suites anyway.
@@ -177,7 +192,7 @@ class CaseItem(pytest.Item):
             if self._prepared is not None and history.scored_otherwise(self.nodeid, self._prepared.scored_by):
                 self.stash[SCORED_OTHERWISE_KEY] = True
         else:
-            record = state.scheduler.result(self.nodeid, prepared)
+            record = _result_unless_stopped(state, self.nodeid, prepared)
         self.stash[RECORD_KEY] = record
         if record.status == rec.ERROR:
             if record.error and record.error.get("expected"):
